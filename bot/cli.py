@@ -1,0 +1,135 @@
+"""The ``niuniu-bot`` command line."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from bot.money import format_amount, parse_amount
+from bot.rules.envelope import Hand, HandKind, compare, evaluate
+from bot.rules.split import split_envelope
+
+EXIT_USAGE = 2
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports bad arguments in one line and exits 2."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(EXIT_USAGE, f"niuniu-bot: error: {message}\n")
+
+
+def _envelope(text: str) -> Hand:
+    try:
+        return evaluate(parse_amount(text, max_cents=999))
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(f"{text!r}: {error}") from None
+
+
+def _seed(text: str) -> bytes:
+    try:
+        seed = bytes.fromhex(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a hex string") from None
+    if not seed:
+        raise argparse.ArgumentTypeError("the seed is empty")
+    return seed
+
+
+def _positive_int(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive whole number")
+    return int(text)
+
+
+def _amount(text: str) -> int:
+    try:
+        return parse_amount(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def describe_hand(hand: Hand) -> str:
+    """One line about a hand: amount, kind in English and Chinese, points and multiplier."""
+    kind = hand.kind
+    name = f"{kind.english} {kind.chinese}" if kind is not HandKind.ORDINARY else "Ordinary"
+    niuniu = " (Niu Niu 牛牛)" if hand.is_niuniu else ""
+    unit = "point" if hand.points == 1 else "points"
+    special = "; re-deals for a dealer, 免死 for a player" if hand.amount == 1 else ""
+    return (
+        f"{format_amount(hand.amount)}  {name}, {hand.points} {unit}{niuniu}, "
+        f"{hand.multiplier}x{special}"
+    )
+
+
+def explain_comparison(a: Hand, b: Hand) -> str:
+    """Say which of two hands wins and the rule that decides it."""
+    verdict = compare(a, b)
+    if verdict == 0:
+        return f"{format_amount(a.amount)} ties {format_amount(b.amount)}: equal amounts"
+    winner, loser = (a, b) if verdict > 0 else (b, a)
+    if winner.kind is not loser.kind:
+        why = f"{winner.kind.english} outranks {loser.kind.english}"
+    elif winner.kind is HandKind.DUIZI and winner.amount % 100 != loser.amount % 100:
+        why = f"pair {winner.amount % 100:02d} beats pair {loser.amount % 100:02d}"
+    elif winner.points != loser.points:
+        why = f"{winner.points} points beat {loser.points}"
+    else:
+        why = "same kind and points; the larger amount wins"
+    return f"{format_amount(winner.amount)} beats {format_amount(loser.amount)}: {why}"
+
+
+def _build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="niuniu-bot", description="Host 68 NiuNiu in Telegram groups.")
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    rules = commands.add_parser("rules", help="show the hand of envelope amounts")
+    rules.add_argument("amounts", nargs="+", type=_envelope, metavar="AMOUNT")
+    rules.add_argument("--compare", action="store_true", help="compare exactly two amounts")
+
+    verify = commands.add_parser("verify", help="recompute an envelope split from its seed")
+    verify.add_argument("--seed", required=True, type=_seed, help="the revealed seed, hex")
+    verify.add_argument("--count", required=True, type=_positive_int, help="number of shares")
+    verify.add_argument("--total", required=True, type=_amount, help="the envelope total")
+    verify.add_argument("--max-share", default=999, type=_amount, help="largest share")
+    return parser
+
+
+def _run_rules(args: argparse.Namespace) -> int:
+    hands: list[Hand] = args.amounts
+    if args.compare:
+        if len(hands) != 2:
+            print("niuniu-bot: error: --compare needs exactly two amounts", file=sys.stderr)
+            return EXIT_USAGE
+        print(explain_comparison(hands[0], hands[1]))
+        return 0
+    for hand in hands:
+        print(describe_hand(hand))
+    return 0
+
+
+def _run_verify(args: argparse.Namespace) -> int:
+    try:
+        shares = split_envelope(args.seed, args.count, args.total, max_share=args.max_share)
+    except ValueError as error:
+        print(f"niuniu-bot: error: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    for position, share in enumerate(shares, start=1):
+        print(f"{position:>3}. {format_amount(share)}")
+    print(f"total {format_amount(sum(shares))}")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``niuniu-bot`` console script."""
+    args = _build_parser().parse_args(argv)
+    if args.command == "rules":
+        return _run_rules(args)
+    if args.command == "verify":
+        return _run_verify(args)
+    raise AssertionError(f"unhandled command {args.command}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,90 @@
+"""Money at the edges: parse what people type into integer cents, format cents for display.
+
+Inside the bot every amount is an ``int`` number of minor units (cents). Floats never
+touch money: parsing works on the digits of the text, formatting on integer division.
+"""
+
+from __future__ import annotations
+
+import re
+
+#: Largest amount anyone may type: 10,000,000.00. Well above any sane bet or credit,
+#: low enough that stake x 18 and sums of many stakes stay far from any integer limit.
+MAX_AMOUNT_CENTS = 1_000_000_000
+
+_AMOUNT = re.compile(r"(?P<units>[0-9]+)(?:\.(?P<cents>[0-9]{1,2}))?")
+
+
+def parse_amount(text: str, *, max_cents: int = MAX_AMOUNT_CENTS) -> int:
+    """Parse a typed amount such as ``12``, ``12.5``, ``12.50`` or ``0.01`` into cents.
+
+    Raises ``ValueError`` with a message fit to show a user for anything else: empty text,
+    words, signs, more than two decimals, exponents, ``nan``/``inf``, thousands separators
+    and amounts above ``max_cents``. Zero is accepted; callers decide whether it means
+    something (``/bet 0`` cancels a bet).
+    """
+    stripped = text.strip()
+    if not stripped:
+        raise ValueError("an amount is missing")
+    if stripped.startswith("-"):
+        raise ValueError(f"{stripped!r} is negative; amounts must be positive")
+    if "," in stripped or "_" in stripped or " " in stripped:
+        raise ValueError(f"{stripped!r}: write amounts without separators, e.g. 1200.50")
+    match = _AMOUNT.fullmatch(stripped)
+    if match is None:
+        if re.fullmatch(r"[0-9]+\.[0-9]{3,}", stripped):
+            raise ValueError(f"{stripped!r} has more than two decimals")
+        raise ValueError(f"{stripped!r} is not an amount; write e.g. 20 or 12.50")
+    units = int(match["units"])
+    cents_text = match["cents"] or "0"
+    cents = int(cents_text) * (10 if len(cents_text) == 1 else 1)
+    if units > max_cents // 100:
+        raise ValueError(f"{stripped!r} is too large; the most is {format_amount(max_cents)}")
+    total = units * 100 + cents
+    if total > max_cents:
+        raise ValueError(f"{stripped!r} is too large; the most is {format_amount(max_cents)}")
+    return total
+
+
+def format_amount(cents: int, currency: str = "") -> str:
+    """Format cents for display: ``format_amount(1250, "RM") == "RM12.50"``; negatives as ``-RM12.50``."""
+    sign = "-" if cents < 0 else ""
+    units, rest = divmod(abs(cents), 100)
+    return f"{sign}{currency}{units}.{rest:02d}"
+
+
+def format_signed(cents: int, currency: str = "") -> str:
+    """Format a change of balance with an explicit sign: ``+RM3.00``, ``-RM1.20``, ``RM0.00``."""
+    if cents > 0:
+        return "+" + format_amount(cents, currency)
+    return format_amount(cents, currency)
+
+
+_PERCENT = re.compile(r"(?P<whole>[0-9]{1,3})(?:\.(?P<frac>[0-9]{1,2}))?%")
+_BPS = re.compile(r"(?P<bps>[0-9]{1,5})\s*bps")
+
+
+def parse_bps(text: str) -> int:
+    """Parse a rate typed as a percentage (``5%``, ``0.7%``) or basis points (``70bps``).
+
+    Returns basis points (1% = 100 bps) between 0 and 10,000; ``ValueError`` otherwise.
+    """
+    stripped = text.strip().lower()
+    if match := _PERCENT.fullmatch(stripped):
+        frac = match["frac"] or "0"
+        bps = int(match["whole"]) * 100 + int(frac) * (10 if len(frac) == 1 else 1)
+    elif match := _BPS.fullmatch(stripped):
+        bps = int(match["bps"])
+    else:
+        raise ValueError(f"{text.strip()!r} is not a rate; write e.g. 5% or 0.7% or 70bps")
+    if bps > 10_000:
+        raise ValueError(f"{text.strip()!r} is above 100%")
+    return bps
+
+
+def format_bps(bps: int) -> str:
+    """Format basis points as a percentage: 500 -> ``5%``, 70 -> ``0.7%``, 5 -> ``0.05%``."""
+    whole, frac = divmod(bps, 100)
+    if frac == 0:
+        return f"{whole}%"
+    return f"{whole}.{frac:02d}".rstrip("0") + "%"
