@@ -47,7 +47,7 @@ def parse_amount(text: str, *, max_cents: int = MAX_AMOUNT_CENTS) -> int:
 
 
 def format_amount(cents: int, currency: str = "") -> str:
-    """Format cents for display: ``format_amount(1250, "RM") == "RM12.50"``; negatives as ``-RM12.50``."""
+    """Format cents for display: 1250 with "RM" is ``RM12.50``; negatives ``-RM12.50``."""
     sign = "-" if cents < 0 else ""
     units, rest = divmod(abs(cents), 100)
     return f"{sign}{currency}{units}.{rest:02d}"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 from types import MappingProxyType
 
 from bot.rules.envelope import Hand
@@ -18,7 +18,7 @@ from bot.rules.ruleset import RED_ENVELOPE, Ruleset
 BPS_DENOMINATOR = 10_000
 
 
-class Result(str, Enum):
+class Result(StrEnum):
     """How a player's stake ended."""
 
     WIN = "win"

@@ -8,13 +8,13 @@ amounts are integer cents (1..999).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 
 MIN_AMOUNT = 1
 MAX_AMOUNT = 999
 
 
-class HandKind(str, Enum):
+class HandKind(StrEnum):
     """The kinds of hand, highest first. Values are stable identifiers stored in the database."""
 
     BAOZI = "baozi"
