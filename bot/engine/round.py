@@ -1,0 +1,543 @@
+"""The round as data: phases, commands and the money they move. Pure.
+
+A round goes ``bidding`` -> ``betting`` -> ``grabbing`` -> ``settled``, or ends ``void``.
+Each command has a ``verify_*`` function that raises ``RuleViolation`` and an applying
+function that returns a ``Transition``: the new round (its ``version`` one higher), the
+events that happened, and the balanced postings that move chips. Time (``now_ms``) and
+the seed are arguments; nothing here reads a clock, draws randomness or does I/O.
+
+Holds cover the worst case, so nobody can lose chips they did not hold: a bid holds the
+bid plus the dealer's fees, a bet holds stake x the ruleset's largest loss multiplier.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable
+from dataclasses import dataclass
+from enum import StrEnum
+
+from bot.engine.errors import NotDue, RuleViolation
+from bot.engine.settings import Settings
+from bot.engine.settlement import Settlement, Stake, settle
+from bot.rules.envelope import MAX_AMOUNT as MAX_ENVELOPE
+from bot.rules.ruleset import Ruleset, get_ruleset
+from bot.rules.split import commitment, split_envelope
+
+UserId = int
+
+
+class Phase(StrEnum):
+    """Where a round is."""
+
+    BIDDING = "bidding"
+    BETTING = "betting"
+    GRABBING = "grabbing"
+    SETTLED = "settled"
+    VOID = "void"
+
+    @property
+    def is_open(self) -> bool:
+        """True while the round still has a deadline to meet."""
+        return self in (Phase.BIDDING, Phase.BETTING, Phase.GRABBING)
+
+
+class VoidReason(StrEnum):
+    """Why a round ended without settling."""
+
+    NO_BIDS = "no_bids"
+    NO_BETS = "no_bets"
+    REDEAL = "redeal"
+    ERROR = "error"
+
+
+class AccountKind(StrEnum):
+    """The accounts a round moves chips between (per group)."""
+
+    AVAILABLE = "available"
+    HELD = "held"
+    HOUSE = "house"
+    MINT = "mint"
+
+
+@dataclass(frozen=True, slots=True)
+class AccountRef:
+    """An account of a group: a player's available or held chips, the house or the mint."""
+
+    kind: AccountKind
+    user_id: UserId | None = None
+
+
+HOUSE = AccountRef(AccountKind.HOUSE)
+MINT = AccountRef(AccountKind.MINT)
+
+
+def available(user_id: UserId) -> AccountRef:
+    """The account of a player's chips free to bid or bet."""
+    return AccountRef(AccountKind.AVAILABLE, user_id)
+
+
+def held(user_id: UserId) -> AccountRef:
+    """The account of a player's chips held by a live bid or bet."""
+    return AccountRef(AccountKind.HELD, user_id)
+
+
+@dataclass(frozen=True, slots=True)
+class Posting:
+    """One leg of a ledger transaction: ``amount`` cents into (or, negative, out of) an account."""
+
+    account: AccountRef
+    amount: int
+
+
+@dataclass(frozen=True, slots=True)
+class Bet:
+    """A player's stake and the chips it holds."""
+
+    user_id: UserId
+    amount: int
+    hold: int
+
+
+@dataclass(frozen=True, slots=True)
+class Grab:
+    """An envelope share taken by a participant; ``auto`` when taken for them at the deadline."""
+
+    user_id: UserId
+    amount: int
+    auto: bool = False
+
+
+# -- events -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class RoundStarted:
+    """A round opened for bids; ``commitment`` is the SHA-256 of its seed."""
+
+    commitment: str
+    deadline_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class BidPlaced:
+    """A new highest bid; ``outbid`` is whoever it displaced (their hold is released)."""
+
+    user_id: UserId
+    amount: int
+    outbid: UserId | None
+    outbid_amount: int
+
+
+@dataclass(frozen=True, slots=True)
+class DealerChosen:
+    """Bidding closed: the highest bidder deals with ``pool`` chips; betting is open."""
+
+    dealer_id: UserId
+    pool: int
+    deadline_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class BetPlaced:
+    """A bet was placed (``previous`` 0) or changed from ``previous``."""
+
+    user_id: UserId
+    amount: int
+    previous: int
+
+
+@dataclass(frozen=True, slots=True)
+class BetCancelled:
+    """A player took their bet back."""
+
+    user_id: UserId
+    amount: int
+
+
+@dataclass(frozen=True, slots=True)
+class GrabbingStarted:
+    """Betting closed; the envelope of ``total`` cents waits in ``count`` shares."""
+
+    count: int
+    total: int
+    deadline_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class Grabbed:
+    """A participant took the next share (``auto``: taken for them at the deadline)."""
+
+    user_id: UserId
+    amount: int
+    auto: bool
+
+
+@dataclass(frozen=True, slots=True)
+class RoundSettled:
+    """The round settled; the seed is revealed."""
+
+    settlement: Settlement
+    seed: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class RoundVoided:
+    """The round ended without settling; every hold was released. The seed is revealed."""
+
+    reason: VoidReason
+    seed: bytes
+
+
+Event = (
+    RoundStarted | BidPlaced | DealerChosen | BetPlaced | BetCancelled
+    | GrabbingStarted | Grabbed | RoundSettled | RoundVoided
+)
+
+
+# -- the round ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Round:
+    """A round's whole state. Immutable: commands return a new ``Round``."""
+
+    id: int
+    chat_id: int
+    phase: Phase
+    version: int
+    deadline_ms: int
+    settings: Settings
+    seed: bytes
+    commitment: str
+    high_bidder: UserId | None = None
+    high_bid: int = 0
+    bid_hold: int = 0
+    dealer_id: UserId | None = None
+    pool: int = 0
+    bets: tuple[Bet, ...] = ()
+    shares: tuple[int, ...] = ()
+    grabs: tuple[Grab, ...] = ()
+    void_reason: VoidReason | None = None
+
+    @property
+    def ruleset(self) -> Ruleset:
+        """The ruleset this round is played with."""
+        return get_ruleset(self.settings.ruleset)
+
+    def bet_of(self, user_id: UserId) -> Bet | None:
+        """The user's bet in this round, if any."""
+        return next((bet for bet in self.bets if bet.user_id == user_id), None)
+
+    def grab_of(self, user_id: UserId) -> Grab | None:
+        """The user's grab in this round, if any."""
+        return next((grab for grab in self.grabs if grab.user_id == user_id), None)
+
+    @property
+    def participants(self) -> tuple[UserId, ...]:
+        """Who grabs: the bettors in bet order, then the dealer."""
+        dealer = () if self.dealer_id is None else (self.dealer_id,)
+        return tuple(bet.user_id for bet in self.bets) + dealer
+
+    def holds(self) -> dict[UserId, int]:
+        """Chips each user has held by this round right now."""
+        result: dict[UserId, int] = {}
+        if self.phase is Phase.BIDDING and self.high_bidder is not None:
+            result[self.high_bidder] = self.bid_hold
+        if self.phase in (Phase.BETTING, Phase.GRABBING):
+            if self.dealer_id is not None:
+                result[self.dealer_id] = self.bid_hold
+            for bet in self.bets:
+                result[bet.user_id] = result.get(bet.user_id, 0) + bet.hold
+        return result
+
+
+@dataclass(frozen=True, slots=True)
+class Transition:
+    """What a command did: the new round, what happened, and the chips it moves."""
+
+    round: Round
+    events: tuple[Event, ...]
+    postings: tuple[Posting, ...] = ()
+
+
+def _next(state: Round, **changes: object) -> Round:
+    return dataclasses.replace(state, version=state.version + 1, **changes)  # type: ignore[arg-type]
+
+
+def _move(amount: int, source: AccountRef, target: AccountRef) -> tuple[Posting, ...]:
+    if amount == 0:
+        return ()
+    return (Posting(source, -amount), Posting(target, amount))
+
+
+def _hold(user_id: UserId, amount: int) -> tuple[Posting, ...]:
+    return _move(amount, available(user_id), held(user_id))
+
+
+def _release(user_id: UserId, amount: int) -> tuple[Posting, ...]:
+    return _move(amount, held(user_id), available(user_id))
+
+
+def merge_postings(postings: Iterable[Posting]) -> tuple[Posting, ...]:
+    """Net the postings per account, dropping accounts that net to zero."""
+    totals: dict[AccountRef, int] = {}
+    for posting in postings:
+        totals[posting.account] = totals.get(posting.account, 0) + posting.amount
+    return tuple(Posting(account, amount) for account, amount in totals.items() if amount)
+
+
+# -- start --------------------------------------------------------------------------------
+
+
+def start_round(
+    *, round_id: int, chat_id: int, settings: Settings, seed: bytes, now_ms: int
+) -> Transition:
+    """Open a round for bids. ``seed`` (32 random bytes from the caller) fixes the envelope
+    split; only its commitment is published until the round ends."""
+    settings.validate()
+    state = Round(
+        id=round_id,
+        chat_id=chat_id,
+        phase=Phase.BIDDING,
+        version=1,
+        deadline_ms=now_ms + settings.bid_seconds * 1000,
+        settings=settings,
+        seed=seed,
+        commitment=commitment(seed),
+    )
+    return Transition(state, (RoundStarted(state.commitment, state.deadline_ms),))
+
+
+def _require_phase(state: Round, phase: Phase, now_ms: int) -> None:
+    if state.phase is not phase:
+        raise RuleViolation(f"not_{phase.value}", phase=state.phase.value)
+    if now_ms >= state.deadline_ms:
+        raise RuleViolation("window_closed", phase=state.phase.value)
+
+
+# -- bidding ------------------------------------------------------------------------------
+
+
+def minimum_bid(state: Round) -> int:
+    """The least the next bid may be: ``min_bid``, and the highest bid plus the increment."""
+    if state.high_bidder is None:
+        return state.settings.min_bid
+    return max(state.settings.min_bid, state.high_bid + state.settings.bid_increment)
+
+
+def verify_bid(
+    state: Round, user_id: UserId, amount: int, *, free_chips: int, now_ms: int
+) -> None:
+    """Raise ``RuleViolation`` unless ``user_id`` may bid ``amount`` now.
+
+    ``free_chips`` is the bidder's available balance (their own current hold is
+    added back, since a raise releases it).
+    """
+    _require_phase(state, Phase.BIDDING, now_ms)
+    least = minimum_bid(state)
+    if amount < least:
+        raise RuleViolation("bid_too_low", amount=amount, minimum=least)
+    own_hold = state.bid_hold if state.high_bidder == user_id else 0
+    needed = amount + state.settings.dealer_fees
+    if free_chips + own_hold < needed:
+        raise RuleViolation("not_enough_chips", needed=needed, available=free_chips + own_hold)
+
+
+def bid(
+    state: Round, user_id: UserId, amount: int, *, free_chips: int, now_ms: int
+) -> Transition:
+    """Bid to be the dealer. The previous highest bidder's hold is released at once."""
+    verify_bid(state, user_id, amount, free_chips=free_chips, now_ms=now_ms)
+    hold = amount + state.settings.dealer_fees
+    postings: tuple[Posting, ...] = ()
+    if state.high_bidder is not None:
+        postings += _release(state.high_bidder, state.bid_hold)
+    postings += _hold(user_id, hold)
+    outbid = state.high_bidder if state.high_bidder != user_id else None
+    event = BidPlaced(user_id, amount, outbid, state.high_bid if outbid is not None else 0)
+    new_state = _next(state, high_bidder=user_id, high_bid=amount, bid_hold=hold)
+    return Transition(new_state, (event,), merge_postings(postings))
+
+
+# -- betting ------------------------------------------------------------------------------
+
+
+def verify_bet(
+    state: Round, user_id: UserId, amount: int, *, free_chips: int, now_ms: int
+) -> None:
+    """Raise ``RuleViolation`` unless ``user_id`` may bet ``amount`` now (0 cancels a bet)."""
+    _require_phase(state, Phase.BETTING, now_ms)
+    if user_id == state.dealer_id:
+        raise RuleViolation("dealer_cannot_bet")
+    current = state.bet_of(user_id)
+    if amount == 0:
+        if current is None:
+            raise RuleViolation("no_bet_to_cancel")
+        return
+    settings = state.settings
+    if amount < settings.min_bet:
+        raise RuleViolation("bet_too_small", amount=amount, minimum=settings.min_bet)
+    if amount > settings.max_bet:
+        raise RuleViolation("bet_too_large", amount=amount, maximum=settings.max_bet)
+    if current is not None and current.amount == amount:
+        raise RuleViolation("bet_unchanged", amount=amount)
+    needed = amount * state.ruleset.largest_loss_multiplier
+    own_hold = current.hold if current is not None else 0
+    if free_chips + own_hold < needed:
+        raise RuleViolation(
+            "not_enough_chips_to_bet",
+            needed=needed,
+            available=free_chips + own_hold,
+            multiplier=state.ruleset.largest_loss_multiplier,
+        )
+
+
+def bet(
+    state: Round, user_id: UserId, amount: int, *, free_chips: int, now_ms: int
+) -> Transition:
+    """Place, change (same place in the bet order) or, with ``amount == 0``, cancel a bet."""
+    verify_bet(state, user_id, amount, free_chips=free_chips, now_ms=now_ms)
+    current = state.bet_of(user_id)
+    postings: tuple[Posting, ...] = ()
+    if current is not None:
+        postings += _release(user_id, current.hold)
+    if amount == 0:
+        assert current is not None  # verify_bet refuses to cancel a missing bet
+        bets = tuple(b for b in state.bets if b.user_id != user_id)
+        return Transition(
+            _next(state, bets=bets),
+            (BetCancelled(user_id, current.amount),),
+            merge_postings(postings),
+        )
+    new_bet = Bet(user_id, amount, amount * state.ruleset.largest_loss_multiplier)
+    postings += _hold(user_id, new_bet.hold)
+    if current is None:
+        bets = (*state.bets, new_bet)
+    else:
+        bets = tuple(new_bet if b.user_id == user_id else b for b in state.bets)
+    event = BetPlaced(user_id, amount, current.amount if current is not None else 0)
+    return Transition(_next(state, bets=bets), (event,), merge_postings(postings))
+
+
+# -- grabbing -----------------------------------------------------------------------------
+
+
+def envelope_total(settings: Settings, count: int) -> int:
+    """The envelope's total for ``count`` shares: count x the mean share, within 9.99 each."""
+    return count * min(settings.envelope_mean_share, MAX_ENVELOPE)
+
+
+def verify_grab(state: Round, user_id: UserId, now_ms: int) -> None:
+    """Raise ``RuleViolation`` unless ``user_id`` may grab now.
+
+    A second grab raises ``already_grabbed`` with the share they got.
+    """
+    _require_phase(state, Phase.GRABBING, now_ms)
+    if user_id not in state.participants:
+        raise RuleViolation("not_in_round")
+    existing = state.grab_of(user_id)
+    if existing is not None:
+        raise RuleViolation("already_grabbed", amount=existing.amount)
+
+
+def grab(state: Round, user_id: UserId, now_ms: int) -> Transition:
+    """Take the next share of the envelope. The last grab settles the round."""
+    verify_grab(state, user_id, now_ms)
+    taken = Grab(user_id, state.shares[len(state.grabs)])
+    after = _next(state, grabs=(*state.grabs, taken))
+    events: tuple[Event, ...] = (Grabbed(user_id, taken.amount, False),)
+    if len(after.grabs) < len(after.participants):
+        return Transition(after, events)
+    final = _finish(after)
+    return Transition(final.round, events + final.events, final.postings)
+
+
+# -- deadlines ----------------------------------------------------------------------------
+
+
+def is_due(state: Round, now_ms: int) -> bool:
+    """True when the round is open and its deadline has passed."""
+    return state.phase.is_open and now_ms >= state.deadline_ms
+
+
+def advance(state: Round, now_ms: int) -> Transition:
+    """Apply the deadline of the current phase. Raises ``NotDue`` before it has passed.
+
+    Bidding ends with a dealer (or void: no bids); betting ends in grabbing (or void: no
+    bets); grabbing ends with the missing shares grabbed for their owners, in bet order
+    and the dealer last, and the round settles.
+    """
+    if not state.phase.is_open:
+        raise NotDue("round_closed", phase=state.phase.value)
+    if now_ms < state.deadline_ms:
+        raise NotDue("not_due", deadline_ms=state.deadline_ms)
+    settings = state.settings
+    if state.phase is Phase.BIDDING:
+        if state.high_bidder is None:
+            return void(state, VoidReason.NO_BIDS)
+        deadline = now_ms + settings.bet_seconds * 1000
+        new_state = _next(
+            state,
+            phase=Phase.BETTING,
+            dealer_id=state.high_bidder,
+            pool=state.high_bid,
+            deadline_ms=deadline,
+        )
+        return Transition(new_state, (DealerChosen(state.high_bidder, state.high_bid, deadline),))
+    if state.phase is Phase.BETTING:
+        if not state.bets:
+            return void(state, VoidReason.NO_BETS)
+        count = len(state.bets) + 1
+        total = envelope_total(settings, count)
+        shares = tuple(split_envelope(state.seed, count, total, max_share=MAX_ENVELOPE))
+        deadline = now_ms + settings.grab_seconds * 1000
+        new_state = _next(state, phase=Phase.GRABBING, shares=shares, deadline_ms=deadline)
+        return Transition(new_state, (GrabbingStarted(count, total, deadline),))
+    grabbed = {grab.user_id for grab in state.grabs}
+    auto_grabs: list[Grab] = []
+    for user_id in state.participants:
+        if user_id not in grabbed:
+            auto_grabs.append(Grab(user_id, state.shares[len(state.grabs) + len(auto_grabs)], True))
+    after = _next(state, grabs=state.grabs + tuple(auto_grabs))
+    final = _finish(after)
+    events = tuple(Grabbed(g.user_id, g.amount, True) for g in auto_grabs) + final.events
+    return Transition(final.round, events, final.postings)
+
+
+def _finish(state: Round) -> Transition:
+    """Settle a round whose participants have all grabbed (same version: part of one step)."""
+    assert state.dealer_id is not None
+    envelope_of = {grab.user_id: grab.amount for grab in state.grabs}
+    settings = state.settings
+    settlement = settle(
+        dealer_envelope=envelope_of[state.dealer_id],
+        pool=state.pool,
+        stakes=[Stake(bet.user_id, bet.amount, envelope_of[bet.user_id]) for bet in state.bets],
+        rake_bps=settings.rake_bps,
+        rebate_bps=settings.rebate_bps,
+        dealer_fees=settings.dealer_fees,
+        ruleset=state.ruleset,
+    )
+    if settlement.redeal:
+        voided = void(state, VoidReason.REDEAL)
+        return Transition(voided.round, voided.events, voided.postings)
+    postings = list(_release(state.dealer_id, state.bid_hold))
+    postings.append(Posting(available(state.dealer_id), settlement.dealer_net))
+    for placed in state.bets:
+        postings += _release(placed.user_id, placed.hold)
+        postings.append(Posting(available(placed.user_id), settlement.outcomes[placed.user_id].net))
+    postings.append(Posting(HOUSE, settlement.platform_net))
+    final = dataclasses.replace(state, phase=Phase.SETTLED)
+    return Transition(final, (RoundSettled(settlement, state.seed),), merge_postings(postings))
+
+
+def void(state: Round, reason: VoidReason) -> Transition:
+    """End an open round without settling: every hold is released, nothing is charged."""
+    if not state.phase.is_open:
+        raise RuleViolation("round_closed", phase=state.phase.value)
+    postings: list[Posting] = []
+    for user_id, amount in state.holds().items():
+        postings += _release(user_id, amount)
+    new_state = _next(state, phase=Phase.VOID, void_reason=reason)
+    return Transition(new_state, (RoundVoided(reason, state.seed),), merge_postings(postings))

@@ -1,0 +1,171 @@
+"""A group's game settings: defaults, validation and parsing of what admins type.
+
+Pure: every change is checked here so that the database never holds a setting the
+engine cannot play with.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from bot.money import MAX_AMOUNT_CENTS, format_amount, format_bps, parse_amount, parse_bps
+from bot.rules.envelope import MAX_AMOUNT as MAX_ENVELOPE
+from bot.rules.ruleset import RULESETS
+
+LANGUAGES = ("en", "zh")
+MAX_WINDOW_SECONDS = 3600
+
+
+class SettingError(ValueError):
+    """A setting's name or value is not acceptable; ``str()`` is fit to show an admin."""
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """Everything an admin can configure for a group. Amounts in cents, rates in bps."""
+
+    bid_seconds: int = 18
+    bet_seconds: int = 40
+    grab_seconds: int = 20
+    pause_seconds: int = 15
+    min_bid: int = 10_000
+    bid_increment: int = 10_000
+    min_bet: int = 100
+    max_bet: int = 100_000
+    rake_bps: int = 500
+    rebate_bps: int = 70
+    dealer_fee: int = 0
+    service_fee: int = 0
+    envelope_fee: int = 0
+    envelope_mean_share: int = 500
+    currency: str = "RM"
+    language: str = "en"
+    ruleset: str = "red_envelope"
+    quick_bets: tuple[int, ...] = field(default=(1_000, 2_000, 5_000, 10_000))
+
+    @property
+    def dealer_fees(self) -> int:
+        """Dealer fee + service fee + envelope fee: what a dealer pays per settled round."""
+        return self.dealer_fee + self.service_fee + self.envelope_fee
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-safe mapping of every setting (for the database)."""
+        data = dataclasses.asdict(self)
+        data["quick_bets"] = list(self.quick_bets)
+        return data
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], base: Settings | None = None) -> Settings:
+        """Settings from a stored mapping; unknown keys are ignored, missing ones come from
+        ``base`` (or the defaults). Raises ``SettingError`` if the result is invalid."""
+        values = (base or cls()).to_dict()
+        values.update({key: value for key, value in data.items() if key in _FIELDS})
+        values["quick_bets"] = tuple(values["quick_bets"])
+        settings = cls(**values)
+        settings.validate()
+        return settings
+
+    def validate(self) -> None:
+        """Raise ``SettingError`` naming the first setting that is out of range."""
+        for name in ("bid_seconds", "bet_seconds", "grab_seconds"):
+            _check_range(name, getattr(self, name), 1, MAX_WINDOW_SECONDS)
+        _check_range("pause_seconds", self.pause_seconds, 0, MAX_WINDOW_SECONDS)
+        for name in ("min_bid", "bid_increment", "min_bet", "max_bet"):
+            _check_range(name, getattr(self, name), 1, MAX_AMOUNT_CENTS)
+        if self.max_bet < self.min_bet:
+            raise SettingError("max_bet cannot be below min_bet")
+        for name in ("rake_bps", "rebate_bps"):
+            _check_range(name, getattr(self, name), 0, 10_000)
+        for name in ("dealer_fee", "service_fee", "envelope_fee"):
+            _check_range(name, getattr(self, name), 0, MAX_AMOUNT_CENTS)
+        _check_range("envelope_mean_share", self.envelope_mean_share, 1, MAX_ENVELOPE)
+        if not (1 <= len(self.currency) <= 8 and self.currency.isprintable()):
+            raise SettingError("currency is a label of 1 to 8 printable characters")
+        if any(char in "<>&" for char in self.currency):
+            raise SettingError("currency cannot contain <, > or &")
+        if self.language not in LANGUAGES:
+            raise SettingError(f"language is one of {', '.join(LANGUAGES)}")
+        if self.ruleset not in RULESETS:
+            raise SettingError(f"ruleset is one of {', '.join(sorted(RULESETS))}")
+        if not 1 <= len(self.quick_bets) <= 6:
+            raise SettingError("quick_bets lists 1 to 6 amounts")
+        for amount in self.quick_bets:
+            _check_range("quick_bets", amount, 1, MAX_AMOUNT_CENTS)
+
+    def changed(self, key: str, text: str) -> tuple[str, Settings]:
+        """Parse an admin's ``/set KEY VALUE``: the canonical key and the new settings.
+
+        ``key`` may be an alias (``rake`` for ``rake_bps``). Raises ``SettingError`` with a
+        message fit for the admin for an unknown key or a bad value.
+        """
+        name = ALIASES.get(key.strip().lower(), key.strip().lower())
+        parser = _PARSERS.get(name)
+        if parser is None:
+            raise SettingError(f"unknown setting {key.strip()[:40]!r}")
+        try:
+            value = parser(text)
+        except ValueError as error:
+            raise SettingError(f"{name}: {error}") from None
+        settings = dataclasses.replace(self, **{name: value})
+        settings.validate()
+        return name, settings
+
+    def display(self, name: str) -> str:
+        """A setting's value as an admin would type it."""
+        value = getattr(self, name)
+        if name in _AMOUNT_KEYS:
+            return format_amount(value)
+        if name in ("rake_bps", "rebate_bps"):
+            return format_bps(value)
+        if name == "quick_bets":
+            return ",".join(format_amount(amount) for amount in value)
+        return str(value)
+
+
+def _check_range(name: str, value: int, low: int, high: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise SettingError(f"{name} must be between {low} and {high}")
+
+
+def _parse_seconds(text: str) -> int:
+    stripped = text.strip().lower().removesuffix("s")
+    if not stripped.isascii() or not stripped.isdigit():
+        raise ValueError(f"{text.strip()[:20]!r} is not a whole number of seconds")
+    return int(stripped)
+
+
+def _parse_label(text: str) -> str:
+    return text.strip()
+
+
+def _parse_amount_list(text: str) -> tuple[int, ...]:
+    return tuple(parse_amount(part) for part in text.split(",") if part.strip())
+
+
+_FIELDS = {field.name for field in dataclasses.fields(Settings)}
+_AMOUNT_KEYS = {
+    "min_bid", "bid_increment", "min_bet", "max_bet",
+    "dealer_fee", "service_fee", "envelope_fee", "envelope_mean_share",
+}
+_PARSERS: dict[str, Callable[[str], Any]] = {
+    **{name: _parse_seconds for name in
+       ("bid_seconds", "bet_seconds", "grab_seconds", "pause_seconds")},
+    **{name: parse_amount for name in _AMOUNT_KEYS},
+    "rake_bps": parse_bps,
+    "rebate_bps": parse_bps,
+    "currency": _parse_label,
+    "language": lambda text: text.strip().lower(),
+    "ruleset": lambda text: text.strip().lower(),
+    "quick_bets": _parse_amount_list,
+}
+#: Short names admins may type in ``/set``.
+ALIASES = {
+    "rake": "rake_bps",
+    "rebate": "rebate_bps",
+    "lang": "language",
+    "envelope_share": "envelope_mean_share",
+}
+SETTING_NAMES = tuple(name for name in _PARSERS)
