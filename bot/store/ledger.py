@@ -1,0 +1,178 @@
+"""The double-entry ledger: accounts, balanced transactions and cached balances.
+
+Repositories never commit; the caller's unit of work does, so postings land in the same
+database transaction as the state change that causes them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from sqlalchemy import func, select, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from bot.engine.errors import RuleViolation
+from bot.engine.round import AccountKind, AccountRef, Posting, merge_postings
+from bot.store.models import Account, LedgerTransaction
+from bot.store.models import Posting as PostingRow
+
+
+class UnbalancedTransaction(ValueError):
+    """Postings that do not sum to zero: a bug, never a user error."""
+
+
+@dataclass(frozen=True, slots=True)
+class Balance:
+    """A player's chips in one group."""
+
+    available: int
+    held: int
+
+    @property
+    def total(self) -> int:
+        """Available plus held."""
+        return self.available + self.held
+
+
+def _owner(ref: AccountRef) -> tuple[str, int]:
+    return ref.kind.value, ref.user_id or 0
+
+
+async def account_ids(
+    session: AsyncSession, chat_id: int, refs: Iterable[AccountRef]
+) -> dict[AccountRef, int]:
+    """The ids of a group's accounts, creating those that do not exist yet."""
+    wanted = {_owner(ref): ref for ref in refs}
+    if not wanted:
+        return {}
+    found = await _select_accounts(session, chat_id, wanted)
+    missing = [owner for owner in wanted if owner not in found]
+    if missing:
+        dialect = session.bind.dialect.name
+        insert = pg_insert if dialect == "postgresql" else sqlite_insert
+        statement = insert(Account).values(
+            [{"chat_id": chat_id, "kind": kind, "user_id": user, "balance": 0}
+             for kind, user in missing]
+        ).on_conflict_do_nothing()
+        await session.execute(statement)
+        found = await _select_accounts(session, chat_id, wanted)
+    return {ref: found[owner] for owner, ref in wanted.items()}
+
+
+async def _select_accounts(
+    session: AsyncSession, chat_id: int, owners: Iterable[tuple[str, int]]
+) -> dict[tuple[str, int], int]:
+    owners = list(owners)
+    users = {user for _, user in owners}
+    rows = await session.execute(
+        select(Account.kind, Account.user_id, Account.id).where(
+            Account.chat_id == chat_id, Account.user_id.in_(users)
+        )
+    )
+    wanted = set(owners)
+    return {(kind, user): id_ for kind, user, id_ in rows if (kind, user) in wanted}
+
+
+async def post(
+    session: AsyncSession,
+    *,
+    chat_id: int,
+    kind: str,
+    postings: Sequence[Posting],
+    now_ms: int,
+    round_id: int | None = None,
+    actor_id: int | None = None,
+    memo: str = "",
+) -> int | None:
+    """Write one balanced transaction and update the cached balances; its id, or ``None``
+    when the postings net to nothing.
+
+    Raises ``UnbalancedTransaction`` if the postings do not sum to zero and
+    ``RuleViolation("not_enough_chips")`` if a player's balance would go negative (the
+    database ``CHECK`` decides, so a concurrent change cannot slip past).
+    """
+    merged = merge_postings(postings)
+    if sum(posting.amount for posting in merged) != 0:
+        raise UnbalancedTransaction(f"postings of {kind} sum to {sum(p.amount for p in merged)}")
+    if not merged:
+        return None
+    ids = await account_ids(session, chat_id, (posting.account for posting in merged))
+    transaction = LedgerTransaction(
+        chat_id=chat_id, kind=kind, round_id=round_id, actor_id=actor_id,
+        memo=memo[:256], created_at_ms=now_ms,
+    )
+    session.add(transaction)
+    await session.flush()
+    session.add_all(
+        PostingRow(transaction_id=transaction.id, account_id=ids[p.account], amount=p.amount)
+        for p in merged
+    )
+    # A fixed order of row locks keeps two concurrent transactions from deadlocking.
+    for posting in sorted(merged, key=lambda p: ids[p.account]):
+        try:
+            await session.execute(
+                update(Account)
+                .where(Account.id == ids[posting.account])
+                .values(balance=Account.balance + posting.amount)
+            )
+        except IntegrityError as error:
+            if "not_negative" not in str(error.orig) and "CHECK" not in str(error.orig):
+                raise
+            raise RuleViolation("not_enough_chips", needed=-posting.amount) from None
+    await session.flush()
+    return transaction.id
+
+
+async def balance(session: AsyncSession, chat_id: int, user_id: int) -> Balance:
+    """A player's available and held chips in a group (zero where no account exists)."""
+    rows = await session.execute(
+        select(Account.kind, Account.balance).where(
+            Account.chat_id == chat_id,
+            Account.user_id == user_id,
+            Account.kind.in_((AccountKind.AVAILABLE.value, AccountKind.HELD.value)),
+        )
+    )
+    amounts = dict(rows.tuples().all())
+    return Balance(amounts.get("available", 0), amounts.get("held", 0))
+
+
+async def balances_of_user(session: AsyncSession, user_id: int) -> dict[int, Balance]:
+    """A player's chips in every group where they have an account."""
+    rows = await session.execute(
+        select(Account.chat_id, Account.kind, Account.balance).where(
+            Account.user_id == user_id,
+            Account.kind.in_((AccountKind.AVAILABLE.value, AccountKind.HELD.value)),
+        )
+    )
+    result: dict[int, dict[str, int]] = {}
+    for chat_id, kind, amount in rows:
+        result.setdefault(chat_id, {})[kind] = amount
+    return {
+        chat_id: Balance(kinds.get("available", 0), kinds.get("held", 0))
+        for chat_id, kinds in result.items()
+    }
+
+
+async def account_balance(session: AsyncSession, chat_id: int, ref: AccountRef) -> int:
+    """The cached balance of one account (0 if it does not exist)."""
+    kind, user = _owner(ref)
+    value = await session.scalar(
+        select(Account.balance).where(
+            Account.chat_id == chat_id, Account.kind == kind, Account.user_id == user
+        )
+    )
+    return value or 0
+
+
+async def sum_of_postings(session: AsyncSession, account_id: int) -> int:
+    """The sum of an account's postings (what its cached balance must equal)."""
+    value = await session.scalar(
+        select(func.coalesce(func.sum(PostingRow.amount), 0)).where(
+            PostingRow.account_id == account_id
+        )
+    )
+    return int(value or 0)

@@ -1,0 +1,230 @@
+"""Tables. Money columns are BIGINT cents; times are BIGINT milliseconds since the epoch
+(portable across SQLite and PostgreSQL, and what the engine works in)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    CheckConstraint,
+    ForeignKey,
+    Index,
+    Integer,
+    LargeBinary,
+    MetaData,
+    String,
+    UniqueConstraint,
+    text,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+NAMING = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+OPEN_PHASES_SQL = "phase IN ('bidding', 'betting', 'grabbing')"
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING)
+    type_annotation_map = {int: BigInteger, dict[str, Any]: JSON, list[Any]: JSON}  # noqa: RUF012
+
+
+class Chat(Base):
+    """A Telegram chat the bot has seen; groups carry a table and their settings."""
+
+    __tablename__ = "chats"
+    id: Mapped[int] = mapped_column(primary_key=True, autoincrement=False)
+    title: Mapped[str] = mapped_column(String(256), default="")
+    is_group: Mapped[bool] = mapped_column(Boolean, default=True)
+    is_open: Mapped[bool] = mapped_column(Boolean, default=False)
+    #: Only the settings an admin changed; the rest come from the configured defaults.
+    settings: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    next_round_at_ms: Mapped[int | None] = mapped_column(nullable=True)
+    created_at_ms: Mapped[int]
+
+
+class User(Base):
+    """A Telegram user the bot has seen."""
+
+    __tablename__ = "users"
+    id: Mapped[int] = mapped_column(primary_key=True, autoincrement=False)
+    username: Mapped[str | None] = mapped_column(String(64), index=True)
+    first_name: Mapped[str] = mapped_column(String(256), default="")
+    last_name: Mapped[str | None] = mapped_column(String(256))
+    seen_at_ms: Mapped[int]
+
+
+class Account(Base):
+    """A ledger account of a group: a player's available or held chips, the house, the mint.
+
+    ``balance`` caches the sum of the account's postings, updated in the same transaction.
+    """
+
+    __tablename__ = "accounts"
+    __table_args__ = (
+        UniqueConstraint("chat_id", "kind", "user_id", name="uq_accounts_owner"),
+        CheckConstraint("kind IN ('available', 'held', 'house', 'mint')", name="kind"),
+        CheckConstraint("kind IN ('house', 'mint') OR balance >= 0", name="not_negative"),
+    )
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    chat_id: Mapped[int] = mapped_column(ForeignKey("chats.id"))
+    kind: Mapped[str] = mapped_column(String(16))
+    #: 0 for the group's house and mint accounts.
+    user_id: Mapped[int] = mapped_column(default=0)
+    balance: Mapped[int] = mapped_column(default=0)
+
+
+class LedgerTransaction(Base):
+    """One balanced movement of chips: its postings sum to zero."""
+
+    __tablename__ = "ledger_transactions"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    chat_id: Mapped[int] = mapped_column(ForeignKey("chats.id"), index=True)
+    kind: Mapped[str] = mapped_column(String(32))
+    round_id: Mapped[int | None] = mapped_column(ForeignKey("rounds.id"), index=True)
+    actor_id: Mapped[int | None]
+    memo: Mapped[str] = mapped_column(String(256), default="")
+    created_at_ms: Mapped[int]
+
+
+class Posting(Base):
+    """One leg of a ledger transaction."""
+
+    __tablename__ = "postings"
+    __table_args__ = (CheckConstraint("amount <> 0", name="not_zero"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    transaction_id: Mapped[int] = mapped_column(ForeignKey("ledger_transactions.id"), index=True)
+    account_id: Mapped[int] = mapped_column(ForeignKey("accounts.id"), index=True)
+    amount: Mapped[int]
+
+
+class RoundRow(Base):
+    """A round; every update is compare-and-set on ``version``."""
+
+    __tablename__ = "rounds"
+    __table_args__ = (
+        # At most one open round per chat, whatever two workers try at once.
+        Index(
+            "uq_rounds_one_open_per_chat",
+            "chat_id",
+            unique=True,
+            sqlite_where=text(OPEN_PHASES_SQL),
+            postgresql_where=text(OPEN_PHASES_SQL),
+        ),
+        Index("ix_rounds_phase_deadline", "phase", "deadline_ms"),
+        CheckConstraint(
+            "phase IN ('bidding', 'betting', 'grabbing', 'settled', 'void')", name="phase"
+        ),
+    )
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    chat_id: Mapped[int] = mapped_column(ForeignKey("chats.id"))
+    phase: Mapped[str] = mapped_column(String(16))
+    version: Mapped[int] = mapped_column(Integer)
+    deadline_ms: Mapped[int]
+    commitment: Mapped[str] = mapped_column(String(64))
+    #: Secret until the round ends; never shown before.
+    seed: Mapped[bytes] = mapped_column(LargeBinary(64))
+    settings: Mapped[dict[str, Any]]
+    high_bidder: Mapped[int | None]
+    high_bid: Mapped[int] = mapped_column(default=0)
+    bid_hold: Mapped[int] = mapped_column(default=0)
+    dealer_id: Mapped[int | None]
+    pool: Mapped[int] = mapped_column(default=0)
+    shares: Mapped[list[Any]] = mapped_column(default=list)
+    void_reason: Mapped[str | None] = mapped_column(String(16))
+    board_message_id: Mapped[int | None]
+    started_at_ms: Mapped[int]
+    ended_at_ms: Mapped[int | None]
+
+
+class BidRow(Base):
+    """Every bid placed (the history; the round row holds the highest)."""
+
+    __tablename__ = "bids"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    round_id: Mapped[int] = mapped_column(ForeignKey("rounds.id"), index=True)
+    user_id: Mapped[int]
+    amount: Mapped[int]
+    placed_at_ms: Mapped[int]
+
+
+class BetRow(Base):
+    """A live bet; ``position`` is the bet order (a changed bet keeps its place)."""
+
+    __tablename__ = "bets"
+    __table_args__ = (
+        UniqueConstraint("round_id", "user_id", name="uq_bets_round_user"),
+        CheckConstraint("amount > 0 AND hold >= amount", name="positive"),
+    )
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    round_id: Mapped[int] = mapped_column(ForeignKey("rounds.id"), index=True)
+    user_id: Mapped[int]
+    amount: Mapped[int]
+    hold: Mapped[int]
+    position: Mapped[int] = mapped_column(Integer)
+    placed_at_ms: Mapped[int]
+
+
+class GrabRow(Base):
+    """An envelope share taken; ``position`` is the grab order."""
+
+    __tablename__ = "grabs"
+    __table_args__ = (
+        UniqueConstraint("round_id", "user_id", name="uq_grabs_round_user"),
+        UniqueConstraint("round_id", "position", name="uq_grabs_round_position"),
+    )
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    round_id: Mapped[int] = mapped_column(ForeignKey("rounds.id"), index=True)
+    user_id: Mapped[int]
+    amount: Mapped[int]
+    position: Mapped[int] = mapped_column(Integer)
+    auto: Mapped[bool] = mapped_column(Boolean, default=False)
+
+
+class OutcomeRow(Base):
+    """A participant's result in a settled round (the dealer's too, with role 'dealer')."""
+
+    __tablename__ = "outcomes"
+    __table_args__ = (UniqueConstraint("round_id", "user_id", name="uq_outcomes_round_user"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    round_id: Mapped[int] = mapped_column(ForeignKey("rounds.id"), index=True)
+    user_id: Mapped[int]
+    role: Mapped[str] = mapped_column(String(8))
+    stake: Mapped[int]
+    envelope: Mapped[int]
+    kind: Mapped[str] = mapped_column(String(16))
+    points: Mapped[int] = mapped_column(Integer)
+    multiplier: Mapped[int] = mapped_column(Integer)
+    result: Mapped[str] = mapped_column(String(8))
+    gross: Mapped[int]
+    rake: Mapped[int]
+    rebate: Mapped[int]
+    net: Mapped[int]
+
+
+class ProcessedUpdate(Base):
+    """A Telegram update already applied; recorded in the transaction of its effect."""
+
+    __tablename__ = "processed_updates"
+    update_id: Mapped[int] = mapped_column(primary_key=True, autoincrement=False)
+    processed_at_ms: Mapped[int]
+
+
+class AuditEntry(Base):
+    """An admin action: who, what, and the old and new values."""
+
+    __tablename__ = "audit_log"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    chat_id: Mapped[int] = mapped_column(ForeignKey("chats.id"), index=True)
+    actor_id: Mapped[int]
+    action: Mapped[str] = mapped_column(String(32))
+    details: Mapped[dict[str, Any]]
+    created_at_ms: Mapped[int]

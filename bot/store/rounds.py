@@ -1,0 +1,197 @@
+"""Rounds in the database: load a round whole, save a transition compare-and-set."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+
+from sqlalchemy import delete, func, insert, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from bot.engine.round import (
+    Bet,
+    BidPlaced,
+    Grab,
+    Phase,
+    Round,
+    RoundSettled,
+    Transition,
+    VoidReason,
+)
+from bot.engine.settings import Settings
+from bot.rules.ruleset import get_ruleset
+from bot.store.models import BetRow, BidRow, GrabRow, OutcomeRow, RoundRow
+
+
+class StaleRound(Exception):
+    """The round changed since it was read (its version moved on): re-read and retry."""
+
+
+def _to_round(row: RoundRow, bets: Sequence[BetRow], grabs: Sequence[GrabRow]) -> Round:
+    return Round(
+        id=row.id,
+        chat_id=row.chat_id,
+        phase=Phase(row.phase),
+        version=row.version,
+        deadline_ms=row.deadline_ms,
+        settings=Settings.from_dict(row.settings),
+        seed=bytes(row.seed),
+        commitment=row.commitment,
+        high_bidder=row.high_bidder,
+        high_bid=row.high_bid,
+        bid_hold=row.bid_hold,
+        dealer_id=row.dealer_id,
+        pool=row.pool,
+        bets=tuple(Bet(b.user_id, b.amount, b.hold) for b in bets),
+        shares=tuple(row.shares),
+        grabs=tuple(Grab(g.user_id, g.amount, g.auto) for g in grabs),
+        void_reason=VoidReason(row.void_reason) if row.void_reason else None,
+    )
+
+
+def _columns(state: Round) -> dict[str, object]:
+    return {
+        "phase": state.phase.value,
+        "version": state.version,
+        "deadline_ms": state.deadline_ms,
+        "high_bidder": state.high_bidder,
+        "high_bid": state.high_bid,
+        "bid_hold": state.bid_hold,
+        "dealer_id": state.dealer_id,
+        "pool": state.pool,
+        "shares": list(state.shares),
+        "void_reason": state.void_reason.value if state.void_reason else None,
+    }
+
+
+async def load(
+    session: AsyncSession, round_id: int, *, lock: bool = True, skip_locked: bool = False
+) -> Round | None:
+    """The round with its bets and grabs; on PostgreSQL its row is locked ``FOR UPDATE``
+    (``skip_locked``: return ``None`` if another worker holds it)."""
+    query = select(RoundRow).where(RoundRow.id == round_id)
+    if lock:
+        query = query.with_for_update(skip_locked=skip_locked)
+    row = await session.scalar(query)
+    if row is None:
+        return None
+    bets = (
+        await session.scalars(
+            select(BetRow).where(BetRow.round_id == round_id).order_by(BetRow.position)
+        )
+    ).all()
+    grabs = (
+        await session.scalars(
+            select(GrabRow).where(GrabRow.round_id == round_id).order_by(GrabRow.position)
+        )
+    ).all()
+    return _to_round(row, bets, grabs)
+
+
+async def open_round_id(session: AsyncSession, chat_id: int) -> int | None:
+    """The id of the chat's open round, if it has one."""
+    return await session.scalar(
+        select(RoundRow.id).where(
+            RoundRow.chat_id == chat_id,
+            RoundRow.phase.in_([phase.value for phase in Phase if phase.is_open]),
+        )
+    )
+
+
+async def insert_round(session: AsyncSession, state: Round, now_ms: int) -> Round:
+    """Store a new round; returns it with its database id."""
+    row = RoundRow(
+        chat_id=state.chat_id,
+        commitment=state.commitment,
+        seed=state.seed,
+        settings=state.settings.to_dict(),
+        started_at_ms=now_ms,
+        **_columns(state),
+    )
+    session.add(row)
+    await session.flush()
+    return dataclasses.replace(state, id=row.id)
+
+
+async def save(session: AsyncSession, before: Round, transition: Transition, now_ms: int) -> None:
+    """Write a transition: compare-and-set on the version read, then bets, grabs, bids and
+    outcomes. Raises ``StaleRound`` if another writer got there first."""
+    after = transition.round
+    values = _columns(after)
+    if not after.phase.is_open:
+        values["ended_at_ms"] = now_ms
+    result = await session.execute(
+        update(RoundRow)
+        .where(RoundRow.id == before.id, RoundRow.version == before.version)
+        .values(**values)
+    )
+    if result.rowcount != 1:  # type: ignore[attr-defined]
+        raise StaleRound(before.id)
+    await _save_bets(session, before, after, now_ms)
+    new_grabs = after.grabs[len(before.grabs):]
+    if new_grabs:
+        await session.execute(
+            insert(GrabRow),
+            [
+                {"round_id": after.id, "user_id": g.user_id, "amount": g.amount,
+                 "position": len(before.grabs) + i, "auto": g.auto}
+                for i, g in enumerate(new_grabs)
+            ],
+        )
+    for event in transition.events:
+        if isinstance(event, BidPlaced):
+            session.add(BidRow(round_id=after.id, user_id=event.user_id, amount=event.amount,
+                               placed_at_ms=now_ms))
+        elif isinstance(event, RoundSettled):
+            await _save_outcomes(session, after, event)
+
+
+async def _save_bets(session: AsyncSession, before: Round, after: Round, now_ms: int) -> None:
+    old = {bet.user_id: bet for bet in before.bets}
+    new = {bet.user_id: bet for bet in after.bets}
+    gone = [user for user in old if user not in new]
+    if gone:
+        await session.execute(
+            delete(BetRow).where(BetRow.round_id == after.id, BetRow.user_id.in_(gone))
+        )
+    last_position = await session.scalar(
+        select(func.max(BetRow.position)).where(BetRow.round_id == after.id)
+    )
+    next_position = 0 if last_position is None else last_position + 1
+    for user, bet in new.items():
+        if user not in old:
+            session.add(BetRow(round_id=after.id, user_id=user, amount=bet.amount, hold=bet.hold,
+                               position=next_position, placed_at_ms=now_ms))
+            next_position += 1
+        elif old[user] != bet:
+            await session.execute(
+                update(BetRow)
+                .where(BetRow.round_id == after.id, BetRow.user_id == user)
+                .values(amount=bet.amount, hold=bet.hold, placed_at_ms=now_ms)
+            )
+
+
+async def _save_outcomes(session: AsyncSession, state: Round, event: RoundSettled) -> None:
+    ruleset = get_ruleset(state.settings.ruleset)
+    envelope_of = {grab.user_id: grab.amount for grab in state.grabs}
+    settlement = event.settlement
+    rows = []
+    for placed in state.bets:
+        outcome = settlement.outcomes[placed.user_id]
+        hand = ruleset.evaluate(envelope_of[placed.user_id])
+        rows.append({
+            "round_id": state.id, "user_id": placed.user_id, "role": "player",
+            "stake": placed.amount, "envelope": hand.amount, "kind": hand.kind.value,
+            "points": hand.points, "multiplier": hand.multiplier,
+            "result": outcome.result.value, "gross": outcome.gross, "rake": outcome.rake,
+            "rebate": outcome.rebate, "net": outcome.net,
+        })
+    assert state.dealer_id is not None
+    dealer = ruleset.evaluate(envelope_of[state.dealer_id])
+    rows.append({
+        "round_id": state.id, "user_id": state.dealer_id, "role": "dealer",
+        "stake": state.pool, "envelope": dealer.amount, "kind": dealer.kind.value,
+        "points": dealer.points, "multiplier": dealer.multiplier, "result": "dealer",
+        "gross": 0, "rake": 0, "rebate": 0, "net": settlement.dealer_net,
+    })
+    await session.execute(insert(OutcomeRow), rows)
