@@ -190,8 +190,15 @@ class RoundVoided:
 
 
 Event = (
-    RoundStarted | BidPlaced | DealerChosen | BetPlaced | BetCancelled
-    | GrabbingStarted | Grabbed | RoundSettled | RoundVoided
+    RoundStarted
+    | BidPlaced
+    | DealerChosen
+    | BetPlaced
+    | BetCancelled
+    | GrabbingStarted
+    | Grabbed
+    | RoundSettled
+    | RoundVoided
 )
 
 
@@ -326,9 +333,7 @@ def minimum_bid(state: Round) -> int:
     return max(state.settings.min_bid, state.high_bid + state.settings.bid_increment)
 
 
-def verify_bid(
-    state: Round, user_id: UserId, amount: int, *, free_chips: int, now_ms: int
-) -> None:
+def verify_bid(state: Round, user_id: UserId, amount: int, *, free_chips: int, now_ms: int) -> None:
     """Raise ``RuleViolation`` unless ``user_id`` may bid ``amount`` now.
 
     ``free_chips`` is the bidder's available balance (their own current hold is
@@ -344,9 +349,7 @@ def verify_bid(
         raise RuleViolation("not_enough_chips", needed=needed, available=free_chips + own_hold)
 
 
-def bid(
-    state: Round, user_id: UserId, amount: int, *, free_chips: int, now_ms: int
-) -> Transition:
+def bid(state: Round, user_id: UserId, amount: int, *, free_chips: int, now_ms: int) -> Transition:
     """Bid to be the dealer. The previous highest bidder's hold is released at once."""
     verify_bid(state, user_id, amount, free_chips=free_chips, now_ms=now_ms)
     hold = amount + state.settings.dealer_fees
@@ -363,9 +366,7 @@ def bid(
 # -- betting ------------------------------------------------------------------------------
 
 
-def verify_bet(
-    state: Round, user_id: UserId, amount: int, *, free_chips: int, now_ms: int
-) -> None:
+def verify_bet(state: Round, user_id: UserId, amount: int, *, free_chips: int, now_ms: int) -> None:
     """Raise ``RuleViolation`` unless ``user_id`` may bet ``amount`` now (0 cancels a bet)."""
     _require_phase(state, Phase.BETTING, now_ms)
     if user_id == state.dealer_id:
@@ -393,9 +394,7 @@ def verify_bet(
         )
 
 
-def bet(
-    state: Round, user_id: UserId, amount: int, *, free_chips: int, now_ms: int
-) -> Transition:
+def bet(state: Round, user_id: UserId, amount: int, *, free_chips: int, now_ms: int) -> Transition:
     """Place, change (same place in the bet order) or, with ``amount == 0``, cancel a bet."""
     verify_bet(state, user_id, amount, free_chips=free_chips, now_ms=now_ms)
     current = state.bet_of(user_id)

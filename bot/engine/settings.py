@@ -147,12 +147,20 @@ def _parse_amount_list(text: str) -> tuple[int, ...]:
 
 _FIELDS = {field.name for field in dataclasses.fields(Settings)}
 _AMOUNT_KEYS = {
-    "min_bid", "bid_increment", "min_bet", "max_bet",
-    "dealer_fee", "service_fee", "envelope_fee", "envelope_mean_share",
+    "min_bid",
+    "bid_increment",
+    "min_bet",
+    "max_bet",
+    "dealer_fee",
+    "service_fee",
+    "envelope_fee",
+    "envelope_mean_share",
 }
 _PARSERS: dict[str, Callable[[str], Any]] = {
-    **{name: _parse_seconds for name in
-       ("bid_seconds", "bet_seconds", "grab_seconds", "pause_seconds")},
+    **{
+        name: _parse_seconds
+        for name in ("bid_seconds", "bet_seconds", "grab_seconds", "pause_seconds")
+    },
     **{name: parse_amount for name in _AMOUNT_KEYS},
     "rake_bps": parse_bps,
     "rebate_bps": parse_bps,

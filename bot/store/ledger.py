@@ -54,10 +54,16 @@ async def account_ids(
     if missing:
         dialect = session.bind.dialect.name
         insert = pg_insert if dialect == "postgresql" else sqlite_insert
-        statement = insert(Account).values(
-            [{"chat_id": chat_id, "kind": kind, "user_id": user, "balance": 0}
-             for kind, user in missing]
-        ).on_conflict_do_nothing()
+        statement = (
+            insert(Account)
+            .values(
+                [
+                    {"chat_id": chat_id, "kind": kind, "user_id": user, "balance": 0}
+                    for kind, user in missing
+                ]
+            )
+            .on_conflict_do_nothing()
+        )
         await session.execute(statement)
         found = await _select_accounts(session, chat_id, wanted)
     return {ref: found[owner] for owner, ref in wanted.items()}
@@ -102,8 +108,12 @@ async def post(
         return None
     ids = await account_ids(session, chat_id, (posting.account for posting in merged))
     transaction = LedgerTransaction(
-        chat_id=chat_id, kind=kind, round_id=round_id, actor_id=actor_id,
-        memo=memo[:256], created_at_ms=now_ms,
+        chat_id=chat_id,
+        kind=kind,
+        round_id=round_id,
+        actor_id=actor_id,
+        memo=memo[:256],
+        created_at_ms=now_ms,
     )
     session.add(transaction)
     await session.flush()

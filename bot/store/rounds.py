@@ -128,20 +128,31 @@ async def save(session: AsyncSession, before: Round, transition: Transition, now
     if result.rowcount != 1:  # type: ignore[attr-defined]
         raise StaleRound(before.id)
     await _save_bets(session, before, after, now_ms)
-    new_grabs = after.grabs[len(before.grabs):]
+    new_grabs = after.grabs[len(before.grabs) :]
     if new_grabs:
         await session.execute(
             insert(GrabRow),
             [
-                {"round_id": after.id, "user_id": g.user_id, "amount": g.amount,
-                 "position": len(before.grabs) + i, "auto": g.auto}
+                {
+                    "round_id": after.id,
+                    "user_id": g.user_id,
+                    "amount": g.amount,
+                    "position": len(before.grabs) + i,
+                    "auto": g.auto,
+                }
                 for i, g in enumerate(new_grabs)
             ],
         )
     for event in transition.events:
         if isinstance(event, BidPlaced):
-            session.add(BidRow(round_id=after.id, user_id=event.user_id, amount=event.amount,
-                               placed_at_ms=now_ms))
+            session.add(
+                BidRow(
+                    round_id=after.id,
+                    user_id=event.user_id,
+                    amount=event.amount,
+                    placed_at_ms=now_ms,
+                )
+            )
         elif isinstance(event, RoundSettled):
             await _save_outcomes(session, after, event)
 
@@ -160,8 +171,16 @@ async def _save_bets(session: AsyncSession, before: Round, after: Round, now_ms:
     next_position = 0 if last_position is None else last_position + 1
     for user, bet in new.items():
         if user not in old:
-            session.add(BetRow(round_id=after.id, user_id=user, amount=bet.amount, hold=bet.hold,
-                               position=next_position, placed_at_ms=now_ms))
+            session.add(
+                BetRow(
+                    round_id=after.id,
+                    user_id=user,
+                    amount=bet.amount,
+                    hold=bet.hold,
+                    position=next_position,
+                    placed_at_ms=now_ms,
+                )
+            )
             next_position += 1
         elif old[user] != bet:
             await session.execute(
@@ -179,19 +198,40 @@ async def _save_outcomes(session: AsyncSession, state: Round, event: RoundSettle
     for placed in state.bets:
         outcome = settlement.outcomes[placed.user_id]
         hand = ruleset.evaluate(envelope_of[placed.user_id])
-        rows.append({
-            "round_id": state.id, "user_id": placed.user_id, "role": "player",
-            "stake": placed.amount, "envelope": hand.amount, "kind": hand.kind.value,
-            "points": hand.points, "multiplier": hand.multiplier,
-            "result": outcome.result.value, "gross": outcome.gross, "rake": outcome.rake,
-            "rebate": outcome.rebate, "net": outcome.net,
-        })
+        rows.append(
+            {
+                "round_id": state.id,
+                "user_id": placed.user_id,
+                "role": "player",
+                "stake": placed.amount,
+                "envelope": hand.amount,
+                "kind": hand.kind.value,
+                "points": hand.points,
+                "multiplier": hand.multiplier,
+                "result": outcome.result.value,
+                "gross": outcome.gross,
+                "rake": outcome.rake,
+                "rebate": outcome.rebate,
+                "net": outcome.net,
+            }
+        )
     assert state.dealer_id is not None
     dealer = ruleset.evaluate(envelope_of[state.dealer_id])
-    rows.append({
-        "round_id": state.id, "user_id": state.dealer_id, "role": "dealer",
-        "stake": state.pool, "envelope": dealer.amount, "kind": dealer.kind.value,
-        "points": dealer.points, "multiplier": dealer.multiplier, "result": "dealer",
-        "gross": 0, "rake": 0, "rebate": 0, "net": settlement.dealer_net,
-    })
+    rows.append(
+        {
+            "round_id": state.id,
+            "user_id": state.dealer_id,
+            "role": "dealer",
+            "stake": state.pool,
+            "envelope": dealer.amount,
+            "kind": dealer.kind.value,
+            "points": dealer.points,
+            "multiplier": dealer.multiplier,
+            "result": "dealer",
+            "gross": 0,
+            "rake": 0,
+            "rebate": 0,
+            "net": settlement.dealer_net,
+        }
+    )
     await session.execute(insert(OutcomeRow), rows)
