@@ -6,6 +6,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from bot.config import Config, ConfigError, load_config
 from bot.money import format_amount, parse_amount
 from bot.rules.envelope import Hand, HandKind, compare, evaluate
 from bot.rules.split import split_envelope
@@ -93,7 +94,19 @@ def _build_parser() -> argparse.ArgumentParser:
     verify.add_argument("--count", required=True, type=_positive_int, help="number of shares")
     verify.add_argument("--total", required=True, type=_amount, help="the envelope total")
     verify.add_argument("--max-share", default=999, type=_amount, help="largest share")
+
+    db = commands.add_parser("db", help="manage the database")
+    db.add_argument("action", choices=["upgrade"], help="upgrade: apply every migration")
+    _add_config_option(db)
     return parser
+
+
+def _add_config_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--config", help="config file (default: $NIUNIU_CONFIG)")
+
+
+def _config(args: argparse.Namespace) -> Config:
+    return load_config(args.config)
 
 
 def _run_rules(args: argparse.Namespace) -> int:
@@ -128,7 +141,29 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _run_rules(args)
     if args.command == "verify":
         return _run_verify(args)
+    try:
+        if args.command == "db":
+            return _run_db(args)
+    except ConfigError as error:
+        print(f"niuniu-bot: error: {error}", file=sys.stderr)
+        return EXIT_USAGE
     raise AssertionError(f"unhandled command {args.command}")
+
+
+def _run_db(args: argparse.Namespace) -> int:
+    from bot.store.migrate import upgrade
+
+    config = _config(args)
+    upgrade(config.database_url)
+    print(f"database is up to date: {redact_url(config.database_url)}")
+    return 0
+
+
+def redact_url(url: str) -> str:
+    """A database URL fit for logs: the password hidden."""
+    from sqlalchemy.engine import make_url
+
+    return make_url(url).render_as_string(hide_password=True)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,803 @@
+"""Use cases: one database transaction per command or deadline.
+
+Each use case loads what it needs, asks the engine, and writes the new round state, its
+ledger transaction and the processed update id in one transaction, compare-and-set on
+the round's version. It returns what happened (``CommandResult``) so the shell can tell
+the group, or raises a ``GameError`` whose ``key`` names the message to show; then
+nothing changed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import secrets
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from bot.engine import round as engine
+from bot.engine.errors import GameError, RuleViolation
+from bot.engine.round import (
+    MINT,
+    BetCancelled,
+    BetPlaced,
+    BidPlaced,
+    Event,
+    Phase,
+    Posting,
+    Round,
+    RoundSettled,
+    RoundVoided,
+    Transition,
+    VoidReason,
+    available,
+)
+from bot.engine.settings import SettingError, Settings
+from bot.rules.split import SEED_BYTES
+from bot.store import ledger, rounds
+from bot.store.db import Database
+from bot.store.ledger import Balance
+from bot.store.models import (
+    Account,
+    AuditEntry,
+    Chat,
+    LedgerTransaction,
+    OutcomeRow,
+    ProcessedUpdate,
+    RoundRow,
+    User,
+)
+from bot.store.models import Posting as PostingRow
+
+log = logging.getLogger(__name__)
+
+MAX_ATTEMPTS = 20
+
+
+def wall_clock_ms() -> int:
+    """Milliseconds since the epoch (the service's default clock)."""
+    return time.time_ns() // 1_000_000
+
+
+def random_seed() -> bytes:
+    """A fresh round seed from the operating system's CSPRNG."""
+    return secrets.token_bytes(SEED_BYTES)
+
+
+@dataclass(frozen=True, slots=True)
+class Person:
+    """A Telegram user as the shell saw them."""
+
+    id: int
+    first_name: str = ""
+    username: str | None = None
+    last_name: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CommandResult:
+    """What a use case did.
+
+    ``round`` is the round after the command (``None`` if none was involved), ``events``
+    what happened to it, ``started`` a round that began as a consequence (after a
+    re-deal), and ``duplicate`` is true when the update had been processed before.
+    """
+
+    round: Round | None = None
+    events: tuple[Event, ...] = ()
+    started: Round | None = None
+    duplicate: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class StatementLine:
+    """One ledger transaction as it touched a player's chips."""
+
+    transaction_id: int
+    kind: str
+    round_id: int | None
+    change: int
+    created_at_ms: int
+    memo: str
+
+
+@dataclass(frozen=True, slots=True)
+class RoundSummary:
+    """A finished or running round, for ``/history``."""
+
+    id: int
+    phase: Phase
+    dealer_id: int | None
+    pool: int
+    void_reason: str | None
+    started_at_ms: int
+    ended_at_ms: int | None
+    dealer_net: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ParticipantResult:
+    """A participant's line in a settled round."""
+
+    user_id: int
+    role: str
+    stake: int
+    envelope: int
+    kind: str
+    points: int
+    multiplier: int
+    result: str
+    gross: int
+    rake: int
+    rebate: int
+    net: int
+
+
+@dataclass(frozen=True, slots=True)
+class AuditLine:
+    """An admin action."""
+
+    actor_id: int
+    action: str
+    details: dict[str, Any]
+    created_at_ms: int
+
+
+@dataclass
+class _Attempt:
+    """What one try of a round command produced."""
+
+    before: Round
+    transition: Transition
+    started: Round | None = None
+    extra_events: list[Event] = field(default_factory=list)
+
+
+_TRANSACTION_KIND = {
+    BidPlaced: "bid",
+    BetPlaced: "bet",
+    BetCancelled: "bet_cancel",
+    RoundSettled: "settle",
+    RoundVoided: "void",
+}
+
+
+class GameService:
+    """The bot's use cases over one database."""
+
+    def __init__(
+        self,
+        db: Database,
+        defaults: Settings | None = None,
+        *,
+        clock: Callable[[], int] = wall_clock_ms,
+        seed_source: Callable[[], bytes] = random_seed,
+    ) -> None:
+        self.db = db
+        self.defaults = defaults or Settings()
+        self.clock = clock
+        self.seed_source = seed_source
+
+    # -- helpers ----------------------------------------------------------------------
+
+    async def _claim_update(self, session: AsyncSession, update_id: int | None, now: int) -> bool:
+        """Record the update as processed; False if it was processed before."""
+        if update_id is None:
+            return True
+        if await session.get(ProcessedUpdate, update_id) is not None:
+            return False
+        session.add(ProcessedUpdate(update_id=update_id, processed_at_ms=now))
+        return True
+
+    async def _touch_people(
+        self, session: AsyncSession, people: Sequence[Person], now: int
+    ) -> None:
+        for person in people:
+            row = await session.get(User, person.id)
+            if row is None:
+                session.add(
+                    User(
+                        id=person.id,
+                        username=person.username,
+                        first_name=person.first_name[:256],
+                        last_name=person.last_name,
+                        seen_at_ms=now,
+                    )
+                )
+            elif (row.username, row.first_name, row.last_name) != (
+                person.username,
+                person.first_name[:256],
+                person.last_name,
+            ):
+                row.username = person.username
+                row.first_name = person.first_name[:256]
+                row.last_name = person.last_name
+                row.seen_at_ms = now
+
+    async def _chat(self, session: AsyncSession, chat_id: int, now: int) -> Chat:
+        chat = await session.get(Chat, chat_id)
+        if chat is None:
+            chat = Chat(
+                id=chat_id,
+                title="",
+                is_group=chat_id < 0,
+                is_open=False,
+                settings={},
+                created_at_ms=now,
+            )
+            session.add(chat)
+            await session.flush()
+        return chat
+
+    def _settings_of(self, chat: Chat | None) -> Settings:
+        if chat is None or not chat.settings:
+            return self.defaults
+        return Settings.from_dict(chat.settings, base=self.defaults)
+
+    async def _audit(
+        self,
+        session: AsyncSession,
+        chat_id: int,
+        actor: Person,
+        action: str,
+        now: int,
+        **details: Any,
+    ) -> None:
+        session.add(
+            AuditEntry(
+                chat_id=chat_id,
+                actor_id=actor.id,
+                action=action,
+                details=details,
+                created_at_ms=now,
+            )
+        )
+
+    async def _insert_round(self, session: AsyncSession, chat: Chat, now: int) -> Transition:
+        transition = engine.start_round(
+            round_id=0,
+            chat_id=chat.id,
+            settings=self._settings_of(chat),
+            seed=self.seed_source(),
+            now_ms=now,
+        )
+        stored = await rounds.insert_round(session, transition.round, now)
+        chat.next_round_at_ms = None
+        return dataclasses.replace(transition, round=stored)
+
+    async def _write(self, session: AsyncSession, attempt: _Attempt, now: int) -> None:
+        """Persist a transition and its consequences in the current transaction."""
+        before, transition = attempt.before, attempt.transition
+        await rounds.save(session, before, transition, now)
+        if transition.postings:
+            kind = next(
+                (
+                    _TRANSACTION_KIND[type(e)]
+                    for e in transition.events
+                    if type(e) in _TRANSACTION_KIND
+                ),
+                "round",
+            )
+            await ledger.post(
+                session,
+                chat_id=before.chat_id,
+                kind=kind,
+                postings=transition.postings,
+                now_ms=now,
+                round_id=before.id,
+            )
+        after = transition.round
+        if after.phase.is_open:
+            return
+        chat = await self._chat(session, after.chat_id, now)
+        if after.phase is Phase.SETTLED and chat.is_open:
+            chat.next_round_at_ms = now + after.settings.pause_seconds * 1000
+        elif after.void_reason is VoidReason.REDEAL and chat.is_open:
+            started = await self._insert_round(session, chat, now)
+            attempt.started = started.round
+
+    async def _run(
+        self,
+        *,
+        chat_id: int | None,
+        round_id: int | None,
+        apply: Callable[[AsyncSession, Round, int], Awaitable[Transition]],
+        update_id: int | None = None,
+        people: Sequence[Person] = (),
+        skip_locked: bool = False,
+    ) -> CommandResult:
+        """Run a round command: locate, apply, write; retry on a stale version.
+
+        ``round_id`` given with ``chat_id`` means the command names a round (a button):
+        it is refused unless that is the chat's open round.
+        """
+        for _ in range(MAX_ATTEMPTS):
+            now = self.clock()
+            try:
+                async with self.db.transaction() as session:
+                    if not await self._claim_update(session, update_id, now):
+                        return CommandResult(duplicate=True)
+                    await self._touch_people(session, people, now)
+                    target = round_id
+                    if chat_id is not None:
+                        target = await rounds.open_round_id(session, chat_id)
+                        if target is None:
+                            raise RuleViolation("stale_button" if round_id else "no_round")
+                        if round_id is not None and round_id != target:
+                            raise RuleViolation("stale_button")
+                    assert target is not None
+                    state = await rounds.load(session, target, skip_locked=skip_locked)
+                    if state is None:
+                        return CommandResult()
+                    try:
+                        transition = await apply(session, state, now)
+                    except GameError:
+                        raise
+                    except Exception:
+                        log.exception("round %s: error in a transition; voiding it", state.id)
+                        transition = engine.void(state, VoidReason.ERROR)
+                    attempt = _Attempt(state, transition)
+                    await self._write(session, attempt, now)
+            except rounds.StaleRound:
+                continue
+            except IntegrityError as error:
+                if update_id is not None and "processed_updates" in str(error):
+                    return CommandResult(duplicate=True)
+                raise
+            return CommandResult(
+                attempt.transition.round, attempt.transition.events, attempt.started
+            )
+        raise RuntimeError(f"round command did not settle after {MAX_ATTEMPTS} attempts")
+
+    # -- rounds -----------------------------------------------------------------------
+
+    async def start_round(
+        self, chat_id: int, *, actor: Person | None = None, update_id: int | None = None
+    ) -> CommandResult:
+        """Start a round in an open group. Refused if the table is closed or a round runs."""
+        now = self.clock()
+        try:
+            async with self.db.transaction() as session:
+                if not await self._claim_update(session, update_id, now):
+                    return CommandResult(duplicate=True)
+                await self._touch_people(session, [actor] if actor else [], now)
+                chat = await self._chat(session, chat_id, now)
+                if not chat.is_open:
+                    raise RuleViolation("table_closed")
+                running = await rounds.open_round_id(session, chat_id)
+                if running is not None:
+                    raise RuleViolation("round_running", round_id=running)
+                transition = await self._insert_round(session, chat, now)
+        except IntegrityError as error:
+            if "processed_updates" in str(error):
+                return CommandResult(duplicate=True)
+            # Two starts raced; the unique index let exactly one through.
+            raise RuleViolation("round_running") from None
+        return CommandResult(transition.round, transition.events)
+
+    async def _free_chips(self, session: AsyncSession, chat_id: int, user_id: int) -> int:
+        return (await ledger.balance(session, chat_id, user_id)).available
+
+    async def bid(
+        self,
+        chat_id: int,
+        actor: Person,
+        amount: int,
+        *,
+        round_id: int | None = None,
+        update_id: int | None = None,
+    ) -> CommandResult:
+        """Bid ``amount`` cents to be the dealer of the chat's round."""
+
+        async def apply(session: AsyncSession, state: Round, now: int) -> Transition:
+            free = await self._free_chips(session, chat_id, actor.id)
+            return engine.bid(state, actor.id, amount, free_chips=free, now_ms=now)
+
+        return await self._run(
+            chat_id=chat_id, round_id=round_id, apply=apply, update_id=update_id, people=[actor]
+        )
+
+    async def bet(
+        self,
+        chat_id: int,
+        actor: Person,
+        amount: int,
+        *,
+        round_id: int | None = None,
+        update_id: int | None = None,
+    ) -> CommandResult:
+        """Bet ``amount`` cents in the chat's round; again to change it, 0 to cancel it."""
+
+        async def apply(session: AsyncSession, state: Round, now: int) -> Transition:
+            free = await self._free_chips(session, chat_id, actor.id)
+            return engine.bet(state, actor.id, amount, free_chips=free, now_ms=now)
+
+        return await self._run(
+            chat_id=chat_id, round_id=round_id, apply=apply, update_id=update_id, people=[actor]
+        )
+
+    async def grab(
+        self,
+        chat_id: int,
+        actor: Person,
+        *,
+        round_id: int | None = None,
+        update_id: int | None = None,
+    ) -> CommandResult:
+        """Grab the next share of the chat's envelope; the last grab settles the round."""
+
+        async def apply(session: AsyncSession, state: Round, now: int) -> Transition:
+            return engine.grab(state, actor.id, now)
+
+        return await self._run(
+            chat_id=chat_id, round_id=round_id, apply=apply, update_id=update_id, people=[actor]
+        )
+
+    async def advance(self, round_id: int) -> CommandResult:
+        """Apply a round's deadline if it has passed; nothing if not (a duplicate timer),
+        or if another worker is advancing it right now."""
+
+        async def apply(session: AsyncSession, state: Round, now: int) -> Transition:
+            if not engine.is_due(state, now):
+                raise _NothingToDo
+            return engine.advance(state, now)
+
+        try:
+            return await self._run(chat_id=None, round_id=round_id, apply=apply, skip_locked=True)
+        except _NothingToDo:
+            return CommandResult()
+
+    async def due_round_ids(self) -> list[int]:
+        """Open rounds whose deadline has passed."""
+        now = self.clock()
+        async with self.db.transaction() as session:
+            rows = await session.scalars(
+                select(RoundRow.id)
+                .where(RoundRow.phase.in_(_OPEN_PHASES), RoundRow.deadline_ms <= now)
+                .order_by(RoundRow.deadline_ms)
+            )
+            return list(rows)
+
+    async def due_chat_ids(self) -> list[int]:
+        """Open tables whose pause after a settled round is over."""
+        now = self.clock()
+        async with self.db.transaction() as session:
+            rows = await session.scalars(
+                select(Chat.id).where(Chat.is_open.is_(True), Chat.next_round_at_ms <= now)
+            )
+            return list(rows)
+
+    async def open_rounds(self) -> list[Round]:
+        """Every open round (to reschedule their deadlines after a start)."""
+        async with self.db.transaction() as session:
+            ids = await session.scalars(select(RoundRow.id).where(RoundRow.phase.in_(_OPEN_PHASES)))
+            loaded = [await rounds.load(session, round_id, lock=False) for round_id in ids]
+            return [state for state in loaded if state is not None]
+
+    async def sweep(self) -> list[CommandResult]:
+        """Advance every overdue round and start the rounds whose pause is over."""
+        results = []
+        for round_id in await self.due_round_ids():
+            result = await self.advance(round_id)
+            if result.events:
+                results.append(result)
+        for chat_id in await self.due_chat_ids():
+            try:
+                results.append(await self.start_round(chat_id))
+            except RuleViolation:
+                async with self.db.transaction() as session:
+                    await session.execute(
+                        update(Chat).where(Chat.id == chat_id).values(next_round_at_ms=None)
+                    )
+        return results
+
+    async def recover(self) -> tuple[list[CommandResult], list[Round]]:
+        """After a start: finish what is overdue, then list the open rounds to schedule."""
+        results = await self.sweep()
+        return results, await self.open_rounds()
+
+    async def round(self, round_id: int) -> Round | None:
+        """A round as stored (its seed is secret while it is open: callers must not show it)."""
+        async with self.db.transaction() as session:
+            return await rounds.load(session, round_id, lock=False)
+
+    async def current_round(self, chat_id: int) -> Round | None:
+        """The chat's open round, if any."""
+        async with self.db.transaction() as session:
+            round_id = await rounds.open_round_id(session, chat_id)
+            return None if round_id is None else await rounds.load(session, round_id, lock=False)
+
+    async def set_board_message(self, round_id: int, message_id: int) -> None:
+        """Remember the message that shows a round's live board."""
+        async with self.db.transaction() as session:
+            await session.execute(
+                update(RoundRow).where(RoundRow.id == round_id).values(board_message_id=message_id)
+            )
+
+    async def board_message(self, round_id: int) -> int | None:
+        """The message id of a round's live board, if one was sent."""
+        async with self.db.transaction() as session:
+            return await session.scalar(
+                select(RoundRow.board_message_id).where(RoundRow.id == round_id)
+            )
+
+    # -- tables and settings ----------------------------------------------------------
+
+    async def note_chat(self, chat_id: int, title: str) -> None:
+        """Create or retitle a chat."""
+        now = self.clock()
+        async with self.db.transaction() as session:
+            chat = await self._chat(session, chat_id, now)
+            if chat.title != title[:256]:
+                chat.title = title[:256]
+
+    async def set_open(self, chat_id: int, actor: Person, is_open: bool) -> bool:
+        """Open or close a group's table; returns whether it changed. A closing table
+        finishes its current round but starts no new one."""
+        now = self.clock()
+        async with self.db.transaction() as session:
+            await self._touch_people(session, [actor], now)
+            chat = await self._chat(session, chat_id, now)
+            if chat.is_open == is_open:
+                return False
+            chat.is_open = is_open
+            if not is_open:
+                chat.next_round_at_ms = None
+            await self._audit(session, chat_id, actor, "open" if is_open else "close", now)
+            return True
+
+    async def is_open(self, chat_id: int) -> bool:
+        """Whether the group's table is open."""
+        async with self.db.transaction() as session:
+            chat = await session.get(Chat, chat_id)
+            return bool(chat and chat.is_open)
+
+    async def settings(self, chat_id: int) -> Settings:
+        """The group's settings: its changes over the configured defaults."""
+        async with self.db.transaction() as session:
+            return self._settings_of(await session.get(Chat, chat_id))
+
+    async def change_setting(
+        self, chat_id: int, actor: Person, key: str, value: str
+    ) -> tuple[str, str, str]:
+        """Change one setting; returns (name, old, new) as displayed. Raises
+        ``GameError("bad_setting")`` with the reason for a bad key or value."""
+        now = self.clock()
+        async with self.db.transaction() as session:
+            await self._touch_people(session, [actor], now)
+            chat = await self._chat(session, chat_id, now)
+            current = self._settings_of(chat)
+            try:
+                name, changed = current.changed(key, value)
+            except SettingError as error:
+                raise GameError("bad_setting", reason=str(error)) from None
+            old, new = current.display(name), changed.display(name)
+            chat.settings = {**chat.settings, name: changed.to_dict()[name]}
+            await self._audit(session, chat_id, actor, "set", now, setting=name, old=old, new=new)
+            return name, old, new
+
+    # -- chips ------------------------------------------------------------------------
+
+    async def credit(
+        self,
+        chat_id: int,
+        actor: Person,
+        user_id: int,
+        amount: int,
+        *,
+        update_id: int | None = None,
+    ) -> Balance:
+        """An admin gives a player chips from the group's mint; the player's new balance."""
+        return await self._admin_transfer(chat_id, actor, user_id, amount, update_id, credit=True)
+
+    async def debit(
+        self,
+        chat_id: int,
+        actor: Person,
+        user_id: int,
+        amount: int,
+        *,
+        update_id: int | None = None,
+    ) -> Balance:
+        """An admin takes available chips back to the mint; refused beyond what is available."""
+        return await self._admin_transfer(chat_id, actor, user_id, amount, update_id, credit=False)
+
+    async def _admin_transfer(
+        self,
+        chat_id: int,
+        actor: Person,
+        user_id: int,
+        amount: int,
+        update_id: int | None,
+        *,
+        credit: bool,
+    ) -> Balance:
+        if amount <= 0:
+            raise RuleViolation("amount_not_positive")
+        now = self.clock()
+        action = "credit" if credit else "debit"
+        try:
+            async with self.db.transaction() as session:
+                if not await self._claim_update(session, update_id, now):
+                    return await ledger.balance(session, chat_id, user_id)
+                await self._touch_people(session, [actor], now)
+                await self._chat(session, chat_id, now)
+                if not credit:
+                    free = await self._free_chips(session, chat_id, user_id)
+                    if free < amount:
+                        raise RuleViolation("debit_too_large", amount=amount, available=free)
+                signed = amount if credit else -amount
+                await ledger.post(
+                    session,
+                    chat_id=chat_id,
+                    kind=action,
+                    now_ms=now,
+                    actor_id=actor.id,
+                    postings=[Posting(MINT, -signed), Posting(available(user_id), signed)],
+                    memo=f"{action} by {actor.id}",
+                )
+                await self._audit(
+                    session, chat_id, actor, action, now, user_id=user_id, amount=amount
+                )
+                return await ledger.balance(session, chat_id, user_id)
+        except IntegrityError as error:
+            if "processed_updates" in str(error):
+                async with self.db.transaction() as session:
+                    return await ledger.balance(session, chat_id, user_id)
+            raise
+
+    async def balance(self, chat_id: int, user_id: int) -> Balance:
+        """A player's chips in a group."""
+        async with self.db.transaction() as session:
+            return await ledger.balance(session, chat_id, user_id)
+
+    async def balances_everywhere(self, user_id: int) -> list[tuple[int, str, Balance]]:
+        """A player's chips in every group: (chat id, title, balance)."""
+        async with self.db.transaction() as session:
+            found = await ledger.balances_of_user(session, user_id)
+            titles = dict(
+                (await session.execute(select(Chat.id, Chat.title).where(Chat.id.in_(found))))
+                .tuples()
+                .all()
+            )
+            return [(chat_id, titles.get(chat_id, ""), found[chat_id]) for chat_id in sorted(found)]
+
+    async def statement(self, chat_id: int, user_id: int, limit: int = 10) -> list[StatementLine]:
+        """The latest ledger transactions that changed a player's chips, newest first."""
+        async with self.db.transaction() as session:
+            accounts = select(Account.id).where(
+                Account.chat_id == chat_id,
+                Account.user_id == user_id,
+                Account.kind.in_(("available", "held")),
+            )
+            rows = await session.execute(
+                select(
+                    LedgerTransaction.id,
+                    LedgerTransaction.kind,
+                    LedgerTransaction.round_id,
+                    PostingRow.amount,
+                    LedgerTransaction.created_at_ms,
+                    LedgerTransaction.memo,
+                )
+                .join(PostingRow, PostingRow.transaction_id == LedgerTransaction.id)
+                .join(Account, Account.id == PostingRow.account_id)
+                .where(PostingRow.account_id.in_(accounts))
+                .order_by(LedgerTransaction.id.desc())
+            )
+            lines: dict[int, StatementLine] = {}
+            for tx_id, kind, round_id, amount, created, memo in rows:
+                line = lines.get(tx_id) or StatementLine(tx_id, kind, round_id, 0, created, memo)
+                # A hold moves chips between the player's own accounts: it nets to 0 here.
+                lines[tx_id] = dataclasses.replace(line, change=line.change + amount)
+                if len(lines) > limit:
+                    break
+            return list(lines.values())[:limit]
+
+    # -- reading ----------------------------------------------------------------------
+
+    async def history(self, chat_id: int, limit: int = 10) -> list[RoundSummary]:
+        """The chat's latest rounds, newest first."""
+        async with self.db.transaction() as session:
+            rows = (
+                await session.scalars(
+                    select(RoundRow)
+                    .where(RoundRow.chat_id == chat_id)
+                    .order_by(RoundRow.id.desc())
+                    .limit(limit)
+                )
+            ).all()
+            nets = dict(
+                (
+                    await session.execute(
+                        select(OutcomeRow.round_id, OutcomeRow.net).where(
+                            OutcomeRow.round_id.in_([row.id for row in rows]),
+                            OutcomeRow.role == "dealer",
+                        )
+                    )
+                )
+                .tuples()
+                .all()
+            )
+            return [
+                RoundSummary(
+                    row.id,
+                    Phase(row.phase),
+                    row.dealer_id,
+                    row.pool,
+                    row.void_reason,
+                    row.started_at_ms,
+                    row.ended_at_ms,
+                    nets.get(row.id),
+                )
+                for row in rows
+            ]
+
+    async def results(self, round_id: int) -> list[ParticipantResult]:
+        """Each participant's line of a settled round: bettors in bet order, then the dealer."""
+        async with self.db.transaction() as session:
+            rows = (
+                await session.scalars(
+                    select(OutcomeRow)
+                    .where(OutcomeRow.round_id == round_id)
+                    .order_by(OutcomeRow.id)
+                )
+            ).all()
+            return [
+                ParticipantResult(
+                    r.user_id,
+                    r.role,
+                    r.stake,
+                    r.envelope,
+                    r.kind,
+                    r.points,
+                    r.multiplier,
+                    r.result,
+                    r.gross,
+                    r.rake,
+                    r.rebate,
+                    r.net,
+                )
+                for r in rows
+            ]
+
+    async def audit_log(self, chat_id: int, limit: int = 10) -> list[AuditLine]:
+        """The group's latest admin actions, newest first."""
+        async with self.db.transaction() as session:
+            rows = (
+                await session.scalars(
+                    select(AuditEntry)
+                    .where(AuditEntry.chat_id == chat_id)
+                    .order_by(AuditEntry.id.desc())
+                    .limit(limit)
+                )
+            ).all()
+            return [AuditLine(r.actor_id, r.action, r.details, r.created_at_ms) for r in rows]
+
+    async def names(self, user_ids: Sequence[int]) -> dict[int, Person]:
+        """What the bot knows of these users."""
+        async with self.db.transaction() as session:
+            rows = (await session.scalars(select(User).where(User.id.in_(user_ids)))).all()
+            return {r.id: Person(r.id, r.first_name, r.username, r.last_name) for r in rows}
+
+    async def find_user(self, username: str) -> Person | None:
+        """A user the bot has seen, by @username (case-insensitive)."""
+        name = username.removeprefix("@").lower()
+        async with self.db.transaction() as session:
+            rows = (await session.scalars(select(User).where(User.username.is_not(None)))).all()
+            for row in rows:
+                if row.username and row.username.lower() == name:
+                    return Person(row.id, row.first_name, row.username, row.last_name)
+            return None
+
+
+class _NothingToDo(Exception):
+    """A deadline fired early or twice: nothing to apply."""
+
+
+_OPEN_PHASES = [phase.value for phase in Phase if phase.is_open]

@@ -1,0 +1,37 @@
+"""Schema migrations (Alembic) run from the bot itself: ``niuniu-bot db upgrade``."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from alembic import command
+from alembic.config import Config
+
+from bot.store.db import normalize_url
+
+
+def migrations_dir() -> Path:
+    """The Alembic scripts: packaged inside ``bot`` in a wheel, at the top of a checkout."""
+    packaged = Path(__file__).resolve().parent.parent / "_migrations"
+    if packaged.is_dir():
+        return packaged
+    return Path(__file__).resolve().parents[2] / "migrations"
+
+
+def alembic_config(url: str) -> Config:
+    """An Alembic configuration for ``url`` without an ini file."""
+    config = Config()
+    config.set_main_option("script_location", str(migrations_dir()))
+    config.set_main_option("sqlalchemy.url", normalize_url(url).replace("%", "%%"))
+    return config
+
+
+def upgrade(url: str, revision: str = "head") -> None:
+    """Bring the database at ``url`` up to ``revision`` (blocking; runs its own event loop)."""
+    command.upgrade(alembic_config(url), revision)
+
+
+async def upgrade_async(url: str, revision: str = "head") -> None:
+    """``upgrade`` from inside a running event loop (Alembic's env starts its own loop)."""
+    await asyncio.to_thread(upgrade, url, revision)
