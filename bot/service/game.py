@@ -22,7 +22,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.engine import round as engine
-from bot.engine.errors import GameError, RuleViolation
+from bot.engine.errors import GameError, NotDue, RuleViolation
 from bot.engine.round import (
     MINT,
     BetCancelled,
@@ -444,13 +444,11 @@ class GameService:
         or if another worker is advancing it right now."""
 
         async def apply(session: AsyncSession, state: Round, now: int) -> Transition:
-            if not engine.is_due(state, now):
-                raise _NothingToDo
             return engine.advance(state, now)
 
         try:
             return await self._run(chat_id=None, round_id=round_id, apply=apply, skip_locked=True)
-        except _NothingToDo:
+        except NotDue:
             return CommandResult()
 
     async def due_round_ids(self) -> list[int]:
@@ -794,10 +792,6 @@ class GameService:
                 if row.username and row.username.lower() == name:
                     return Person(row.id, row.first_name, row.username, row.last_name)
             return None
-
-
-class _NothingToDo(Exception):
-    """A deadline fired early or twice: nothing to apply."""
 
 
 _OPEN_PHASES = [phase.value for phase in Phase if phase.is_open]
