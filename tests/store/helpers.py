@@ -70,7 +70,7 @@ async def check_ledger(db: Database) -> None:
         per_chat: dict[int, int] = {}
         for account in accounts:
             assert account.balance == (sums.get(account.id) or 0), (
-                f"account {account.id} caches {account.balance}, postings say {sums.get(account.id)}"
+                f"account {account.id} caches {account.balance}, postings {sums.get(account.id)}"
             )
             if account.kind in ("available", "held"):
                 assert account.balance >= 0, f"account {account.id} is negative"
