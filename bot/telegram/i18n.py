@@ -1,0 +1,327 @@
+"""The message catalogue: every user-facing string, in English and Simplified Chinese.
+
+Messages are ``str.format`` templates in Telegram HTML. Parameters that are amounts of
+money are given in cents and formatted here with the group's currency; everything that
+comes from users (names, settings typed by admins) is escaped by the caller.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from bot.money import format_amount
+
+DEFAULT_LANGUAGE = "en"
+
+#: Parameters that hold cents; ``translate`` formats them with the currency.
+MONEY_PARAMS = frozenset(
+    {
+        "amount",
+        "needed",
+        "available",
+        "minimum",
+        "maximum",
+        "pool",
+        "held",
+        "total",
+        "bid",
+        "stake",
+        "share",
+        "fees",
+        "rake",
+        "rebate",
+        "balance",
+    }
+)
+
+EN: dict[str, str] = {
+    # errors of commands (keys are the engine's and the service's error keys)
+    "error.not_bidding": "Bidding is not open right now.",
+    "error.not_betting": "Betting is not open right now.",
+    "error.not_grabbing": "There is no envelope to grab right now.",
+    "error.window_closed": "Too late: that window has closed.",
+    "error.bid_too_low": "A bid must be at least {minimum}.",
+    "error.not_enough_chips": "Not enough chips: you need {needed}, you have {available}.",
+    "error.not_enough_chips_to_bet": (
+        "Not enough chips: a bet holds {multiplier}× the stake ({needed}); you have {available}."
+    ),
+    "error.dealer_cannot_bet": "The dealer cannot bet.",
+    "error.no_bet_to_cancel": "You have no bet to cancel.",
+    "error.bet_too_small": "The smallest bet is {minimum}.",
+    "error.bet_too_large": "The largest bet is {maximum}.",
+    "error.bet_unchanged": "Your bet is already {amount}.",
+    "error.not_in_round": "Only the dealer and players with a bet can grab.",
+    "error.already_grabbed": "You already grabbed {amount}.",
+    "error.no_round": "No round is running. An admin can /open the table, then /newround.",
+    "error.stale_button": "That button belongs to a round that is over.",
+    "error.table_closed": "The table is closed. An admin can /open it.",
+    "error.round_running": "A round is already running.",
+    "error.round_closed": "That round is over.",
+    "error.amount_not_positive": "The amount must be more than 0.",
+    "error.debit_too_large": "Cannot debit {amount}: only {available} is available.",
+    "error.bad_setting": "Not changed: {reason}.",
+    "error.bad_amount": "Not an amount: {reason}.",
+    "error.amount_missing": "Add an amount, e.g. <code>{example}</code>.",
+    "error.not_admin": "Only group admins can do that.",
+    "error.group_only": "This works in a group. Add me to a group first.",
+    "error.no_target": ("Whose chips? Reply to their message, or give @username or a user id."),
+    "error.unknown_user": "I have not seen {who} yet; reply to one of their messages instead.",
+    "error.bad_round_number": "Give a round number, e.g. <code>/verify 12</code>.",
+    "error.round_not_found": "Round {round_id} is not a round of this group.",
+    "error.round_not_finished": "Round {round_id} has not ended; its seed is still secret.",
+    "error.internal": "Something went wrong; nothing was changed.",
+    # answers
+    "answer.bid_placed": "Your bid of {amount} is the highest.",
+    "answer.bet_placed": "Your bet of {amount} is in.",
+    "answer.bet_changed": "Your bet is now {amount}.",
+    "answer.bet_cancelled": "Your bet of {amount} is cancelled.",
+    "answer.grabbed": "You grabbed {share}!",
+    "answer.duplicate": "Already done.",
+    # board
+    "board.title": "🧧 <b>68 NiuNiu</b> · round #{round_id}",
+    "board.phase.bidding": "Bidding for dealer · {seconds}s left",
+    "board.phase.betting": "Betting · {seconds}s left",
+    "board.phase.grabbing": "Grab your envelope! · {seconds}s left",
+    "board.phase.settled": "Settled",
+    "board.phase.void": "Ended without play",
+    "board.commitment": "Seed hash: <code>{commitment}</code>",
+    "board.no_bid": "No bid yet. Minimum bid {minimum} (type a number or /bid).",
+    "board.high_bid": "Highest bid: {bid} by {name}. Next bid at least {minimum}.",
+    "board.dealer": "Dealer: {name} · pool {pool}",
+    "board.bets_header": "Bets ({count}):",
+    "board.bet_line": "• {name}: {stake}",
+    "board.no_bets": "No bets yet. Bets {minimum}–{maximum} (type a number or /bet).",
+    "board.grabbed": "Grabbed: {grabbed}/{count}",
+    "button.bid": "Bid {amount}",
+    "button.bet": "Bet {amount}",
+    "button.cancel_bet": "Cancel bet",
+    "button.grab": "🧧 Grab",
+    # results
+    "results.title": "🧧 <b>Round #{round_id} results</b>",
+    "results.dealer": "Dealer {name}: {envelope} {kind} {multiplier}× · {net}",
+    "results.player": "{name}: {envelope} {kind} {multiplier}× · {result} · {net}",
+    "results.totals": "Rake {rake} · rebates {rebate} · fees {fees}",
+    "results.seed": "Seed: <code>{seed}</code> (check with /verify {round_id})",
+    "results.void.no_bids": "Round #{round_id} ended: nobody bid for dealer.",
+    "results.void.no_bets": "Round #{round_id} ended: no bets. The dealer's chips are released.",
+    "results.void.redeal": (
+        "Round #{round_id}: the dealer grabbed 0.01 — re-deal! Everything is refunded."
+    ),
+    "results.void.error": "Round #{round_id} was voided by an error. Everything is refunded.",
+    "result.win": "win",
+    "result.lose": "lose",
+    "result.tie": "tie",
+    "result.drink": "喝水 (pool empty, refunded)",
+    "result.immune": "免死 (0.01, refunded)",
+    "result.refund": "refund",
+    "kind.ordinary": "{points} pt",
+    "kind.special": "{english} {chinese}",
+    # commands
+    "round.started": "A new round starts. Bid for dealer now!",
+    "balance.group": "{name}: available {available}, held {held}.",
+    "balance.private_header": "Your chips:",
+    "balance.private_line": "• {title}: available {available}, held {held}",
+    "balance.private_none": "You have no chips in any group yet.",
+    "history.header": "Last rounds:",
+    "history.settled": "#{round_id}: dealer {name}, pool {pool}, dealer {net}",
+    "history.void": "#{round_id}: ended ({reason})",
+    "history.open": "#{round_id}: {phase}",
+    "history.none": "No rounds yet.",
+    "verify.ok": (
+        "Round #{round_id}: SHA-256 of the seed matches the published hash ✅\n"
+        "Seed: <code>{seed}</code>\nSplit ({count} shares, total {total}): {shares}\n"
+        "Grabbed: {grabbed}\nRecompute: <code>niuniu-bot verify --seed {seed} --count {count} "
+        "--total {total_plain}</code>"
+    ),
+    "verify.mismatch": "Round #{round_id}: the stored split does NOT match its seed ❌",
+    "verify.no_split": "Round #{round_id} ended before the envelope was split. Seed: <code>{seed}</code>",
+    "table.opened": "The table is open. Start a round with /newround.",
+    "table.closed": "The table is closed. A running round finishes; no new round starts.",
+    "table.already_open": "The table is already open.",
+    "table.already_closed": "The table is already closed.",
+    "config.header": "Settings of this group:",
+    "config.line": "• <code>{key}</code> = {value}",
+    "config.usage": "Change one with <code>/set KEY VALUE</code>, e.g. <code>/set rake 5%</code>.",
+    "set.usage": "Usage: <code>/set KEY VALUE</code>, e.g. <code>/set bet_seconds 40</code>.",
+    "set.done": "{key}: {old} → {new}",
+    "credit.done": "Credited {amount} to {name}. Available now {available}.",
+    "debit.done": "Debited {amount} from {name}. Available now {available}.",
+    "ledger.header": "Statement of {name} (latest first):",
+    "ledger.line": "• #{transaction_id} {kind}{round}: {change}",
+    "ledger.none": "No ledger entries for {name}.",
+    "audit.header": "Recent admin actions:",
+    "audit.line": "• {who} {action} {details}",
+    "audit.none": "No admin actions yet.",
+    "private.start": (
+        "Hi! I host 68 NiuNiu red-envelope rounds in groups.\n"
+        "1. Add me to your group.\n2. An admin sends /open, credits chips with /credit "
+        "(as a reply to a player's message), then /newround.\n"
+        "3. Players bid for dealer, bet, and grab the envelope.\nSee /help and /rules."
+    ),
+    "help": (
+        "<b>Players</b>\n/newround – start a round\n/bid 500 – bid for dealer\n"
+        "/bet 20 – bet (again to change, /bet 0 to cancel)\n/balance – your chips\n"
+        "/history – last rounds\n/rules – rules of this table\n/verify N – check round N\n"
+        "<b>Admins</b>\n/open, /close – open or close the table\n/config – settings\n"
+        "/set KEY VALUE – change a setting\n/credit AMOUNT, /debit AMOUNT – as a reply\n"
+        "/ledger – a player's statement\n/audit – recent admin actions"
+    ),
+    "rules": (
+        "<b>68 NiuNiu</b>\nHighest bid is the dealer. Envelope amount X.YZ: points are the "
+        "last digit of X+Y+Z (0 = 10, Niu Niu).\n"
+        "Kinds, highest first: 豹子 Baozi X=Y=Z 18× · 满牛 Manniu .00 15× · 反顺 Fanshun "
+        "(2.10) 14× · 顺子 Shunzi (1.23) 13× · 对子 Duizi Y=Z 12× · 金牛 Jinniu 0.Y0 11× · "
+        "ordinary: points = multiplier.\n"
+        "Winners get stake × their multiplier; losers pay stake × the dealer's. Same kind: "
+        "points, then amount. Pool runs out: 喝水 (refund). 0.01: 免死 for a player, re-deal "
+        "for the dealer.\nThis table: bets {min_bet}–{max_bet}, min bid {min_bid}, "
+        "rake {rake}, rebate {rebate}, dealer fees {fees}."
+    ),
+}
+
+ZH: dict[str, str] = {
+    "error.not_bidding": "现在不是抢庄时间。",
+    "error.not_betting": "现在不是下注时间。",
+    "error.not_grabbing": "现在没有红包可抢。",
+    "error.window_closed": "太迟了，时间已过。",
+    "error.bid_too_low": "抢庄金额至少 {minimum}。",
+    "error.not_enough_chips": "筹码不足：需要 {needed}，你有 {available}。",
+    "error.not_enough_chips_to_bet": "筹码不足：下注需冻结 {multiplier} 倍（{needed}），你有 {available}。",
+    "error.dealer_cannot_bet": "庄家不能下注。",
+    "error.no_bet_to_cancel": "你没有可取消的下注。",
+    "error.bet_too_small": "最小下注 {minimum}。",
+    "error.bet_too_large": "最大下注 {maximum}。",
+    "error.bet_unchanged": "你的下注已经是 {amount}。",
+    "error.not_in_round": "只有庄家和已下注的玩家可以抢红包。",
+    "error.already_grabbed": "你已经抢到 {amount}。",
+    "error.no_round": "没有进行中的牌局。管理员可以 /open 开桌，然后 /newround。",
+    "error.stale_button": "这个按钮属于已结束的牌局。",
+    "error.table_closed": "牌桌已关闭，管理员可以 /open 开桌。",
+    "error.round_running": "已有牌局在进行中。",
+    "error.round_closed": "该牌局已结束。",
+    "error.amount_not_positive": "金额必须大于 0。",
+    "error.debit_too_large": "无法扣除 {amount}：可用只有 {available}。",
+    "error.bad_setting": "未修改：{reason}。",
+    "error.bad_amount": "金额无效：{reason}。",
+    "error.amount_missing": "请加上金额，例如 <code>{example}</code>。",
+    "error.not_admin": "只有群管理员可以这样做。",
+    "error.group_only": "此命令仅在群组中可用，请先把我加入群组。",
+    "error.no_target": "给谁？请回复对方的消息，或写 @用户名 或用户 ID。",
+    "error.unknown_user": "我还没见过 {who}，请回复对方的消息。",
+    "error.bad_round_number": "请写局号，例如 <code>/verify 12</code>。",
+    "error.round_not_found": "第 {round_id} 局不属于本群。",
+    "error.round_not_finished": "第 {round_id} 局尚未结束，种子仍保密。",
+    "error.internal": "出错了，没有任何改动。",
+    "answer.bid_placed": "你的抢庄 {amount} 目前最高。",
+    "answer.bet_placed": "你已下注 {amount}。",
+    "answer.bet_changed": "你的下注改为 {amount}。",
+    "answer.bet_cancelled": "已取消下注 {amount}。",
+    "answer.grabbed": "你抢到 {share}！",
+    "answer.duplicate": "已处理。",
+    "board.title": "🧧 <b>68 牛牛</b> · 第 {round_id} 局",
+    "board.phase.bidding": "抢庄中 · 剩 {seconds} 秒",
+    "board.phase.betting": "下注中 · 剩 {seconds} 秒",
+    "board.phase.grabbing": "抢红包！· 剩 {seconds} 秒",
+    "board.phase.settled": "已结算",
+    "board.phase.void": "本局未进行",
+    "board.commitment": "种子哈希：<code>{commitment}</code>",
+    "board.no_bid": "尚无人抢庄。最低 {minimum}（直接发数字或 /bid）。",
+    "board.high_bid": "最高抢庄：{name} {bid}。下一口至少 {minimum}。",
+    "board.dealer": "庄家：{name} · 庄池 {pool}",
+    "board.bets_header": "下注（{count}）：",
+    "board.bet_line": "• {name}：{stake}",
+    "board.no_bets": "尚无下注。下注范围 {minimum}–{maximum}（直接发数字或 /bet）。",
+    "board.grabbed": "已抢：{grabbed}/{count}",
+    "button.bid": "抢庄 {amount}",
+    "button.bet": "下注 {amount}",
+    "button.cancel_bet": "取消下注",
+    "button.grab": "🧧 抢红包",
+    "results.title": "🧧 <b>第 {round_id} 局结果</b>",
+    "results.dealer": "庄家 {name}：{envelope} {kind} {multiplier}倍 · {net}",
+    "results.player": "{name}：{envelope} {kind} {multiplier}倍 · {result} · {net}",
+    "results.totals": "抽水 {rake} · 返水 {rebate} · 费用 {fees}",
+    "results.seed": "种子：<code>{seed}</code>（用 /verify {round_id} 验证）",
+    "results.void.no_bids": "第 {round_id} 局结束：无人抢庄。",
+    "results.void.no_bets": "第 {round_id} 局结束：无人下注，庄家筹码已解冻。",
+    "results.void.redeal": "第 {round_id} 局：庄家抢到 0.01，重新发牌！全部退还。",
+    "results.void.error": "第 {round_id} 局因系统错误作废，全部退还。",
+    "result.win": "赢",
+    "result.lose": "输",
+    "result.tie": "和",
+    "result.drink": "喝水（庄池不足，退本）",
+    "result.immune": "免死（0.01，退本）",
+    "result.refund": "退还",
+    "kind.ordinary": "{points}点",
+    "kind.special": "{chinese}",
+    "round.started": "新一局开始，快来抢庄！",
+    "balance.group": "{name}：可用 {available}，冻结 {held}。",
+    "balance.private_header": "你的筹码：",
+    "balance.private_line": "• {title}：可用 {available}，冻结 {held}",
+    "balance.private_none": "你在任何群都还没有筹码。",
+    "history.header": "最近的牌局：",
+    "history.settled": "#{round_id}：庄家 {name}，庄池 {pool}，庄家 {net}",
+    "history.void": "#{round_id}：结束（{reason}）",
+    "history.open": "#{round_id}：{phase}",
+    "history.none": "还没有牌局。",
+    "verify.ok": (
+        "第 {round_id} 局：种子的 SHA-256 与公布的哈希一致 ✅\n种子：<code>{seed}</code>\n"
+        "分配（{count} 份，共 {total}）：{shares}\n抢到：{grabbed}\n"
+        "自行验证：<code>niuniu-bot verify --seed {seed} --count {count} --total {total_plain}</code>"
+    ),
+    "verify.mismatch": "第 {round_id} 局：存储的分配与种子不符 ❌",
+    "verify.no_split": "第 {round_id} 局在发红包前结束。种子：<code>{seed}</code>",
+    "table.opened": "牌桌已开，用 /newround 开局。",
+    "table.closed": "牌桌已关闭。进行中的牌局会打完，不再开新局。",
+    "table.already_open": "牌桌已经是开着的。",
+    "table.already_closed": "牌桌已经关闭。",
+    "config.header": "本群设置：",
+    "config.line": "• <code>{key}</code> = {value}",
+    "config.usage": "用 <code>/set 名称 值</code> 修改，例如 <code>/set rake 5%</code>。",
+    "set.usage": "用法：<code>/set 名称 值</code>，例如 <code>/set bet_seconds 40</code>。",
+    "set.done": "{key}：{old} → {new}",
+    "credit.done": "已给 {name} 上分 {amount}，可用 {available}。",
+    "debit.done": "已从 {name} 下分 {amount}，可用 {available}。",
+    "ledger.header": "{name} 的流水（最新在前）：",
+    "ledger.line": "• #{transaction_id} {kind}{round}：{change}",
+    "ledger.none": "{name} 没有流水。",
+    "audit.header": "最近的管理操作：",
+    "audit.line": "• {who} {action} {details}",
+    "audit.none": "还没有管理操作。",
+    "private.start": (
+        "你好！我在群里主持 68 牛牛红包游戏。\n1. 把我加入群组。\n"
+        "2. 管理员发送 /open，回复玩家消息用 /credit 上分，然后 /newround。\n"
+        "3. 玩家抢庄、下注、抢红包。详见 /help 和 /rules。"
+    ),
+    "help": (
+        "<b>玩家</b>\n/newround – 开局\n/bid 500 – 抢庄\n/bet 20 – 下注（再发可改，/bet 0 取消）\n"
+        "/balance – 我的筹码\n/history – 最近牌局\n/rules – 本桌规则\n/verify N – 验证第 N 局\n"
+        "<b>管理员</b>\n/open、/close – 开桌、关桌\n/config – 设置\n/set 名称 值 – 修改设置\n"
+        "/credit 金额、/debit 金额 – 回复玩家消息\n/ledger – 玩家流水\n/audit – 管理记录"
+    ),
+    "rules": (
+        "<b>68 牛牛</b>\n出价最高者坐庄。红包金额 X.YZ：点数为 X+Y+Z 的个位（0 为 10 点牛牛）。\n"
+        "牌型从大到小：豹子 18倍 · 满牛 15倍 · 反顺 14倍 · 顺子 13倍 · 对子 12倍 · 金牛 11倍 · "
+        "普通牌点数即倍数。\n闲家赢按自己牌型倍数，输按庄家倍数。同牌型比点数，再比金额。"
+        "庄池不足：喝水退本。0.01：闲家免死，庄家重新发牌。\n"
+        "本桌：下注 {min_bet}–{max_bet}，最低抢庄 {min_bid}，抽水 {rake}，返水 {rebate}，庄家费用 {fees}。"
+    ),
+}
+
+CATALOGUE: dict[str, dict[str, str]] = {"en": EN, "zh": ZH}
+
+
+def translate(language: str, key: str, currency: str = "", **params: Any) -> str:
+    """The message ``key`` in ``language`` (English if missing), with money params formatted."""
+    template = CATALOGUE.get(language, EN).get(key) or EN[key]
+    return template.format(**format_params(params, currency))
+
+
+def format_params(params: Mapping[str, Any], currency: str) -> dict[str, Any]:
+    """Format the money parameters (ints in cents) with the currency; others unchanged."""
+    return {
+        name: format_amount(value, currency)
+        if name in MONEY_PARAMS and isinstance(value, int) and not isinstance(value, bool)
+        else value
+        for name, value in params.items()
+    }

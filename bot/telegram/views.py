@@ -1,0 +1,221 @@
+"""What the group sees: the live round board, its buttons, and the results message.
+
+Everything from users is HTML-escaped here; amounts are formatted with the group's
+currency. Callback data carries the round id so that a button of an old round can be
+told apart and refused.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from telegram import InlineKeyboardButton, InlineKeyboardMarkup
+
+from bot.engine.round import Phase, Round, RoundSettled, RoundVoided, minimum_bid
+from bot.engine.settings import Settings
+from bot.engine.settlement import Result
+from bot.money import format_amount, format_bps, format_signed
+from bot.rules.envelope import Hand, HandKind
+from bot.rules.ruleset import get_ruleset
+from bot.service.game import Person
+from bot.telegram.i18n import translate
+
+
+def display_name(user_id: int, people: Mapping[int, Person]) -> str:
+    """A user's name for the chat, HTML-escaped: first name, else @username, else the id."""
+    person = people.get(user_id)
+    if person is None:
+        return f"user {user_id}"
+    name = person.first_name or (f"@{person.username}" if person.username else str(user_id))
+    return html.escape(name[:64])
+
+
+@dataclass(frozen=True, slots=True)
+class ButtonPress:
+    """Parsed callback data: ``<round id>:<action>[:<amount>]``."""
+
+    round_id: int
+    action: str
+    amount: int = 0
+
+    def encode(self) -> str:
+        """The callback data string (well under Telegram's 64 bytes)."""
+        return f"{self.round_id}:{self.action}:{self.amount}"
+
+    @classmethod
+    def decode(cls, data: str) -> ButtonPress | None:
+        """Parse callback data; ``None`` for anything malformed."""
+        parts = data.split(":")
+        if len(parts) != 3 or parts[1] not in ("bid", "bet", "cancel", "grab"):
+            return None
+        if not (parts[0].isdigit() and parts[2].isdigit()) or len(data) > 64:
+            return None
+        return cls(int(parts[0]), parts[1], int(parts[2]))
+
+
+class Views:
+    """Renders for one group's language and currency."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.language = settings.language
+        self.currency = settings.currency
+
+    def t(self, key: str, **params: object) -> str:
+        """A catalogue message in the group's language, money in its currency."""
+        return translate(self.language, key, self.currency, **params)
+
+    def money(self, cents: int) -> str:
+        """An amount in the group's currency."""
+        return format_amount(cents, self.currency)
+
+    def kind(self, hand: Hand) -> str:
+        """A hand's kind as shown in results (English and Chinese names, or points)."""
+        if hand.kind is HandKind.ORDINARY:
+            return self.t("kind.ordinary", points=hand.points)
+        return self.t("kind.special", english=hand.kind.english, chinese=hand.kind.chinese)
+
+    # -- board ----------------------------------------------------------------------
+
+    def board(
+        self, state: Round, people: Mapping[int, Person], now_ms: int
+    ) -> tuple[str, InlineKeyboardMarkup | None]:
+        """The live board of a round and its buttons."""
+        seconds = max(0, (state.deadline_ms - now_ms + 999) // 1000)
+        lines = [
+            self.t("board.title", round_id=state.id),
+            self.t(f"board.phase.{state.phase.value}", seconds=seconds),
+            self.t("board.commitment", commitment=state.commitment),
+        ]
+        settings = state.settings
+        if state.phase is Phase.BIDDING:
+            if state.high_bidder is None:
+                lines.append(self.t("board.no_bid", minimum=minimum_bid(state)))
+            else:
+                lines.append(
+                    self.t(
+                        "board.high_bid",
+                        bid=state.high_bid,
+                        name=display_name(state.high_bidder, people),
+                        minimum=minimum_bid(state),
+                    )
+                )
+        if state.dealer_id is not None:
+            lines.append(
+                self.t("board.dealer", name=display_name(state.dealer_id, people), pool=state.pool)
+            )
+        if state.phase is Phase.BETTING and not state.bets:
+            lines.append(
+                self.t("board.no_bets", minimum=settings.min_bet, maximum=settings.max_bet)
+            )
+        if state.bets:
+            lines.append(self.t("board.bets_header", count=len(state.bets)))
+            lines.extend(
+                self.t("board.bet_line", name=display_name(bet.user_id, people), stake=bet.amount)
+                for bet in state.bets
+            )
+        if state.phase is Phase.GRABBING:
+            lines.append(
+                self.t("board.grabbed", grabbed=len(state.grabs), count=len(state.participants))
+            )
+        return "\n".join(lines), self.keyboard(state)
+
+    def keyboard(self, state: Round) -> InlineKeyboardMarkup | None:
+        """Quick bids, quick bets and cancel, or the Grab button, by phase."""
+        settings = state.settings
+        if state.phase is Phase.BIDDING:
+            least = minimum_bid(state)
+            presses = [
+                ButtonPress(state.id, "bid", least),
+                ButtonPress(state.id, "bid", least + settings.bid_increment),
+            ]
+            return InlineKeyboardMarkup([[self._button("button.bid", press) for press in presses]])
+        if state.phase is Phase.BETTING:
+            bets = [
+                self._button("button.bet", ButtonPress(state.id, "bet", amount))
+                for amount in settings.quick_bets
+                if settings.min_bet <= amount <= settings.max_bet
+            ]
+            rows = [bets[i : i + 3] for i in range(0, len(bets), 3)]
+            cancel = InlineKeyboardButton(
+                self.t("button.cancel_bet"), callback_data=ButtonPress(state.id, "cancel").encode()
+            )
+            return InlineKeyboardMarkup([*rows, [cancel]])
+        if state.phase is Phase.GRABBING:
+            grab = InlineKeyboardButton(
+                self.t("button.grab"), callback_data=ButtonPress(state.id, "grab").encode()
+            )
+            return InlineKeyboardMarkup([[grab]])
+        return None
+
+    def _button(self, key: str, press: ButtonPress) -> InlineKeyboardButton:
+        return InlineKeyboardButton(self.t(key, amount=press.amount), callback_data=press.encode())
+
+    # -- results --------------------------------------------------------------------
+
+    def results(
+        self, state: Round, ended: RoundSettled | RoundVoided, people: Mapping[int, Person]
+    ) -> str:
+        """The one message that closes a round: every participant's line, or why it ended."""
+        if isinstance(ended, RoundVoided):
+            text = self.t(f"results.void.{ended.reason.value}", round_id=state.id)
+            return text + "\n" + self.t("results.seed", seed=ended.seed.hex(), round_id=state.id)
+        ruleset = get_ruleset(state.settings.ruleset)
+        envelope_of = {grab.user_id: grab.amount for grab in state.grabs}
+        settlement = ended.settlement
+        lines = [self.t("results.title", round_id=state.id)]
+        assert state.dealer_id is not None
+        dealer = ruleset.evaluate(envelope_of[state.dealer_id])
+        lines.append(
+            self.t(
+                "results.dealer",
+                name=display_name(state.dealer_id, people),
+                envelope=self.money(dealer.amount),
+                kind=self.kind(dealer),
+                multiplier=dealer.multiplier,
+                net=format_signed(settlement.dealer_net, self.currency),
+            )
+        )
+        for placed in state.bets:
+            hand = ruleset.evaluate(envelope_of[placed.user_id])
+            outcome = settlement.outcomes[placed.user_id]
+            lines.append(
+                self.t(
+                    "results.player",
+                    name=display_name(placed.user_id, people),
+                    envelope=self.money(hand.amount),
+                    kind=self.kind(hand),
+                    multiplier=hand.multiplier,
+                    result=self.t(f"result.{outcome.result.value}"),
+                    net=format_signed(outcome.net, self.currency),
+                )
+            )
+        lines.append(
+            self.t(
+                "results.totals",
+                rake=settlement.rake_total,
+                rebate=settlement.rebate_total,
+                fees=state.settings.dealer_fees,
+            )
+        )
+        lines.append(self.t("results.seed", seed=ended.seed.hex(), round_id=state.id))
+        return "\n".join(lines)
+
+    def result_name(self, result: Result) -> str:
+        """A player's result in words."""
+        return self.t(f"result.{result.value}")
+
+    def rules(self) -> str:
+        """The rules of this table, with its limits and fees."""
+        settings = self.settings
+        return self.t(
+            "rules",
+            min_bet=self.money(settings.min_bet),
+            max_bet=self.money(settings.max_bet),
+            min_bid=self.money(settings.min_bid),
+            rake=format_bps(settings.rake_bps),
+            rebate=format_bps(settings.rebate_bps),
+            fees=self.money(settings.dealer_fees),
+        )
