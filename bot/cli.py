@@ -98,6 +98,12 @@ def _build_parser() -> argparse.ArgumentParser:
     db = commands.add_parser("db", help="manage the database")
     db.add_argument("action", choices=["upgrade"], help="upgrade: apply every migration")
     _add_config_option(db)
+
+    run = commands.add_parser("run", help="run the bot (long polling, or webhook by setting)")
+    _add_config_option(run)
+
+    demo = commands.add_parser("demo", help="play a few rounds offline against a fake Telegram")
+    demo.add_argument("--rounds", type=_positive_int, default=3, help="rounds to play")
     return parser
 
 
@@ -144,6 +150,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "db":
             return _run_db(args)
+        if args.command == "run":
+            from bot.telegram.runner import run_bot
+
+            run_bot(_config(args))
+            return 0
+        if args.command == "demo":
+            import asyncio
+
+            from bot.telegram.demo import run_demo
+
+            return asyncio.run(run_demo(rounds=args.rounds))
     except ConfigError as error:
         print(f"niuniu-bot: error: {error}", file=sys.stderr)
         return EXIT_USAGE

@@ -24,26 +24,32 @@ def parse_amount(text: str, *, max_cents: int = MAX_AMOUNT_CENTS) -> int:
     something (``/bet 0`` cancels a bet).
     """
     stripped = text.strip()
+    shown = _shown(stripped)
     if not stripped:
         raise ValueError("an amount is missing")
     if stripped.startswith("-"):
-        raise ValueError(f"{stripped!r} is negative; amounts must be positive")
+        raise ValueError(f"{shown} is negative; amounts must be positive")
     if "," in stripped or "_" in stripped or " " in stripped:
-        raise ValueError(f"{stripped!r}: write amounts without separators, e.g. 1200.50")
+        raise ValueError(f"{shown}: write amounts without separators, e.g. 1200.50")
     match = _AMOUNT.fullmatch(stripped)
     if match is None:
         if re.fullmatch(r"[0-9]+\.[0-9]{3,}", stripped):
-            raise ValueError(f"{stripped!r} has more than two decimals")
-        raise ValueError(f"{stripped!r} is not an amount; write e.g. 20 or 12.50")
+            raise ValueError(f"{shown} has more than two decimals")
+        raise ValueError(f"{shown} is not an amount; write e.g. 20 or 12.50")
     units = int(match["units"])
     cents_text = match["cents"] or "0"
     cents = int(cents_text) * (10 if len(cents_text) == 1 else 1)
     if units > max_cents // 100:
-        raise ValueError(f"{stripped!r} is too large; the most is {format_amount(max_cents)}")
+        raise ValueError(f"{shown} is too large; the most is {format_amount(max_cents)}")
     total = units * 100 + cents
     if total > max_cents:
-        raise ValueError(f"{stripped!r} is too large; the most is {format_amount(max_cents)}")
+        raise ValueError(f"{shown} is too large; the most is {format_amount(max_cents)}")
     return total
+
+
+def _shown(text: str, limit: int = 24) -> str:
+    """User text quoted in an error message, cut short so an error stays short."""
+    return repr(text if len(text) <= limit else text[:limit] + "…")
 
 
 def format_amount(cents: int, currency: str = "") -> str:

@@ -24,6 +24,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from bot.engine import round as engine
 from bot.engine.errors import GameError, NotDue, RuleViolation
 from bot.engine.round import (
+    HOUSE,
     MINT,
     BetCancelled,
     BetPlaced,
@@ -451,16 +452,16 @@ class GameService:
         except NotDue:
             return CommandResult()
 
-    async def due_round_ids(self) -> list[int]:
-        """Open rounds whose deadline has passed."""
+    async def due_rounds(self) -> list[tuple[int, int]]:
+        """Open rounds whose deadline has passed: (round id, chat id), most overdue first."""
         now = self.clock()
         async with self.db.transaction() as session:
-            rows = await session.scalars(
-                select(RoundRow.id)
+            rows = await session.execute(
+                select(RoundRow.id, RoundRow.chat_id)
                 .where(RoundRow.phase.in_(_OPEN_PHASES), RoundRow.deadline_ms <= now)
                 .order_by(RoundRow.deadline_ms)
             )
-            return list(rows)
+            return [(round_id, chat_id) for round_id, chat_id in rows]
 
     async def due_chat_ids(self) -> list[int]:
         """Open tables whose pause after a settled round is over."""
@@ -478,22 +479,23 @@ class GameService:
             loaded = [await rounds.load(session, round_id, lock=False) for round_id in ids]
             return [state for state in loaded if state is not None]
 
+    async def start_due_round(self, chat_id: int) -> CommandResult:
+        """Start the round of a table whose pause is over; if it cannot start (closed, or a
+        round already runs), forget the pending start instead."""
+        try:
+            return await self.start_round(chat_id)
+        except RuleViolation:
+            async with self.db.transaction() as session:
+                await session.execute(
+                    update(Chat).where(Chat.id == chat_id).values(next_round_at_ms=None)
+                )
+            return CommandResult()
+
     async def sweep(self) -> list[CommandResult]:
         """Advance every overdue round and start the rounds whose pause is over."""
-        results = []
-        for round_id in await self.due_round_ids():
-            result = await self.advance(round_id)
-            if result.events:
-                results.append(result)
-        for chat_id in await self.due_chat_ids():
-            try:
-                results.append(await self.start_round(chat_id))
-            except RuleViolation:
-                async with self.db.transaction() as session:
-                    await session.execute(
-                        update(Chat).where(Chat.id == chat_id).values(next_round_at_ms=None)
-                    )
-        return results
+        results = [await self.advance(round_id) for round_id, _ in await self.due_rounds()]
+        results += [await self.start_due_round(chat_id) for chat_id in await self.due_chat_ids()]
+        return [result for result in results if result.events]
 
     async def recover(self) -> tuple[list[CommandResult], list[Round]]:
         """After a start: finish what is overdue, then list the open rounds to schedule."""
@@ -654,6 +656,11 @@ class GameService:
         """A player's chips in a group."""
         async with self.db.transaction() as session:
             return await ledger.balance(session, chat_id, user_id)
+
+    async def house_balance(self, chat_id: int) -> int:
+        """The group's house account: rake and fees taken less rebates paid."""
+        async with self.db.transaction() as session:
+            return await ledger.account_balance(session, chat_id, HOUSE)
 
     async def balances_everywhere(self, user_id: int) -> list[tuple[int, str, Balance]]:
         """A player's chips in every group: (chat id, title, balance)."""

@@ -1,0 +1,896 @@
+"""The Telegram shell: handlers, the live board, deadlines, and the composition root.
+
+Updates of one chat are handled one at a time (``ChatOrderedProcessor``), different
+chats concurrently; deadline jobs take the same per-chat lock. Every command goes to the
+service, which does its work in one database transaction; the shell renders what
+happened in the group's language.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import html
+import logging
+import time
+from collections import deque
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any, cast
+
+from telegram import (
+    BotCommand,
+    CallbackQuery,
+    ChatMember,
+    InlineKeyboardMarkup,
+    Message,
+    Update,
+)
+from telegram import User as TelegramUser
+from telegram.constants import ChatType, ParseMode
+from telegram.error import BadRequest, Forbidden, TelegramError
+from telegram.ext import (
+    AIORateLimiter,
+    Application,
+    ApplicationBuilder,
+    BaseUpdateProcessor,
+    CallbackContext,
+    CallbackQueryHandler,
+    CommandHandler,
+    ContextTypes,
+    MessageHandler,
+    filters,
+)
+
+from bot.config import Config
+from bot.engine.errors import GameError
+from bot.engine.round import (
+    BetCancelled,
+    BetPlaced,
+    BidPlaced,
+    Grabbed,
+    Phase,
+    Round,
+    RoundSettled,
+    RoundStarted,
+    RoundVoided,
+)
+from bot.money import format_amount, format_signed, parse_amount
+from bot.rules.split import commitment, split_envelope
+from bot.service.game import CommandResult, GameService, Person, wall_clock_ms
+from bot.telegram.i18n import translate
+from bot.telegram.views import ButtonPress, Views, display_name
+
+log = logging.getLogger(__name__)
+
+#: Replies to commands a group may get per minute; the rest of Telegram's ~20 a minute
+#: stays free for boards and results.
+REPLIES_PER_MINUTE = 10
+BARE_NUMBER = r"^\s*[0-9]{1,9}(\.[0-9]{1,2})?\s*$"
+
+
+class ChatLocks:
+    """One asyncio lock per chat."""
+
+    def __init__(self) -> None:
+        self._locks: dict[int, asyncio.Lock] = {}
+
+    def lock(self, chat_id: int) -> asyncio.Lock:
+        """The lock of a chat (created on first use)."""
+        return self._locks.setdefault(chat_id, asyncio.Lock())
+
+
+class ChatOrderedProcessor(BaseUpdateProcessor):
+    """Processes updates of different chats concurrently and those of one chat in order."""
+
+    def __init__(self, locks: ChatLocks, max_concurrent_updates: int = 512) -> None:
+        super().__init__(max_concurrent_updates)
+        self.locks = locks
+
+    async def do_process_update(self, update: object, coroutine: Awaitable[Any]) -> None:
+        chat = update.effective_chat if isinstance(update, Update) else None
+        if chat is None:
+            await coroutine
+            return
+        async with self.locks.lock(chat.id):
+            await coroutine
+
+    async def initialize(self) -> None:
+        """Nothing to set up."""
+
+    async def shutdown(self) -> None:
+        """Nothing to tear down."""
+
+
+class SlidingWindow:
+    """Counts events per key over the last ``seconds``; ``allow`` takes one if under ``limit``."""
+
+    def __init__(self, limit: int, seconds: float = 60.0) -> None:
+        self.limit = limit
+        self.seconds = seconds
+        self._times: dict[int, deque[float]] = {}
+
+    def allow(self, key: int) -> bool:
+        """Take one slot for ``key`` if fewer than ``limit`` were taken in the window."""
+        now = time.monotonic()
+        times = self._times.setdefault(key, deque())
+        while times and times[0] <= now - self.seconds:
+            times.popleft()
+        if len(times) >= self.limit:
+            return False
+        times.append(now)
+        return True
+
+
+def person_of(user: TelegramUser) -> Person:
+    """The service's view of a Telegram user."""
+    return Person(user.id, user.first_name or "", user.username, user.last_name)
+
+
+class GameBot:
+    """Handlers and jobs of the bot, over one ``GameService``."""
+
+    def __init__(
+        self, config: Config, service: GameService, *, clock: Callable[[], int] = wall_clock_ms
+    ) -> None:
+        self.config = config
+        self.service = service
+        self.clock = clock
+        self.locks = ChatLocks()
+        self.people: dict[int, Person] = {}
+        self.replies = SlidingWindow(REPLIES_PER_MINUTE)
+        self._admins: dict[tuple[int, int], tuple[float, bool]] = {}
+        self._board_ids: dict[int, int] = {}
+        self._board_tasks: dict[int, asyncio.Task[None]] = {}
+        self._board_edited: dict[int, float] = {}
+        self.application: Application[Any, Any, Any, Any, Any, Any] | None = None
+
+    # -- wiring ---------------------------------------------------------------------
+
+    def install(self, application: Application[Any, Any, Any, Any, Any, Any]) -> None:
+        """Register every handler and the error handler on ``application``."""
+        self.application = application
+        group = filters.ChatType.GROUPS
+        private = filters.ChatType.PRIVATE
+        commands: list[tuple[str, Callable[..., Coroutine[Any, Any, None]], filters.BaseFilter]] = [
+            ("newround", self.cmd_newround, group),
+            ("bid", self.cmd_bid, group),
+            ("bet", self.cmd_bet, group),
+            ("balance", self.cmd_balance, group),
+            ("balance", self.cmd_balance_private, private),
+            ("history", self.cmd_history, group),
+            ("rules", self.cmd_rules, filters.ALL),
+            ("verify", self.cmd_verify, group),
+            ("help", self.cmd_help, filters.ALL),
+            ("start", self.cmd_start, private),
+            ("open", self.cmd_open, group),
+            ("close", self.cmd_close, group),
+            ("config", self.cmd_config, group),
+            ("set", self.cmd_set, group),
+            ("credit", self.cmd_credit, group),
+            ("debit", self.cmd_debit, group),
+            ("ledger", self.cmd_ledger, group),
+            ("audit", self.cmd_audit, group),
+        ]
+        for name, callback, chat_filter in commands:
+            application.add_handler(CommandHandler(name, self._guard(callback), chat_filter))
+        group_only = [
+            "newround",
+            "bid",
+            "bet",
+            "history",
+            "verify",
+            "open",
+            "close",
+            "config",
+            "set",
+            "credit",
+            "debit",
+            "ledger",
+            "audit",
+        ]
+        application.add_handler(
+            CommandHandler(group_only, self._guard(self.cmd_group_only), private)
+        )
+        application.add_handler(
+            MessageHandler(
+                group & filters.Regex(BARE_NUMBER) & ~filters.COMMAND,
+                self._guard(self.on_bare_number),
+            )
+        )
+        application.add_handler(MessageHandler(group & filters.TEXT, self._guard(self.on_text)))
+        application.add_handler(CallbackQueryHandler(self._guard(self.on_button)))
+        application.add_error_handler(self.on_error)
+
+    def _guard(
+        self, handler: Callable[[Update, Any], Coroutine[Any, Any, None]]
+    ) -> Callable[[Update, Any], Coroutine[Any, Any, None]]:
+        """Note the sender, then run ``handler``; a ``GameError`` becomes a short reply."""
+
+        async def guarded(update: Update, context: Any) -> None:
+            user = update.effective_user
+            if user is not None:
+                self.people[user.id] = person_of(user)
+            try:
+                await handler(update, context)
+            except GameError as error:
+                await self.reply_error(update, error)
+
+        return guarded
+
+    async def on_error(self, update: object, context: CallbackContext[Any, Any, Any, Any]) -> None:
+        """Log unexpected errors; tell the user nothing changed where we can."""
+        log.error("error while handling an update", exc_info=context.error)
+        if isinstance(update, Update) and update.effective_chat is not None:
+            await self.reply(update, await self.text(update.effective_chat.id, "error.internal"))
+
+    async def start(self, application: Application[Any, Any, Any, Any, Any, Any]) -> None:
+        """After start-up: publish commands, finish overdue rounds, reschedule open ones,
+        and start the sweep."""
+        try:
+            await application.bot.set_my_commands(
+                [BotCommand(name, description) for name, description in BOT_COMMANDS]
+            )
+        except TelegramError as error:
+            log.warning("could not set the command list: %s", error)
+        results, open_rounds = await self.service.recover()
+        for result in results:
+            if result.round is not None:
+                await self.publish(result.round.chat_id, result)
+        for state in open_rounds:
+            self.schedule(state)
+        assert application.job_queue is not None
+        application.job_queue.run_repeating(
+            self._sweep_job,
+            interval=self.config.sweep_seconds,
+            first=self.config.sweep_seconds,
+            name="sweep",
+        )
+        log.info("ready: %d open rounds rescheduled", len(open_rounds))
+
+    # -- deadlines ------------------------------------------------------------------
+
+    def schedule(self, state: Round) -> None:
+        """(Re)schedule the job that applies a round's deadline; none once it has ended."""
+        if self.application is None or self.application.job_queue is None:
+            return
+        name = f"deadline:{state.id}"
+        for job in self.application.job_queue.get_jobs_by_name(name):
+            job.schedule_removal()
+        if not state.phase.is_open:
+            return
+        delay = max(0.0, (state.deadline_ms - self.clock()) / 1000)
+        self.application.job_queue.run_once(
+            self._deadline_job, when=delay, name=name, data=(state.id, state.chat_id)
+        )
+
+    async def _deadline_job(self, context: ContextTypes.DEFAULT_TYPE) -> None:
+        assert context.job is not None
+        round_id, chat_id = cast(tuple[int, int], context.job.data)
+        await self.advance(round_id, chat_id)
+
+    async def _sweep_job(self, context: ContextTypes.DEFAULT_TYPE) -> None:
+        await self.sweep()
+
+    async def sweep(self) -> None:
+        """Advance overdue rounds (lost or late jobs) and start rounds whose pause is over."""
+        for round_id, chat_id in await self.service.due_rounds():
+            await self.advance(round_id, chat_id)
+        for chat_id in await self.service.due_chat_ids():
+            async with self.locks.lock(chat_id):
+                result = await self.service.start_due_round(chat_id)
+                await self.publish(chat_id, result)
+
+    async def advance(self, round_id: int, chat_id: int) -> None:
+        """Apply a round's deadline under its chat's lock."""
+        async with self.locks.lock(chat_id):
+            result = await self.service.advance(round_id)
+            await self.publish(chat_id, result)
+
+    # -- publishing -----------------------------------------------------------------
+
+    async def views(self, chat_id: int) -> Views:
+        """Renderers in the group's language and currency."""
+        return Views(await self.service.settings(chat_id))
+
+    async def text(self, chat_id: int, key: str, **params: Any) -> str:
+        """A catalogue message for a chat."""
+        settings = await self.service.settings(chat_id)
+        return translate(settings.language, key, settings.currency, **params)
+
+    async def names(self, user_ids: list[int]) -> dict[int, Person]:
+        """Names of users, from what this process saw or the database."""
+        missing = [user_id for user_id in user_ids if user_id not in self.people]
+        if missing:
+            self.people.update(await self.service.names(missing))
+        return {user_id: self.people[user_id] for user_id in user_ids if user_id in self.people}
+
+    async def publish(self, chat_id: int, result: CommandResult) -> None:
+        """Tell the group what a command or deadline did, and schedule what comes next."""
+        state = result.round
+        if state is None or result.duplicate:
+            return
+        for event in result.events:
+            if isinstance(event, RoundStarted):
+                await self.send_board(state)
+            elif isinstance(event, (RoundSettled, RoundVoided)):
+                await self.send_results(state, event)
+        self.schedule(state)
+        if result.events and not any(isinstance(e, RoundStarted) for e in result.events):
+            self.refresh_board(state)
+        if result.started is not None:
+            await self.send_board(result.started)
+            self.schedule(result.started)
+
+    async def send(
+        self,
+        chat_id: int,
+        text: str,
+        markup: InlineKeyboardMarkup | None = None,
+        reply_to: int | None = None,
+    ) -> Message | None:
+        """Send an HTML message; ``None`` (logged) if Telegram refuses it."""
+        assert self.application is not None
+        try:
+            return await self.application.bot.send_message(
+                chat_id,
+                text,
+                parse_mode=ParseMode.HTML,
+                reply_markup=markup,
+                reply_to_message_id=reply_to,
+                allow_sending_without_reply=True,
+            )
+        except (BadRequest, Forbidden) as error:
+            log.warning("chat %s refused a message: %s", chat_id, error)
+            return None
+
+    async def send_board(self, state: Round) -> None:
+        """Post the live board of a new round."""
+        views = await self.views(state.chat_id)
+        text, markup = views.board(state, await self.names(self._board_people(state)), self.clock())
+        message = await self.send(state.chat_id, text, markup)
+        if message is not None:
+            self._board_ids[state.id] = message.message_id
+            self._board_edited[state.chat_id] = time.monotonic()
+            await self.service.set_board_message(state.id, message.message_id)
+
+    @staticmethod
+    def _board_people(state: Round) -> list[int]:
+        ids = [bet.user_id for bet in state.bets]
+        ids += [user for user in (state.high_bidder, state.dealer_id) if user is not None]
+        return ids
+
+    def refresh_board(self, state: Round) -> None:
+        """Edit the round's board soon: at most one edit per chat every few seconds, the
+        latest state each time (several changes in between make one edit)."""
+        if state.chat_id in self._board_tasks:
+            return
+        task = asyncio.get_running_loop().create_task(
+            self._edit_board_later(state.chat_id, state.id)
+        )
+        self._board_tasks[state.chat_id] = task
+
+    async def _edit_board_later(self, chat_id: int, round_id: int) -> None:
+        try:
+            last = self._board_edited.get(chat_id, 0.0)
+            wait = last + self.config.board_edit_seconds - time.monotonic()
+            if wait > 0:
+                await asyncio.sleep(wait)
+            self._board_tasks.pop(chat_id, None)
+            await self.edit_board(round_id)
+        except Exception:
+            log.exception("editing the board of round %s failed", round_id)
+        finally:
+            self._board_tasks.pop(chat_id, None)
+
+    async def edit_board(self, round_id: int) -> None:
+        """Show a round's current state on its board message."""
+        assert self.application is not None
+        state = await self.service.round(round_id)
+        if state is None:
+            return
+        message_id = self._board_ids.get(round_id) or await self.service.board_message(round_id)
+        if message_id is None:
+            return
+        views = await self.views(state.chat_id)
+        text, markup = views.board(state, await self.names(self._board_people(state)), self.clock())
+        self._board_edited[state.chat_id] = time.monotonic()
+        try:
+            await self.application.bot.edit_message_text(
+                text,
+                chat_id=state.chat_id,
+                message_id=message_id,
+                parse_mode=ParseMode.HTML,
+                reply_markup=markup,
+            )
+        except BadRequest as error:
+            if "not modified" not in str(error).lower():
+                log.warning("board of round %s: %s", round_id, error)
+
+    async def send_results(self, state: Round, ended: RoundSettled | RoundVoided) -> None:
+        """Post the one message that closes a round."""
+        views = await self.views(state.chat_id)
+        people = await self.names(list(state.participants) + self._board_people(state))
+        await self.send(state.chat_id, views.results(state, ended, people))
+
+    # -- replies --------------------------------------------------------------------
+
+    async def reply(self, update: Update, text: str) -> None:
+        """A short reply to the sender: a toast for a button, else a reply message (within
+        the group's reply budget, so a flood of bad commands cannot flood the group)."""
+        if update.callback_query is not None:
+            await self._answer(update.callback_query, text)
+            return
+        message = update.effective_message
+        chat = update.effective_chat
+        if message is None or chat is None:
+            return
+        if chat.type != ChatType.PRIVATE and not self.replies.allow(chat.id):
+            log.info("reply budget of chat %s spent; not replying", chat.id)
+            return
+        await self.send(chat.id, text, reply_to=message.message_id)
+
+    async def _answer(self, query: CallbackQuery, text: str) -> None:
+        plain = html.unescape(text.replace("<code>", "").replace("</code>", ""))
+        try:
+            await query.answer(plain[:200], show_alert=False)
+        except BadRequest as error:
+            log.info("callback answer refused: %s", error)
+
+    async def reply_error(self, update: Update, error: GameError) -> None:
+        """Explain a refused command in the group's language."""
+        chat = update.effective_chat
+        if chat is None:
+            return
+        params = {k: html.escape(v) if isinstance(v, str) else v for k, v in error.params.items()}
+        await self.reply(update, await self.text(chat.id, f"error.{error.key}", **params))
+
+    # -- players --------------------------------------------------------------------
+
+    @staticmethod
+    def _amount(context: Any, example: str) -> int:
+        args: list[str] = context.args or []
+        if not args:
+            raise GameError("amount_missing", example=example)
+        try:
+            return parse_amount(args[0])
+        except ValueError as error:
+            raise GameError("bad_amount", reason=str(error)) from None
+
+    @staticmethod
+    def _ids(update: Update) -> tuple[int, Person, int]:
+        assert update.effective_chat is not None and update.effective_user is not None
+        return update.effective_chat.id, person_of(update.effective_user), update.update_id
+
+    async def cmd_group_only(self, update: Update, context: Any) -> None:
+        """A group command sent in private."""
+        raise GameError("group_only")
+
+    async def cmd_newround(self, update: Update, context: Any) -> None:
+        """``/newround``: start a round in an open group."""
+        chat_id, person, update_id = self._ids(update)
+        result = await self.service.start_round(chat_id, actor=person, update_id=update_id)
+        await self.publish(chat_id, result)
+
+    async def cmd_bid(self, update: Update, context: Any) -> None:
+        """``/bid AMOUNT``: bid for dealer."""
+        await self._bid(update, self._amount(context, "/bid 500"))
+
+    async def cmd_bet(self, update: Update, context: Any) -> None:
+        """``/bet AMOUNT``: bet, change the bet, or cancel it with 0."""
+        await self._bet(update, self._amount(context, "/bet 20"))
+
+    async def _bid(self, update: Update, amount: int, round_id: int | None = None) -> None:
+        chat_id, person, update_id = self._ids(update)
+        result = await self.service.bid(
+            chat_id, person, amount, round_id=round_id, update_id=update_id
+        )
+        await self.publish(chat_id, result)
+        if update.callback_query is not None:
+            await self._answer_result(update, result)
+
+    async def _bet(self, update: Update, amount: int, round_id: int | None = None) -> None:
+        chat_id, person, update_id = self._ids(update)
+        result = await self.service.bet(
+            chat_id, person, amount, round_id=round_id, update_id=update_id
+        )
+        await self.publish(chat_id, result)
+        if update.callback_query is not None:
+            await self._answer_result(update, result)
+
+    async def _answer_result(self, update: Update, result: CommandResult) -> None:
+        assert update.effective_chat is not None
+        chat_id = update.effective_chat.id
+        if result.duplicate:
+            await self.reply(update, await self.text(chat_id, "answer.duplicate"))
+            return
+        for event in result.events:
+            if isinstance(event, BidPlaced):
+                text = await self.text(chat_id, "answer.bid_placed", amount=event.amount)
+            elif isinstance(event, BetPlaced):
+                key = "answer.bet_changed" if event.previous else "answer.bet_placed"
+                text = await self.text(chat_id, key, amount=event.amount)
+            elif isinstance(event, BetCancelled):
+                text = await self.text(chat_id, "answer.bet_cancelled", amount=event.amount)
+            elif isinstance(event, Grabbed) and not event.auto:
+                text = await self.text(chat_id, "answer.grabbed", share=event.amount)
+            else:
+                continue
+            await self.reply(update, text)
+            return
+
+    async def on_bare_number(self, update: Update, context: Any) -> None:
+        """A bare number is a bid during bidding and a bet during betting (as in the seed)."""
+        assert update.effective_chat is not None and update.effective_message is not None
+        state = await self.service.current_round(update.effective_chat.id)
+        if state is None or state.phase not in (Phase.BIDDING, Phase.BETTING):
+            return
+        try:
+            amount = parse_amount(update.effective_message.text or "")
+        except ValueError:
+            return
+        if state.phase is Phase.BIDDING:
+            await self._bid(update, amount)
+        else:
+            await self._bet(update, amount)
+
+    async def on_text(self, update: Update, context: Any) -> None:
+        """Other group text: nothing to do but remember the sender's name (done by the guard)."""
+
+    async def on_button(self, update: Update, context: Any) -> None:
+        """A press on a board button: bid, bet, cancel or grab, for the round it names."""
+        query = update.callback_query
+        assert query is not None
+        press = ButtonPress.decode(query.data or "")
+        if press is None or update.effective_chat is None:
+            raise GameError("stale_button")
+        if press.action == "bid":
+            await self._bid(update, press.amount, press.round_id)
+        elif press.action == "bet":
+            await self._bet(update, press.amount, press.round_id)
+        elif press.action == "cancel":
+            await self._bet(update, 0, press.round_id)
+        else:
+            chat_id, person, update_id = self._ids(update)
+            result = await self.service.grab(
+                chat_id, person, round_id=press.round_id, update_id=update_id
+            )
+            await self.publish(chat_id, result)
+            await self._answer_result(update, result)
+
+    async def cmd_balance(self, update: Update, context: Any) -> None:
+        """``/balance`` in a group: your chips here."""
+        chat_id, person, _ = self._ids(update)
+        balance = await self.service.balance(chat_id, person.id)
+        await self.reply(
+            update,
+            await self.text(
+                chat_id,
+                "balance.group",
+                name=html.escape(person.first_name or str(person.id)),
+                available=balance.available,
+                held=balance.held,
+            ),
+        )
+
+    async def cmd_balance_private(self, update: Update, context: Any) -> None:
+        """``/balance`` in private: your chips in every group."""
+        _, person, _ = self._ids(update)
+        found = await self.service.balances_everywhere(person.id)
+        if not found:
+            await self.reply(update, translate("en", "balance.private_none"))
+            return
+        lines = [translate("en", "balance.private_header")]
+        for group_id, title, balance in found:
+            settings = await self.service.settings(group_id)
+            lines.append(
+                translate(
+                    settings.language,
+                    "balance.private_line",
+                    settings.currency,
+                    title=html.escape(title or str(group_id)),
+                    available=balance.available,
+                    held=balance.held,
+                )
+            )
+        await self.reply(update, "\n".join(lines))
+
+    async def cmd_history(self, update: Update, context: Any) -> None:
+        """``/history``: the group's last rounds."""
+        chat_id, _, _ = self._ids(update)
+        rounds = await self.service.history(chat_id, limit=10)
+        views = await self.views(chat_id)
+        if not rounds:
+            await self.reply(update, views.t("history.none"))
+            return
+        people = await self.names([r.dealer_id for r in rounds if r.dealer_id is not None])
+        lines = [views.t("history.header")]
+        for summary in rounds:
+            if summary.phase is Phase.SETTLED and summary.dealer_id is not None:
+                lines.append(
+                    views.t(
+                        "history.settled",
+                        round_id=summary.id,
+                        name=display_name(summary.dealer_id, people),
+                        pool=summary.pool,
+                        net=format_signed(summary.dealer_net or 0, views.currency),
+                    )
+                )
+            elif summary.phase is Phase.VOID:
+                lines.append(
+                    views.t("history.void", round_id=summary.id, reason=summary.void_reason or "")
+                )
+            else:
+                lines.append(
+                    views.t("history.open", round_id=summary.id, phase=summary.phase.value)
+                )
+        await self.reply(update, "\n".join(lines))
+
+    async def cmd_rules(self, update: Update, context: Any) -> None:
+        """``/rules``: the rules and multipliers of this table."""
+        assert update.effective_chat is not None
+        await self.reply(update, (await self.views(update.effective_chat.id)).rules())
+
+    async def cmd_help(self, update: Update, context: Any) -> None:
+        """``/help``: the commands."""
+        assert update.effective_chat is not None
+        await self.reply(update, await self.text(update.effective_chat.id, "help"))
+
+    async def cmd_start(self, update: Update, context: Any) -> None:
+        """``/start`` in private: how to add the bot to a group."""
+        await self.reply(update, translate("en", "private.start"))
+
+    async def cmd_verify(self, update: Update, context: Any) -> None:
+        """``/verify N``: recompute round N's split from its revealed seed."""
+        chat_id, _, _ = self._ids(update)
+        args: list[str] = context.args or []
+        if not args or not args[0].lstrip("#").isdigit() or len(args[0]) > 12:
+            raise GameError("bad_round_number")
+        round_id = int(args[0].lstrip("#"))
+        state = await self.service.round(round_id)
+        if state is None or state.chat_id != chat_id:
+            raise GameError("round_not_found", round_id=round_id)
+        if state.phase.is_open:
+            raise GameError("round_not_finished", round_id=round_id)
+        views = await self.views(chat_id)
+        seed = state.seed.hex()
+        if not state.shares:
+            await self.reply(update, views.t("verify.no_split", round_id=round_id, seed=seed))
+            return
+        count, total = len(state.shares), sum(state.shares)
+        matches = commitment(state.seed) == state.commitment and list(state.shares) == (
+            split_envelope(state.seed, count, total)
+        )
+        if not matches:
+            await self.reply(update, views.t("verify.mismatch", round_id=round_id))
+            return
+        people = await self.names(list(state.participants))
+        grabbed = ", ".join(
+            f"{display_name(g.user_id, people)} {views.money(g.amount)}" for g in state.grabs
+        )
+        await self.reply(
+            update,
+            views.t(
+                "verify.ok",
+                round_id=round_id,
+                seed=seed,
+                count=count,
+                total=total,
+                total_plain=format_amount(total),
+                grabbed=grabbed,
+                shares=" ".join(views.money(share) for share in state.shares),
+            ),
+        )
+
+    # -- admins ---------------------------------------------------------------------
+
+    async def is_admin(self, chat_id: int, user_id: int) -> bool:
+        """Group creators and administrators (asked of Telegram, cached) and operators."""
+        if user_id in self.config.operators:
+            return True
+        cached = self._admins.get((chat_id, user_id))
+        now = time.monotonic()
+        if cached is not None and cached[0] > now:
+            return cached[1]
+        assert self.application is not None
+        try:
+            member = await self.application.bot.get_chat_member(chat_id, user_id)
+            allowed = member.status in (ChatMember.OWNER, ChatMember.ADMINISTRATOR)
+        except TelegramError as error:
+            log.warning("getChatMember(%s, %s) failed: %s", chat_id, user_id, error)
+            return False
+        self._admins[(chat_id, user_id)] = (now + self.config.admin_cache_seconds, allowed)
+        return allowed
+
+    async def _require_admin(self, update: Update) -> tuple[int, Person]:
+        chat_id, person, _ = self._ids(update)
+        if not await self.is_admin(chat_id, person.id):
+            raise GameError("not_admin")
+        assert update.effective_chat is not None
+        await self.service.note_chat(chat_id, update.effective_chat.title or "")
+        return chat_id, person
+
+    async def cmd_open(self, update: Update, context: Any) -> None:
+        """``/open``: open the table (admins)."""
+        chat_id, person = await self._require_admin(update)
+        changed = await self.service.set_open(chat_id, person, True)
+        await self.reply(
+            update, await self.text(chat_id, "table.opened" if changed else "table.already_open")
+        )
+
+    async def cmd_close(self, update: Update, context: Any) -> None:
+        """``/close``: close the table; a running round finishes (admins)."""
+        chat_id, person = await self._require_admin(update)
+        changed = await self.service.set_open(chat_id, person, False)
+        await self.reply(
+            update, await self.text(chat_id, "table.closed" if changed else "table.already_closed")
+        )
+
+    async def cmd_config(self, update: Update, context: Any) -> None:
+        """``/config``: every setting of this group (admins)."""
+        chat_id, _ = await self._require_admin(update)
+        settings = await self.service.settings(chat_id)
+        views = Views(settings)
+        from bot.engine.settings import SETTING_NAMES
+
+        lines = [views.t("config.header")]
+        lines += [
+            views.t("config.line", name=name, value=html.escape(settings.display(name)))
+            for name in SETTING_NAMES
+        ]
+        lines.append(views.t("config.usage"))
+        await self.reply(update, "\n".join(lines))
+
+    async def cmd_set(self, update: Update, context: Any) -> None:
+        """``/set KEY VALUE``: change a setting (admins)."""
+        chat_id, person = await self._require_admin(update)
+        args: list[str] = context.args or []
+        if len(args) < 2:
+            await self.reply(update, await self.text(chat_id, "set.usage"))
+            return
+        name, old, new = await self.service.change_setting(
+            chat_id, person, args[0], " ".join(args[1:])
+        )
+        await self.reply(
+            update,
+            await self.text(
+                chat_id, "set.done", name=name, old=html.escape(old), new=html.escape(new)
+            ),
+        )
+
+    async def _target(
+        self, update: Update, args: list[str], *, with_amount: bool = True
+    ) -> tuple[Person, list[str]]:
+        """Whose chips: the replied-to user, an @username the bot has seen, or a user id."""
+        message = update.effective_message
+        replied = message.reply_to_message if message is not None else None
+        if replied is not None and replied.from_user is not None and not replied.from_user.is_bot:
+            target = person_of(replied.from_user)
+            self.people[target.id] = target
+            return target, args
+        if args and args[0].startswith("@"):
+            found = await self.service.find_user(args[0])
+            if found is None:
+                raise GameError("unknown_user", who=html.escape(args[0][:40]))
+            return found, args[1:]
+        if args and args[0].isdigit() and (len(args) >= 2 or not with_amount):
+            user_id = int(args[0])
+            known = await self.names([user_id])
+            return known.get(user_id, Person(user_id)), args[1:]
+        raise GameError("no_target")
+
+    async def cmd_credit(self, update: Update, context: Any) -> None:
+        """``/credit AMOUNT`` (as a reply, or with @username or an id): give chips (admins)."""
+        await self._transfer(update, context, credit=True)
+
+    async def cmd_debit(self, update: Update, context: Any) -> None:
+        """``/debit AMOUNT``: take available chips back (admins)."""
+        await self._transfer(update, context, credit=False)
+
+    async def _transfer(self, update: Update, context: Any, *, credit: bool) -> None:
+        chat_id, person = await self._require_admin(update)
+        target, rest = await self._target(update, list(context.args or []))
+        if not rest:
+            raise GameError("amount_missing", example="/credit 100")
+        try:
+            amount = parse_amount(rest[0])
+        except ValueError as error:
+            raise GameError("bad_amount", reason=str(error)) from None
+        action = self.service.credit if credit else self.service.debit
+        balance = await action(chat_id, person, target.id, amount, update_id=update.update_id)
+        await self.reply(
+            update,
+            await self.text(
+                chat_id,
+                "credit.done" if credit else "debit.done",
+                amount=amount,
+                name=display_name(target.id, {target.id: target}),
+                available=balance.available,
+            ),
+        )
+
+    async def cmd_ledger(self, update: Update, context: Any) -> None:
+        """``/ledger``: a player's statement (admins; as a reply, @username or id)."""
+        chat_id, person = await self._require_admin(update)
+        args = list(context.args or [])
+        message = update.effective_message
+        if args or (message is not None and message.reply_to_message is not None):
+            target, _ = await self._target(update, args, with_amount=False)
+        else:
+            target = person
+        views = await self.views(chat_id)
+        name = display_name(target.id, {target.id: target})
+        lines = await self.service.statement(chat_id, target.id, limit=15)
+        if not lines:
+            await self.reply(update, views.t("ledger.none", name=name))
+            return
+        text = [views.t("ledger.header", name=name)]
+        text += [
+            views.t(
+                "ledger.line",
+                transaction_id=line.transaction_id,
+                kind=line.kind,
+                round=f" #{line.round_id}" if line.round_id else "",
+                change=format_signed(line.change, views.currency),
+            )
+            for line in lines
+        ]
+        await self.reply(update, "\n".join(text))
+
+    async def cmd_audit(self, update: Update, context: Any) -> None:
+        """``/audit``: recent admin actions (admins)."""
+        chat_id, _ = await self._require_admin(update)
+        views = await self.views(chat_id)
+        entries = await self.service.audit_log(chat_id, limit=15)
+        if not entries:
+            await self.reply(update, views.t("audit.none"))
+            return
+        people = await self.names([entry.actor_id for entry in entries])
+        lines = [views.t("audit.header")]
+        for entry in entries:
+            details = ", ".join(f"{key}={value}" for key, value in entry.details.items())
+            lines.append(
+                views.t(
+                    "audit.line",
+                    who=display_name(entry.actor_id, people),
+                    action=entry.action,
+                    details=html.escape(details),
+                )
+            )
+        await self.reply(update, "\n".join(lines))
+
+
+BOT_COMMANDS = [
+    ("newround", "Start a round"),
+    ("bid", "Bid for dealer: /bid 500"),
+    ("bet", "Bet: /bet 20 (0 cancels)"),
+    ("balance", "Your chips"),
+    ("history", "Last rounds"),
+    ("rules", "Rules of this table"),
+    ("verify", "Check a round: /verify 12"),
+    ("help", "All commands"),
+]
+
+
+def build_application(
+    config: Config,
+    service: GameService,
+    *,
+    rate_limiter: bool = True,
+    on_shutdown: Callable[[Any], Coroutine[Any, Any, None]] | None = None,
+) -> tuple[Application[Any, Any, Any, Any, Any, Any], GameBot]:
+    """The composition root: an ``Application`` with the game's handlers and jobs."""
+    game = GameBot(config, service)
+    builder: ApplicationBuilder[Any, Any, Any, Any, Any, Any] = (
+        Application.builder()
+        .token(config.require_token())
+        .base_url(config.telegram_base_url)
+        .concurrent_updates(ChatOrderedProcessor(game.locks))
+        .post_init(game.start)
+    )
+    if on_shutdown is not None:
+        builder = builder.post_shutdown(on_shutdown)
+    if rate_limiter:
+        # Retries RetryAfter instead of losing the message.
+        builder = builder.rate_limiter(AIORateLimiter(max_retries=5))
+    application = builder.build()
+    game.install(application)
+    return application, game

@@ -1,0 +1,228 @@
+"""``niuniu-bot demo``: the real bot against the project's fake Telegram, offline.
+
+It starts the fake Bot API server, the bot (polling it) on a temporary SQLite file, and
+a handful of simulated players: an admin opens the table and credits chips, players bid
+for dealer, bet and press "Grab". The group transcript is printed as it happens, and the
+chip totals at the end, which must add up to what was credited.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random
+import re
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from bot.config import Config
+from bot.engine.round import Phase, Round
+from bot.engine.settings import Settings
+from bot.fakegram.server import FakeTelegram
+from bot.money import format_amount
+from bot.service.game import GameService
+from bot.store.db import Database
+from bot.store.migrate import upgrade_async
+from bot.telegram.app import build_application
+
+GROUP = -1001234567890
+ADMIN = {"id": 1000, "first_name": "Ada", "username": "ada_admin"}
+PLAYERS = [
+    {"id": 1001, "first_name": "Bao", "username": "bao"},
+    {"id": 1002, "first_name": "Chen", "username": "chen"},
+    {"id": 1003, "first_name": "Dewi", "username": "dewi"},
+    {"id": 1004, "first_name": "Eko", "username": "eko"},
+    {"id": 1005, "first_name": "<b>Fay & co</b>", "username": "fay"},
+]
+CREDIT = "2000"
+DEMO_SETTINGS = Settings(
+    bid_seconds=3,
+    bet_seconds=3,
+    grab_seconds=3,
+    pause_seconds=1,
+    min_bid=10_000,
+    bid_increment=5_000,
+    min_bet=100,
+    max_bet=5_000,
+    quick_bets=(500, 1_000, 2_000),
+)
+
+
+def _plain(html_text: str) -> str:
+    return (
+        re.sub(r"<[^>]+>", "", html_text)
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&amp;", "&")
+    )
+
+
+class Transcript:
+    """Prints what the bot says in the group as it happens."""
+
+    def __init__(self, fake: FakeTelegram, out: Callable[[str], None]) -> None:
+        self.fake = fake
+        self.out = out
+        self.seen = 0
+
+    def flush(self) -> None:
+        """Print the transcript entries not printed yet."""
+        entries = self.fake.transcript(GROUP)
+        for entry in entries[self.seen :]:
+            text = entry.get("plain_text") or _plain(entry.get("text") or "")
+            if entry["kind"] == "send":
+                self.out(f"\n[bot → group, message {entry['message_id']}]\n{text}")
+            elif entry["kind"] == "edit":
+                first_lines = " | ".join(text.splitlines()[:2])
+                self.out(f"  (board {entry['message_id']} updated: {first_lines})")
+        self.seen = len(entries)
+
+
+async def _wait_round(
+    service: GameService, predicate: Callable[[Round | None], bool], timeout: float = 20.0
+) -> Round | None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while loop.time() < deadline:
+        state = await service.current_round(GROUP)
+        if predicate(state):
+            return state
+        await asyncio.sleep(0.05)
+    raise TimeoutError("the demo round did not move on in time")
+
+
+async def _play_round(
+    fake: FakeTelegram,
+    service: GameService,
+    number: int,
+    rng: random.Random,
+    say: Callable[[dict[str, Any], str], None],
+) -> int:
+    state = await _wait_round(service, lambda r: r is not None and r.phase is Phase.BIDDING)
+    assert state is not None
+    round_id = state.id
+    bidders = rng.sample(PLAYERS, 2)
+    say(bidders[0], "/bid 100")
+    await asyncio.sleep(0.3)
+    say(bidders[1], "150")  # a bare number is a bid while bidding
+    state = await _wait_round(service, lambda r: r is not None and r.phase is Phase.BETTING)
+    assert state is not None and state.dealer_id is not None
+    bettors = [p for p in PLAYERS if p["id"] != state.dealer_id]
+    for player in bettors:
+        say(player, rng.choice(["/bet 5", "/bet 10", "10", "20"]))
+        await asyncio.sleep(0.1)
+    board = await service.board_message(round_id)
+    state = await _wait_round(service, lambda r: r is None or r.phase is not Phase.BETTING)
+    if state is not None and state.phase is Phase.GRABBING and board is not None:
+        for user_id in state.participants[: max(1, len(state.participants) - 1)]:
+            player = next(p for p in [ADMIN, *PLAYERS] if p["id"] == user_id)
+            fake.press_button(GROUP, board, player, f"{round_id}:grab:0")
+            await asyncio.sleep(0.15)
+        # The last participant is slow: their envelope is grabbed for them at the deadline.
+    await _wait_round(service, lambda r: r is None or r.id != round_id, timeout=15)
+    return round_id
+
+
+async def run_demo(rounds: int = 3, out: Callable[[str], None] = print, seed: int = 68) -> int:
+    """Play ``rounds`` rounds offline and print them; 0 when the chips add up."""
+    logging.basicConfig(level=logging.WARNING)
+    rng = random.Random(seed)
+    with tempfile.TemporaryDirectory(prefix="niuniu-demo-") as folder:
+        url = f"sqlite+aiosqlite:///{Path(folder) / 'demo.db'}"
+        await upgrade_async(url)
+        async with FakeTelegram() as fake:
+            config = Config(
+                database_url=url,
+                telegram_token=fake.token,
+                telegram_base_url=fake.base_url,
+                operators=frozenset({ADMIN["id"]}),
+                game=DEMO_SETTINGS,
+                sweep_seconds=0.2,
+                board_edit_seconds=1.0,
+            )
+            database = Database.from_url(url)
+            service = GameService(database, config.game)
+            application, game = build_application(config, service, rate_limiter=False)
+            transcript = Transcript(fake, out)
+
+            def say(user: dict[str, Any], text: str) -> None:
+                out(f"\n{_plain(user['first_name'])}: {text}")
+                fake.post_message(GROUP, user, text, chat_title="68 NiuNiu demo")
+
+            async def print_transcript() -> None:
+                while True:
+                    transcript.flush()
+                    await asyncio.sleep(0.1)
+
+            printer = asyncio.create_task(print_transcript())
+            try:
+                async with application:
+                    await application.start()
+                    # run_polling would call post_init; started by hand, we call it.
+                    await game.start(application)
+                    assert application.updater is not None
+                    await application.updater.start_polling(poll_interval=0, timeout=1)
+                    try:
+                        code = await _script(fake, service, rounds, rng, say, out)
+                    finally:
+                        await application.updater.stop()
+                        await application.stop()
+            finally:
+                printer.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await printer
+                transcript.flush()
+                await database.dispose()
+    return code
+
+
+async def _script(
+    fake: FakeTelegram,
+    service: GameService,
+    rounds: int,
+    rng: random.Random,
+    say: Callable[[dict[str, Any], str], None],
+    out: Callable[[str], None],
+) -> int:
+    hellos = {}
+    for player in PLAYERS:
+        update = fake.post_message(GROUP, player, "hi!", chat_title="68 NiuNiu demo")
+        hellos[player["id"]] = update["message"]["message_id"]
+    say(ADMIN, "/open")
+    await asyncio.sleep(0.3)
+    for player in PLAYERS:
+        name = _plain(player["first_name"])
+        out(f"\n{ADMIN['first_name']} (replying to {name}): /credit {CREDIT}")
+        fake.post_message(
+            GROUP, ADMIN, f"/credit {CREDIT}", reply_to_message_id=hellos[player["id"]]
+        )
+    await asyncio.sleep(0.5)
+    say(PLAYERS[0], "/newround")
+    played = [await _play_round(fake, service, number, rng, say) for number in range(rounds)]
+    say(ADMIN, "/close")
+    await asyncio.sleep(0.5)
+    numbers = ", ".join(f"#{number}" for number in played)
+    out(f"\n=== chips after {len(played)} rounds ({numbers}) ===")
+    credited = len(PLAYERS) * 200_000
+    total = 0
+    for player in PLAYERS:
+        balance = await service.balance(GROUP, player["id"])
+        total += balance.total
+        out(
+            f"{_plain(player['first_name']):>14}: {format_amount(balance.total, 'RM'):>10}"
+            f"  (held {format_amount(balance.held, 'RM')})"
+        )
+    house = await service.house_balance(GROUP)
+    out(f"{'house':>14}: {format_amount(house, 'RM'):>10}  (rake and fees less rebates)")
+    out(f"{'total':>14}: {format_amount(total + house, 'RM'):>10}")
+    if total + house != credited:
+        out(f"chips do not add up: {format_amount(credited, 'RM')} were credited")
+        return 1
+    out(f"every chip is accounted for: {format_amount(credited, 'RM')} were credited")
+    current = await service.current_round(GROUP)
+    if current is not None:
+        out("a round is still open; the demo stops here")
+    return 0
