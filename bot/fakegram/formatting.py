@@ -41,7 +41,9 @@ _NAMED_ENTITIES = {"lt": "<", "gt": ">", "amp": "&", "quot": '"'}
 _MENTION_LINK = re.compile(r"tg://user\?id=(\d+)")
 
 # Telegram recognises "/command" and "/command@bot_username" anywhere a word may start.
-_BOT_COMMAND = re.compile(r"(?<![A-Za-z0-9_/@])/[A-Za-z0-9_]{1,64}(?:@[A-Za-z0-9_]{3,32})?(?![A-Za-z0-9_/@])")
+_BOT_COMMAND = re.compile(
+    r"(?<![A-Za-z0-9_/@])/[A-Za-z0-9_]{1,64}(?:@[A-Za-z0-9_]{3,32})?(?![A-Za-z0-9_/@])"
+)
 
 
 class EntityParseError(ValueError):
@@ -110,9 +112,9 @@ class _HtmlParser:
         self.utf16_offset = 0
         self.open_tags: list[_OpenTag] = []
         self.entities: list[JsonDict] = []
-
-    def error(self, message: str) -> EntityParseError:
-        return EntityParseError(message)
+        # A code language only survives as <pre><code class="language-x">, so it is kept
+        # aside until the enclosing <pre> closes.
+        self.code_languages: dict[int, str] = {}
 
     def byte_offset(self, index: int) -> int:
         return len(self.source[:index].encode("utf-8"))
@@ -131,7 +133,7 @@ class _HtmlParser:
             if current == "&":
                 decoded = _decode_entity(self.source, self.pos)
                 if decoded is None:
-                    raise self.error(
+                    raise EntityParseError(
                         f'Character "&" at byte offset {self.byte_offset(self.pos)} '
                         'must be escaped as "&amp;"'
                     )
@@ -145,7 +147,7 @@ class _HtmlParser:
             else:
                 self.parse_start_tag()
         if self.open_tags:
-            raise self.error(
+            raise EntityParseError(
                 f'Can\'t find end tag corresponding to start tag "{self.open_tags[-1].name}"'
             )
         entities = sorted(self.entities, key=lambda entity: (entity["offset"], -entity["length"]))
@@ -157,18 +159,17 @@ class _HtmlParser:
         while self.char(end) and self.char(end) not in _SPACES and self.char(end) != ">":
             end += 1
         if not self.char(end):
-            raise self.error(f"Unclosed start tag at byte offset {self.byte_offset(begin)}")
+            raise EntityParseError(f"Unclosed start tag at byte offset {self.byte_offset(begin)}")
         tag_name = self.source[begin + 1 : end].lower()
         if tag_name not in _ENTITY_TYPE_BY_TAG:
-            raise self.error(
+            raise EntityParseError(
                 f'Unsupported start tag "{tag_name}" at byte offset {self.byte_offset(begin)}'
             )
         self.pos = end
         argument = self.parse_attributes(tag_name, begin)
         if tag_name == "span" and argument != "spoiler":
-            raise self.error(
-                'Tag "span" must have class "tg-spoiler" at byte offset '
-                f"{self.byte_offset(begin)}"
+            raise EntityParseError(
+                f'Tag "span" must have class "tg-spoiler" at byte offset {self.byte_offset(begin)}'
             )
         self.pos += 1  # the closing ">"
         self.open_tags.append(_OpenTag(tag_name, argument, self.utf16_offset, len(self.plain)))
@@ -182,7 +183,9 @@ class _HtmlParser:
             if self.char(self.pos) == ">":
                 break
             if not self.char(self.pos):
-                raise self.error(f"Unclosed start tag at byte offset {self.byte_offset(begin)}")
+                raise EntityParseError(
+                    f"Unclosed start tag at byte offset {self.byte_offset(begin)}"
+                )
             name_start = self.pos
             while (
                 self.char(self.pos)
@@ -192,7 +195,7 @@ class _HtmlParser:
                 self.pos += 1
             attribute_name = self.source[name_start : self.pos]
             if not attribute_name:
-                raise self.error(
+                raise EntityParseError(
                     f'Empty attribute name in the tag "{tag_name}" at byte offset '
                     f"{self.byte_offset(begin)}"
                 )
@@ -202,7 +205,7 @@ class _HtmlParser:
                 if tag_name == "blockquote" and attribute_name == "expandable":
                     argument = "expandable"
                     continue
-                raise self.error(
+                raise EntityParseError(
                     "Expected equal sign in declaration of an attribute of the tag "
                     f'"{tag_name}" at byte offset {self.byte_offset(begin)}'
                 )
@@ -218,13 +221,16 @@ class _HtmlParser:
         if quote not in ("'", '"'):
             token_start = self.pos
             while self.char(self.pos) and (
-                self.char(self.pos).isalnum() or self.char(self.pos) in ".-"
+                (self.char(self.pos).isascii() and self.char(self.pos).isalnum())
+                or self.char(self.pos) in ".-"
             ):
                 self.pos += 1
             if not self.char(self.pos):
-                raise self.error(f"Unclosed start tag at byte offset {self.byte_offset(begin)}")
+                raise EntityParseError(
+                    f"Unclosed start tag at byte offset {self.byte_offset(begin)}"
+                )
             if self.char(self.pos) not in _SPACES and self.char(self.pos) != ">":
-                raise self.error(
+                raise EntityParseError(
                     f"Unexpected end of name token at byte offset {self.byte_offset(token_start)}"
                 )
             return self.source[token_start : self.pos].lower()
@@ -240,14 +246,14 @@ class _HtmlParser:
                 character, self.pos = decoded
                 value.append(character)
         if not self.char(self.pos):
-            raise self.error(f"Unclosed start tag at byte offset {self.byte_offset(begin)}")
+            raise EntityParseError(f"Unclosed start tag at byte offset {self.byte_offset(begin)}")
         self.pos += 1
         return "".join(value)
 
     def parse_end_tag(self) -> None:
         begin = self.pos
         if not self.open_tags:
-            raise self.error(f"Unexpected end tag at byte offset {self.byte_offset(begin)}")
+            raise EntityParseError(f"Unexpected end tag at byte offset {self.byte_offset(begin)}")
         end = begin + 2
         while self.char(end) and self.char(end) not in _SPACES and self.char(end) != ">":
             end += 1
@@ -255,10 +261,10 @@ class _HtmlParser:
         while self.char(end) and self.char(end) in _SPACES:
             end += 1
         if self.char(end) != ">":
-            raise self.error(f"Unclosed end tag at byte offset {self.byte_offset(begin)}")
+            raise EntityParseError(f"Unclosed end tag at byte offset {self.byte_offset(begin)}")
         open_tag = self.open_tags[-1]
         if end_tag_name and end_tag_name != open_tag.name:
-            raise self.error(
+            raise EntityParseError(
                 f"Unmatched end tag at byte offset {self.byte_offset(begin)}, "
                 f'expected "</{open_tag.name}>", found "</{end_tag_name}>"'
             )
@@ -286,18 +292,13 @@ class _HtmlParser:
             entity["type"] = "expandable_blockquote"
         elif tag.name == "tg-emoji":
             if not tag.argument.isdigit():
-                raise self.error("Invalid custom emoji identifier specified")
+                raise EntityParseError("Invalid custom emoji identifier specified")
             entity["custom_emoji_id"] = tag.argument
         elif tag.name == "code" and tag.argument:
-            entity["language"] = tag.argument
+            self.code_languages[id(entity)] = tag.argument
         elif tag.name == "pre":
             entity = self.merge_pre_code(entity)
-        if tag.name != "code" or "language" not in entity:
-            self.entities.append(entity)
-        else:
-            # A language only means something as <pre><code class="language-x">; it is
-            # merged when the enclosing <pre> closes and dropped otherwise.
-            self.entities.append(entity)
+        self.entities.append(entity)
 
     def merge_pre_code(self, pre: JsonDict) -> JsonDict:
         """``<pre><code class="language-x">…</code></pre>`` is one pre entity with a language."""
@@ -309,8 +310,9 @@ class _HtmlParser:
             and inner["length"] == pre["length"]
         ):
             self.entities.pop()
-            if "language" in inner:
-                return {**pre, "language": inner["language"]}
+            language = self.code_languages.get(id(inner))
+            if language:
+                return {**pre, "language": language}
         return pre
 
 
