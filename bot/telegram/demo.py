@@ -29,8 +29,8 @@ from bot.store.migrate import upgrade_async
 from bot.telegram.app import build_application
 
 GROUP = -1001234567890
-ADMIN = {"id": 1000, "first_name": "Ada", "username": "ada_admin"}
-PLAYERS = [
+ADMIN: dict[str, Any] = {"id": 1000, "first_name": "Ada", "username": "ada_admin"}
+PLAYERS: list[dict[str, Any]] = [
     {"id": 1001, "first_name": "Bao", "username": "bao"},
     {"id": 1002, "first_name": "Chen", "username": "chen"},
     {"id": 1003, "first_name": "Dewi", "username": "dewi"},
