@@ -1,0 +1,205 @@
+"""The rules and the engine stay pure: no I/O, no clock, no global randomness, no framework.
+
+Every ``.py`` file under ``bot/rules`` and ``bot/engine`` is parsed (new files are covered
+automatically) and each import must be either the project's own pure modules or a standard
+library module that does no I/O and reads no clock or randomness.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+import bot
+
+BOT_DIR = Path(bot.__file__).resolve().parent
+PURE_PACKAGES = ("rules", "engine")
+#: The project's own modules the pure packages may use.
+ALLOWED_OWN = ("bot.rules", "bot.engine", "bot.money")
+#: Standard-library modules that do I/O, read the clock, draw randomness or import by name.
+FORBIDDEN_STDLIB = frozenset(
+    {
+        "random",
+        "secrets",  # the seed is passed in
+        "time",
+        "uuid",
+        "os",
+        "io",
+        "pathlib",
+        "shutil",
+        "tempfile",
+        "glob",
+        "socket",
+        "ssl",
+        "select",
+        "selectors",
+        "http",
+        "urllib",
+        "asyncio",
+        "threading",
+        "multiprocessing",
+        "concurrent",
+        "subprocess",
+        "signal",
+        "sqlite3",
+        "importlib",
+        "builtins",
+    }
+)
+
+
+@dataclass(frozen=True)
+class Violation:
+    where: str
+    line: int
+    module: str
+    why: str
+
+    def __str__(self) -> str:
+        return f"{self.where}:{self.line}: imports {self.module} ({self.why})"
+
+
+def module_name(path: Path) -> str:
+    """Dotted name of a file under the ``bot`` package (``bot/rules/x.py`` -> ``bot.rules.x``)."""
+    parts = path.resolve().relative_to(BOT_DIR.parent).with_suffix("").parts
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def imported_modules(source: str, module: str, is_package: bool) -> list[tuple[int, str]]:
+    """Every module a source imports (absolute dotted names), with line numbers.
+
+    ``from x import y`` yields ``x.y`` as well as ``x`` when ``x`` is the ``bot`` package
+    itself, so ``from bot import telegram`` is caught. Relative imports are resolved
+    against ``module``. Calls to ``__import__`` are reported as the module ``__import__``.
+    """
+    package = module if is_package else module.rpartition(".")[0]
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found.extend((node.lineno, alias.name) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base_parts = package.split(".")
+                base_parts = base_parts[: len(base_parts) - (node.level - 1)]
+                base = ".".join(base_parts)
+                target = f"{base}.{node.module}" if node.module else base
+            else:
+                target = node.module or ""
+            if target in ("bot", "bot.rules", "bot.engine") or not node.module:
+                found.extend((node.lineno, f"{target}.{alias.name}") for alias in node.names)
+            else:
+                found.append((node.lineno, target))
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == "__import__"
+        ):
+            found.append((node.lineno, "__import__"))
+    return found
+
+
+def check(source: str, module: str, is_package: bool = False) -> list[Violation]:
+    """The impure imports of one module's source."""
+    violations = []
+    for line, name in imported_modules(source, module, is_package):
+        top = name.partition(".")[0]
+        if name == "__import__":
+            violations.append(Violation(module, line, name, "dynamic import"))
+        elif top == "bot":
+            if not any(name == own or name.startswith(own + ".") for own in ALLOWED_OWN):
+                violations.append(Violation(module, line, name, "not a pure project module"))
+        elif top not in sys.stdlib_module_names:
+            violations.append(Violation(module, line, name, "not in the standard library"))
+        elif top in FORBIDDEN_STDLIB:
+            violations.append(Violation(module, line, name, "I/O, clock or randomness"))
+    return violations
+
+
+def pure_files() -> list[Path]:
+    return sorted(path for package in PURE_PACKAGES for path in (BOT_DIR / package).rglob("*.py"))
+
+
+def test_the_checker_sees_the_modules_that_matter() -> None:
+    names = {module_name(path) for path in pure_files()}
+    assert {
+        "bot.rules",
+        "bot.rules.envelope",
+        "bot.rules.split",
+        "bot.rules.ruleset",
+        "bot.engine",
+        "bot.engine.settlement",
+    } <= names
+
+
+def test_rules_and_engine_import_only_the_stdlib_and_pure_project_modules() -> None:
+    violations = []
+    for path in pure_files():
+        source = path.read_text(encoding="utf-8")
+        violations += check(source, module_name(path), path.name == "__init__.py")
+    assert not violations, "\n".join(str(v) for v in violations)
+
+
+@pytest.mark.parametrize(
+    "name", ["random", "time", "socket", "os", "asyncio", "sqlite3", "subprocess", "secrets"]
+)
+def test_io_clock_and_randomness_modules_are_forbidden_even_though_stdlib(name: str) -> None:
+    assert name in sys.stdlib_module_names
+    assert check(f"import {name}\n", "bot.rules.fake")
+    assert check(f"from {name} import something\n", "bot.engine.fake")
+
+
+# --- the checker can fail -----------------------------------------------------------------
+
+BAD_SOURCE = """\
+from __future__ import annotations
+import hashlib
+import os.path
+from random import randint
+import telegram
+from sqlalchemy.orm import Session
+from bot.store import ledger
+from bot import telegram as tg
+from ..service import commands
+from .. import fakegram
+from . import envelope
+from .split import commitment
+from ..money import parse_amount
+from bot.money import format_amount
+import bot.rules.split
+
+def later():
+    import subprocess
+    return __import__("socket")
+"""
+
+
+def test_the_checker_flags_a_synthetic_bad_module() -> None:
+    flagged = {v.module for v in check(BAD_SOURCE, "bot.rules.bad")}
+    assert flagged == {
+        "os.path",
+        "random",
+        "telegram",
+        "sqlalchemy.orm",
+        "bot.store",
+        "bot.telegram",
+        "bot.service",
+        "bot.fakegram",
+        "subprocess",
+        "__import__",
+    }
+
+
+def test_the_checker_resolves_relative_imports_in_a_package_init() -> None:
+    assert check("from . import envelope\n", "bot.rules", is_package=True) == []
+    assert [v.module for v in check("from .. import store\n", "bot.rules", True)] == ["bot.store"]
+
+
+def test_the_checker_passes_a_clean_module() -> None:
+    clean = "import hashlib\nfrom dataclasses import dataclass\nfrom bot.money import x\n"
+    assert check(clean, "bot.engine.clean") == []
