@@ -54,7 +54,7 @@ def _amount(text: str) -> int:
 def describe_hand(hand: Hand) -> str:
     """One line about a hand: amount, kind in English and Chinese, points and multiplier."""
     kind = hand.kind
-    name = f"{kind.english} {kind.chinese}" if kind is not HandKind.ORDINARY else "Ordinary"
+    name = f"{kind.english} {kind.chinese}"
     niuniu = " (Niu Niu 牛牛)" if hand.is_niuniu else ""
     unit = "point" if hand.points == 1 else "points"
     special = "; re-deals for a dealer, 免死 for a player" if hand.amount == 1 else ""

@@ -36,6 +36,8 @@ def parse_amount(text: str, *, max_cents: int = MAX_AMOUNT_CENTS) -> int:
         if re.fullmatch(r"[0-9]+\.[0-9]{3,}", stripped):
             raise ValueError(f"{shown} has more than two decimals")
         raise ValueError(f"{shown} is not an amount; write e.g. 20 or 12.50")
+    if len(match["units"].lstrip("0")) > len(str(max_cents // 100)):
+        raise ValueError(f"{shown} is too large; the most is {format_amount(max_cents)}")
     units = int(match["units"])
     cents_text = match["cents"] or "0"
     cents = int(cents_text) * (10 if len(cents_text) == 1 else 1)

@@ -519,8 +519,7 @@ def _finish(state: Round) -> Transition:
         ruleset=state.ruleset,
     )
     if settlement.redeal:
-        voided = void(state, VoidReason.REDEAL)
-        return Transition(voided.round, voided.events, voided.postings)
+        return _void_in_place(state, VoidReason.REDEAL)
     postings = list(_release(state.dealer_id, state.bid_hold))
     postings.append(Posting(available(state.dealer_id), settlement.dealer_net))
     for placed in state.bets:
@@ -535,8 +534,13 @@ def void(state: Round, reason: VoidReason) -> Transition:
     """End an open round without settling: every hold is released, nothing is charged."""
     if not state.phase.is_open:
         raise RuleViolation("round_closed", phase=state.phase.value)
+    return _void_in_place(_next(state), reason)
+
+
+def _void_in_place(state: Round, reason: VoidReason) -> Transition:
+    """Void ``state`` as part of a step that already moved its version."""
     postings: list[Posting] = []
     for user_id, amount in state.holds().items():
         postings += _release(user_id, amount)
-    new_state = _next(state, phase=Phase.VOID, void_reason=reason)
+    new_state = dataclasses.replace(state, phase=Phase.VOID, void_reason=reason)
     return Transition(new_state, (RoundVoided(reason, state.seed),), merge_postings(postings))

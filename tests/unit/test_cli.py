@@ -63,11 +63,6 @@ def test_rules_names_every_special_kind_in_english_and_chinese(
     assert multiplier in out
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="spec: `rules` prints the kind in English and Chinese; for an ordinary hand "
-    "bot.cli.describe_hand prints only 'Ordinary', not HandKind.ORDINARY.chinese (点数)",
-)
 def test_rules_names_an_ordinary_hand_in_english_and_chinese(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
