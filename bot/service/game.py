@@ -320,6 +320,7 @@ class GameService:
         """
         for _ in range(MAX_ATTEMPTS):
             now = self.clock()
+            located: int | None = None
             try:
                 async with self.db.transaction() as session:
                     if not await self._claim_update(session, update_id, now):
@@ -333,6 +334,7 @@ class GameService:
                         if round_id is not None and round_id != target:
                             raise RuleViolation("stale_button")
                     assert target is not None
+                    located = target
                     state = await rounds.load(session, target, skip_locked=skip_locked)
                     if state is None:
                         return CommandResult()
@@ -347,14 +349,31 @@ class GameService:
                     await self._write(session, attempt, now)
             except rounds.StaleRound:
                 continue
-            except IntegrityError as error:
-                if update_id is not None and "processed_updates" in str(error):
-                    return CommandResult(duplicate=True)
+            except GameError:
                 raise
+            except Exception as error:
+                if isinstance(error, IntegrityError) and "processed_updates" in str(error):
+                    return CommandResult(duplicate=True)
+                if located is None:
+                    raise
+                # Writing the transition failed: void the round, so none is left half-done.
+                return await self._void_after_error(located, error)
             return CommandResult(
                 attempt.transition.round, attempt.transition.events, attempt.started
             )
         raise RuntimeError(f"round command did not settle after {MAX_ATTEMPTS} attempts")
+
+    async def _void_after_error(self, round_id: int, error: Exception) -> CommandResult:
+        """Void a round whose transition could not be written, with every hold released."""
+        log.error("round %s: a transition failed; voiding it", round_id, exc_info=error)
+        now = self.clock()
+        async with self.db.transaction() as session:
+            state = await rounds.load(session, round_id)
+            if state is None or not state.phase.is_open:
+                return CommandResult(state)
+            attempt = _Attempt(state, engine.void(state, VoidReason.ERROR))
+            await self._write(session, attempt, now)
+        return CommandResult(attempt.transition.round, attempt.transition.events, attempt.started)
 
     # -- rounds -----------------------------------------------------------------------
 
@@ -528,6 +547,11 @@ class GameService:
             )
 
     # -- tables and settings ----------------------------------------------------------
+
+    async def note_people(self, people: Sequence[Person]) -> None:
+        """Remember users (so an admin can name them by @username later)."""
+        async with self.db.transaction() as session:
+            await self._touch_people(session, people, self.clock())
 
     async def note_chat(self, chat_id: int, title: str) -> None:
         """Create or retitle a chat."""

@@ -136,10 +136,12 @@ class GameBot:
         self.clock = clock
         self.locks = ChatLocks()
         self.people: dict[int, Person] = {}
+        self._stored_people: set[int] = set()
         self.replies = SlidingWindow(REPLIES_PER_MINUTE)
         self._admins: dict[tuple[int, int], tuple[float, bool]] = {}
         self._board_ids: dict[int, int] = {}
-        self._board_tasks: dict[int, asyncio.Task[None]] = {}
+        self._board_pending: set[int] = set()
+        self._tasks: set[asyncio.Task[None]] = set()
         self._board_edited: dict[int, float] = {}
         self.application: Application[Any, Any, Any, Any, Any, Any] | None = None
 
@@ -361,25 +363,28 @@ class GameBot:
     def refresh_board(self, state: Round) -> None:
         """Edit the round's board soon: at most one edit per chat every few seconds, the
         latest state each time (several changes in between make one edit)."""
-        if state.chat_id in self._board_tasks:
+        if state.id in self._board_pending:
             return
+        self._board_pending.add(state.id)
         task = asyncio.get_running_loop().create_task(
             self._edit_board_later(state.chat_id, state.id)
         )
-        self._board_tasks[state.chat_id] = task
+        # The loop keeps only weak references to tasks.
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     async def _edit_board_later(self, chat_id: int, round_id: int) -> None:
         try:
-            last = self._board_edited.get(chat_id, 0.0)
-            wait = last + self.config.board_edit_seconds - time.monotonic()
-            if wait > 0:
-                await asyncio.sleep(wait)
-            self._board_tasks.pop(chat_id, None)
+            wait = self._board_edited.get(chat_id, 0.0) + self.config.board_edit_seconds
+            if wait > time.monotonic():
+                await asyncio.sleep(wait - time.monotonic())
+        finally:
+            # Changes from now on need an edit of their own.
+            self._board_pending.discard(round_id)
+        try:
             await self.edit_board(round_id)
         except Exception:
             log.exception("editing the board of round %s failed", round_id)
-        finally:
-            self._board_tasks.pop(chat_id, None)
 
     async def edit_board(self, round_id: int) -> None:
         """Show a round's current state on its board message."""
@@ -533,7 +538,12 @@ class GameBot:
             await self._bet(update, amount)
 
     async def on_text(self, update: Update, context: Any) -> None:
-        """Other group text: nothing to do but remember the sender's name (done by the guard)."""
+        """Other group text: remember a sender seen for the first time, so that admins can
+        name them with @username."""
+        user = update.effective_user
+        if user is not None and user.id not in self._stored_people:
+            await self.service.note_people([person_of(user)])
+            self._stored_people.add(user.id)
 
     async def on_button(self, update: Update, context: Any) -> None:
         """A press on a board button: bid, bet, cancel or grab, for the round it names."""
