@@ -20,9 +20,8 @@ from enum import StrEnum
 from bot.engine.errors import NotDue, RuleViolation
 from bot.engine.settings import Settings
 from bot.engine.settlement import Settlement, Stake, settle
-from bot.rules.envelope import MAX_AMOUNT as MAX_ENVELOPE
 from bot.rules.ruleset import Ruleset, get_ruleset
-from bot.rules.split import commitment, split_envelope
+from bot.rules.split import commitment
 
 UserId = int
 
@@ -422,11 +421,6 @@ def bet(state: Round, user_id: UserId, amount: int, *, free_chips: int, now_ms: 
 # -- grabbing -----------------------------------------------------------------------------
 
 
-def envelope_total(settings: Settings, count: int) -> int:
-    """The envelope's total for ``count`` shares: count x the mean share, within 9.99 each."""
-    return count * min(settings.envelope_mean_share, MAX_ENVELOPE)
-
-
 def verify_grab(state: Round, user_id: UserId, now_ms: int) -> None:
     """Raise ``RuleViolation`` unless ``user_id`` may grab now.
 
@@ -488,8 +482,8 @@ def advance(state: Round, now_ms: int) -> Transition:
         if not state.bets:
             return void(state, VoidReason.NO_BETS)
         count = len(state.bets) + 1
-        total = envelope_total(settings, count)
-        shares = tuple(split_envelope(state.seed, count, total, max_share=MAX_ENVELOPE))
+        shares = state.ruleset.deal(state.seed, count, settings.envelope_mean_share)
+        total = sum(shares)
         deadline = now_ms + settings.grab_seconds * 1000
         new_state = _next(state, phase=Phase.GRABBING, shares=shares, deadline_ms=deadline)
         return Transition(new_state, (GrabbingStarted(count, total, deadline),))

@@ -12,6 +12,7 @@ from typing import Protocol
 
 from bot.rules import envelope
 from bot.rules.envelope import Hand
+from bot.rules.split import split_envelope
 
 
 class Ruleset(Protocol):
@@ -25,6 +26,11 @@ class Ruleset(Protocol):
     @property
     def largest_loss_multiplier(self) -> int:
         """The most a stake can lose, per unit staked: a bet holds stake x this."""
+        ...
+
+    def deal(self, seed: bytes, count: int, mean_share: int) -> tuple[int, ...]:
+        """The outcomes of ``count`` participants in grab order, from the seed alone (so
+        anyone can recompute them once the seed is revealed)."""
         ...
 
     def evaluate(self, outcome: int) -> Hand:
@@ -63,6 +69,11 @@ class RedEnvelopeRuleset:
     largest_loss_multiplier = envelope.LARGEST_MULTIPLIER
     #: The envelope amount (cents) that re-deals for a dealer and is immune for a player.
     SPECIAL_AMOUNT = 1
+
+    def deal(self, seed: bytes, count: int, mean_share: int) -> tuple[int, ...]:
+        """Split an envelope of ``count`` x ``mean_share`` cents (at most 9.99 a share)."""
+        total = count * min(mean_share, envelope.MAX_AMOUNT)
+        return tuple(split_envelope(seed, count, total, max_share=envelope.MAX_AMOUNT))
 
     def evaluate(self, outcome: int) -> Hand:
         """The hand of an envelope of ``outcome`` cents."""

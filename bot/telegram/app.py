@@ -54,7 +54,7 @@ from bot.engine.round import (
     RoundVoided,
 )
 from bot.money import format_amount, format_signed, parse_amount
-from bot.rules.split import commitment, split_envelope
+from bot.rules.split import commitment
 from bot.service.game import CommandResult, GameService, Person, wall_clock_ms
 from bot.telegram.i18n import translate
 from bot.telegram.views import ButtonPress, Views, display_name
@@ -666,9 +666,8 @@ class GameBot:
             await self.reply(update, views.t("verify.no_split", round_id=round_id, seed=seed))
             return
         count, total = len(state.shares), sum(state.shares)
-        matches = commitment(state.seed) == state.commitment and list(state.shares) == (
-            split_envelope(state.seed, count, total)
-        )
+        dealt = state.ruleset.deal(state.seed, count, state.settings.envelope_mean_share)
+        matches = commitment(state.seed) == state.commitment and state.shares == dealt
         if not matches:
             await self.reply(update, views.t("verify.mismatch", round_id=round_id))
             return
