@@ -1,0 +1,35 @@
+"""Fixtures of the end-to-end tests: the bot process against the fake Telegram server.
+
+Modules share one bot process (module scope: each test module runs on one event loop,
+``pytestmark = pytest.mark.asyncio(loop_scope="module")``); tests of a module keep apart
+by playing in different groups. A failing test shows the end of the bot's log.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import pytest
+import pytest_asyncio
+
+from tests.e2e.harness import E2E, FAST_GAME, running_bot
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: Any) -> Iterator[None]:
+    outcome = yield
+    report = outcome.get_result()
+    session = getattr(item, "funcargs", {}).get("e2e")
+    if report.failed and isinstance(session, E2E):
+        report.sections.append((f"bot log ({session.bot.log_path})", session.bot.log(20_000)))
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def e2e(
+    tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+) -> AsyncIterator[E2E]:
+    """The bot process of this module (its game settings: the module's ``GAME``)."""
+    game = getattr(request.module, "GAME", FAST_GAME)
+    async with running_bot(tmp_path_factory.mktemp("e2e"), game=game) as session:
+        yield session

@@ -1,0 +1,158 @@
+"""SIGKILL of the bot mid-round: after a restart the round goes on and settles exactly once."""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import AsyncIterator
+
+import pytest
+import pytest_asyncio
+from sqlalchemy import func, select
+
+from bot.engine.round import Phase
+from bot.store.models import LedgerTransaction
+from tests.e2e.harness import (
+    CREDIT_CENTS,
+    E2E,
+    FAST_GAME,
+    eventually,
+    grab_all,
+    open_table,
+    running_bot,
+    start_round,
+    user,
+)
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+#: Betting stays open long enough for the bot to come back and take more bets.
+GAME = {**FAST_GAME, "bet_seconds": 8}
+GROUP = -1_001_000_000_201
+ADMIN = user(201, "Ada", "ada_admin")
+DEALER = user(202, "Bao", "bao")
+BETTORS = [user(203, "Chen"), user(204, "Dewi"), user(205, "Eko"), user(206, "Fay")]
+
+
+@pytest_asyncio.fixture(loop_scope="module")
+async def e2e(tmp_path) -> AsyncIterator[E2E]:  # a fresh bot process: it gets killed
+    async with running_bot(tmp_path, game=GAME) as session:
+        yield session
+
+
+async def ledger_kinds(e2e: E2E, round_id: int) -> dict[str, int]:
+    async with e2e.database.transaction() as session:
+        rows = await session.execute(
+            select(LedgerTransaction.kind, func.count())
+            .where(LedgerTransaction.round_id == round_id)
+            .group_by(LedgerTransaction.kind)
+        )
+        return {kind: count for kind, count in rows.tuples()}
+
+
+async def test_killed_bot_resumes_the_round_and_settles_it_once(e2e: E2E) -> None:
+    people = [DEALER, *BETTORS]
+    await open_table(e2e, GROUP, ADMIN, people)
+    credited = CREDIT_CENTS * len(people)
+    state = await start_round(e2e, GROUP, DEALER)
+    round_id = state.id
+    e2e.say(GROUP, DEALER, "/bid 100")
+    state = await e2e.wait_phase(GROUP, Phase.BETTING, round_id)
+
+    # Two bets are in; SIGKILL. (Their updates may not be confirmed to Telegram yet: the
+    # new process may get them again and must not count them twice.)
+    e2e.say(GROUP, BETTORS[0], "/bet 5")
+    e2e.say(GROUP, BETTORS[1], "10")
+    await e2e.wait_bets(GROUP, 2)
+    await e2e.bot.kill()
+    # A bet sent while the bot is down waits at Telegram.
+    e2e.say(GROUP, BETTORS[2], "/bet 20")
+    await e2e.bot.start()
+    e2e.say(GROUP, BETTORS[3], "/bet 7.50")
+    state = await e2e.wait_bets(GROUP, 4)
+    assert state.phase is Phase.BETTING and state.id == round_id
+    assert [(b.user_id, b.amount) for b in state.bets] == [
+        (BETTORS[0]["id"], 500),
+        (BETTORS[1]["id"], 1_000),
+        (BETTORS[2]["id"], 2_000),
+        (BETTORS[3]["id"], 750),
+    ]
+
+    # The restarted bot applies the betting deadline it never scheduled before the kill.
+    state = await e2e.wait_phase(GROUP, Phase.GRABBING, round_id)
+    toasts = await grab_all(e2e, GROUP, state, [DEALER, BETTORS[0]])
+    assert all(t.startswith("You grabbed") for t in toasts), toasts
+    # Killed again while grabbing, and down until the grab deadline has passed: the next
+    # start grabs the rest for their owners and settles.
+    await e2e.bot.kill()
+    await eventually(lambda: time.time() * 1000 > state.deadline_ms + 200, what="the deadline")
+    await e2e.bot.start()
+    ended = await e2e.wait_ended(round_id)
+
+    kinds = await ledger_kinds(e2e, round_id)
+    assert kinds.get("settle", 0) + kinds.get("void", 0) == 1, kinds
+    assert kinds["bid"] == 1 and kinds["bet"] == 4, kinds
+    assert [(g.user_id, g.auto) for g in ended.grabs] == [
+        (DEALER["id"], False),
+        (BETTORS[0]["id"], False),
+        (BETTORS[1]["id"], True),
+        (BETTORS[2]["id"], True),
+        (BETTORS[3]["id"], True),
+    ]
+    # One closing message for the round (results, or a re-deal).
+    closing = [e for e in e2e.sends(GROUP) if f"/verify {round_id})" in e["plain_text"]]
+    assert len(closing) == 1, [e["plain_text"] for e in e2e.sends(GROUP)]
+
+    # No chip lost: players' chips and the house add up to what was credited.
+    total = 0
+    for person in people:
+        balance = await e2e.service.balance(GROUP, person["id"])
+        assert balance.held == 0, person
+        total += balance.total
+    house = await e2e.service.house_balance(GROUP)
+    assert total + house == credited
+    if ended.phase is Phase.SETTLED:
+        results = {line.user_id: line.net for line in await e2e.service.results(round_id)}
+        for person in people:
+            balance = await e2e.service.balance(GROUP, person["id"])
+            assert balance.available == CREDIT_CENTS + results[person["id"]]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="BUG: an update the bot had fetched but not yet handled when it died is lost: "
+    "python-telegram-bot's Updater (run_polling in bot/telegram/runner.py) confirms each "
+    "batch with the next getUpdates offset right away, before its handlers ran, so "
+    "Telegram never delivers it again and processed_updates never gets to dedupe it",
+)
+async def test_command_in_flight_when_killed_is_not_lost(e2e: E2E) -> None:
+    group = -1_001_000_000_202
+    player = BETTORS[0]
+    hellos = await open_table(e2e, group, ADMIN, [player])
+    # Hold SQLite's write lock so that the bot cannot finish handling the next command.
+    path = e2e.database_url.split(":///", 1)[1]
+    blocker = sqlite3.connect(path, isolation_level=None, timeout=10)
+    try:
+        blocker.execute("BEGIN IMMEDIATE")
+        posted_at = time.time()
+        credit = e2e.say(group, ADMIN, "/credit 5", reply_to=hellos[player["id"]])
+
+        def confirmed() -> bool:
+            # The long poll that returned the credit has completed, and the next one (whose
+            # offset confirms that batch to Telegram) is waiting: the bot holds the update.
+            fetched = any(
+                call["method"] == "getUpdates" and call["time"] >= posted_at
+                for call in e2e.fake.calls
+            )
+            return fetched and e2e.fake.is_polling
+
+        await eventually(confirmed, what="the credit to be fetched and confirmed")
+        await e2e.bot.kill()
+    finally:
+        blocker.rollback()
+        blocker.close()
+    await e2e.bot.start()
+    await e2e.barrier(group, ADMIN)
+    balance = await e2e.service.balance(group, player["id"])
+    assert balance.available == CREDIT_CENTS + 500, "the credit was lost"
+    assert e2e.reply_of(group, credit["message"]["message_id"]) is not None
