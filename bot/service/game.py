@@ -15,7 +15,7 @@ import secrets
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
@@ -57,6 +57,7 @@ from bot.store.models import (
 from bot.store.models import Posting as PostingRow
 
 log = logging.getLogger(__name__)
+_T = TypeVar("_T")
 
 MAX_ATTEMPTS = 20
 
@@ -561,11 +562,14 @@ class GameService:
             if chat.title != title[:256]:
                 chat.title = title[:256]
 
-    async def set_open(self, chat_id: int, actor: Person, is_open: bool) -> bool:
-        """Open or close a group's table; returns whether it changed. A closing table
-        finishes its current round but starts no new one."""
-        now = self.clock()
-        async with self.db.transaction() as session:
+    async def set_open(
+        self, chat_id: int, actor: Person, is_open: bool, *, update_id: int | None = None
+    ) -> bool | None:
+        """Open or close a group's table; returns whether it changed (``None`` for an
+        update processed before). A closing table finishes its current round but starts
+        no new one."""
+
+        async def body(session: AsyncSession, now: int) -> bool:
             await self._touch_people(session, [actor], now)
             chat = await self._chat(session, chat_id, now)
             if chat.is_open == is_open:
@@ -575,6 +579,8 @@ class GameService:
                 chat.next_round_at_ms = None
             await self._audit(session, chat_id, actor, "open" if is_open else "close", now)
             return True
+
+        return await self._admin_command(update_id, body)
 
     async def is_open(self, chat_id: int) -> bool:
         """Whether the group's table is open."""
@@ -588,12 +594,13 @@ class GameService:
             return self._settings_of(await session.get(Chat, chat_id))
 
     async def change_setting(
-        self, chat_id: int, actor: Person, key: str, value: str
-    ) -> tuple[str, str, str]:
-        """Change one setting; returns (name, old, new) as displayed. Raises
-        ``GameError("bad_setting")`` with the reason for a bad key or value."""
-        now = self.clock()
-        async with self.db.transaction() as session:
+        self, chat_id: int, actor: Person, key: str, value: str, *, update_id: int | None = None
+    ) -> tuple[str, str, str] | None:
+        """Change one setting; returns (name, old, new) as displayed, or ``None`` for an
+        update processed before. Raises ``GameError("bad_setting")`` with the reason for a
+        bad key or value."""
+
+        async def body(session: AsyncSession, now: int) -> tuple[str, str, str]:
             await self._touch_people(session, [actor], now)
             chat = await self._chat(session, chat_id, now)
             current = self._settings_of(chat)
@@ -606,6 +613,8 @@ class GameService:
             await self._audit(session, chat_id, actor, "set", now, setting=name, old=old, new=new)
             return name, old, new
 
+        return await self._admin_command(update_id, body)
+
     # -- chips ------------------------------------------------------------------------
 
     async def credit(
@@ -616,8 +625,9 @@ class GameService:
         amount: int,
         *,
         update_id: int | None = None,
-    ) -> Balance:
-        """An admin gives a player chips from the group's mint; the player's new balance."""
+    ) -> Balance | None:
+        """An admin gives a player chips from the group's mint; the player's new balance,
+        or ``None`` for an update processed before."""
         return await self._admin_transfer(chat_id, actor, user_id, amount, update_id, credit=True)
 
     async def debit(
@@ -628,8 +638,9 @@ class GameService:
         amount: int,
         *,
         update_id: int | None = None,
-    ) -> Balance:
-        """An admin takes available chips back to the mint; refused beyond what is available."""
+    ) -> Balance | None:
+        """An admin takes available chips back to the mint (refused beyond what is
+        available); the new balance, or ``None`` for an update processed before."""
         return await self._admin_transfer(chat_id, actor, user_id, amount, update_id, credit=False)
 
     async def _admin_transfer(
@@ -641,39 +652,47 @@ class GameService:
         update_id: int | None,
         *,
         credit: bool,
-    ) -> Balance:
+    ) -> Balance | None:
         if amount <= 0:
             raise RuleViolation("amount_not_positive")
-        now = self.clock()
         action = "credit" if credit else "debit"
+
+        async def body(session: AsyncSession, now: int) -> Balance:
+            await self._touch_people(session, [actor], now)
+            await self._chat(session, chat_id, now)
+            if not credit:
+                free = await self._free_chips(session, chat_id, user_id)
+                if free < amount:
+                    raise RuleViolation("debit_too_large", amount=amount, available=free)
+            signed = amount if credit else -amount
+            await ledger.post(
+                session,
+                chat_id=chat_id,
+                kind=action,
+                now_ms=now,
+                actor_id=actor.id,
+                postings=[Posting(MINT, -signed), Posting(available(user_id), signed)],
+                memo=f"{action} by {actor.id}",
+            )
+            await self._audit(session, chat_id, actor, action, now, user_id=user_id, amount=amount)
+            return await ledger.balance(session, chat_id, user_id)
+
+        return await self._admin_command(update_id, body)
+
+    async def _admin_command(
+        self, update_id: int | None, body: Callable[[AsyncSession, int], Awaitable[_T]]
+    ) -> _T | None:
+        """Run ``body`` in a transaction that records ``update_id``; ``None`` when that
+        update was processed before (by this worker or, racing, by another)."""
+        now = self.clock()
         try:
             async with self.db.transaction() as session:
                 if not await self._claim_update(session, update_id, now):
-                    return await ledger.balance(session, chat_id, user_id)
-                await self._touch_people(session, [actor], now)
-                await self._chat(session, chat_id, now)
-                if not credit:
-                    free = await self._free_chips(session, chat_id, user_id)
-                    if free < amount:
-                        raise RuleViolation("debit_too_large", amount=amount, available=free)
-                signed = amount if credit else -amount
-                await ledger.post(
-                    session,
-                    chat_id=chat_id,
-                    kind=action,
-                    now_ms=now,
-                    actor_id=actor.id,
-                    postings=[Posting(MINT, -signed), Posting(available(user_id), signed)],
-                    memo=f"{action} by {actor.id}",
-                )
-                await self._audit(
-                    session, chat_id, actor, action, now, user_id=user_id, amount=amount
-                )
-                return await ledger.balance(session, chat_id, user_id)
+                    return None
+                return await body(session, now)
         except IntegrityError as error:
-            if "processed_updates" in str(error):
-                async with self.db.transaction() as session:
-                    return await ledger.balance(session, chat_id, user_id)
+            if update_id is not None and "processed_updates" in str(error):
+                return None
             raise
 
     async def balance(self, chat_id: int, user_id: int) -> Balance:

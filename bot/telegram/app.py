@@ -12,8 +12,8 @@ import asyncio
 import html
 import logging
 import time
-from collections import deque
 from collections.abc import Awaitable, Callable, Coroutine
+from functools import partial
 from typing import Any, cast
 
 from telegram import (
@@ -28,7 +28,6 @@ from telegram import User as TelegramUser
 from telegram.constants import ChatType, ParseMode
 from telegram.error import BadRequest, Forbidden, TelegramError
 from telegram.ext import (
-    AIORateLimiter,
     Application,
     ApplicationBuilder,
     BaseUpdateProcessor,
@@ -53,9 +52,11 @@ from bot.engine.round import (
     RoundStarted,
     RoundVoided,
 )
+from bot.engine.settings import SETTING_NAMES
 from bot.money import format_amount, format_signed, parse_amount
 from bot.rules.split import commitment
 from bot.service.game import CommandResult, GameService, Person, wall_clock_ms
+from bot.telegram.delivery import ChatOutbox, SendRateLimiter, SlidingWindow
 from bot.telegram.i18n import translate
 from bot.telegram.views import ButtonPress, Views, display_name
 
@@ -100,26 +101,6 @@ class ChatOrderedProcessor(BaseUpdateProcessor):
         """Nothing to tear down."""
 
 
-class SlidingWindow:
-    """Counts events per key over the last ``seconds``; ``allow`` takes one if under ``limit``."""
-
-    def __init__(self, limit: int, seconds: float = 60.0) -> None:
-        self.limit = limit
-        self.seconds = seconds
-        self._times: dict[int, deque[float]] = {}
-
-    def allow(self, key: int) -> bool:
-        """Take one slot for ``key`` if fewer than ``limit`` were taken in the window."""
-        now = time.monotonic()
-        times = self._times.setdefault(key, deque())
-        while times and times[0] <= now - self.seconds:
-            times.popleft()
-        if len(times) >= self.limit:
-            return False
-        times.append(now)
-        return True
-
-
 def person_of(user: TelegramUser) -> Person:
     """The service's view of a Telegram user."""
     return Person(user.id, user.first_name or "", user.username, user.last_name)
@@ -141,6 +122,8 @@ class GameBot:
         self._admins: dict[tuple[int, int], tuple[float, bool]] = {}
         self._board_ids: dict[int, int] = {}
         self._board_pending: set[int] = set()
+        self._board_shown: dict[int, tuple[str, InlineKeyboardMarkup | None]] = {}
+        self.outbox = ChatOutbox()
         self._tasks: set[asyncio.Task[None]] = set()
         self._board_edited: dict[int, float] = {}
         self.application: Application[Any, Any, Any, Any, Any, Any] | None = None
@@ -236,7 +219,7 @@ class GameBot:
         results, open_rounds = await self.service.recover()
         for result in results:
             if result.round is not None:
-                await self.publish(result.round.chat_id, result)
+                self.publish(result.round.chat_id, result)
         for state in open_rounds:
             self.schedule(state)
         assert application.job_queue is not None
@@ -273,19 +256,23 @@ class GameBot:
         await self.sweep()
 
     async def sweep(self) -> None:
-        """Advance overdue rounds (lost or late jobs) and start rounds whose pause is over."""
-        for round_id, chat_id in await self.service.due_rounds():
-            await self.advance(round_id, chat_id)
-        for chat_id in await self.service.due_chat_ids():
-            async with self.locks.lock(chat_id):
-                result = await self.service.start_due_round(chat_id)
-                await self.publish(chat_id, result)
+        """Advance overdue rounds (lost or late jobs) and start rounds whose pause is over;
+        chats side by side, so one busy chat holds up no other."""
+        due = await self.service.due_rounds()
+        await asyncio.gather(*(self.advance(round_id, chat_id) for round_id, chat_id in due))
+        await asyncio.gather(
+            *(self._start_due(chat_id) for chat_id in await self.service.due_chat_ids())
+        )
+
+    async def _start_due(self, chat_id: int) -> None:
+        async with self.locks.lock(chat_id):
+            self.publish(chat_id, await self.service.start_due_round(chat_id))
 
     async def advance(self, round_id: int, chat_id: int) -> None:
         """Apply a round's deadline under its chat's lock."""
         async with self.locks.lock(chat_id):
             result = await self.service.advance(round_id)
-            await self.publish(chat_id, result)
+            self.publish(chat_id, result)
 
     # -- publishing -----------------------------------------------------------------
 
@@ -305,21 +292,22 @@ class GameBot:
             self.people.update(await self.service.names(missing))
         return {user_id: self.people[user_id] for user_id in user_ids if user_id in self.people}
 
-    async def publish(self, chat_id: int, result: CommandResult) -> None:
-        """Tell the group what a command or deadline did, and schedule what comes next."""
+    def publish(self, chat_id: int, result: CommandResult) -> None:
+        """Tell the group what a command or deadline did (through the chat's outbox, so
+        the caller never waits on Telegram) and schedule the next deadline."""
         state = result.round
         if state is None or result.duplicate:
             return
         for event in result.events:
             if isinstance(event, RoundStarted):
-                await self.send_board(state)
+                self.outbox.put(chat_id, partial(self.send_board, state.id))
             elif isinstance(event, (RoundSettled, RoundVoided)):
-                await self.send_results(state, event)
+                self.outbox.put(chat_id, partial(self.send_results, state, event))
         self.schedule(state)
         if result.events and not any(isinstance(e, RoundStarted) for e in result.events):
             self.refresh_board(state)
         if result.started is not None:
-            await self.send_board(result.started)
+            self.outbox.put(chat_id, partial(self.send_board, result.started.id))
             self.schedule(result.started)
 
     async def send(
@@ -344,13 +332,22 @@ class GameBot:
             log.warning("chat %s refused a message: %s", chat_id, error)
             return None
 
-    async def send_board(self, state: Round) -> None:
-        """Post the live board of a new round."""
+    async def _render_board(self, round_id: int) -> tuple[Round, str, InlineKeyboardMarkup | None]:
+        state = await self.service.round(round_id)
+        if state is None:
+            raise LookupError(f"round {round_id} is gone")
         views = await self.views(state.chat_id)
-        text, markup = views.board(state, await self.names(self._board_people(state)), self.clock())
+        people = await self.names(self._board_people(state))
+        text, markup = views.board(state, people, self.clock())
+        return state, text, markup
+
+    async def send_board(self, round_id: int) -> None:
+        """Post the live board of a new round (as it is when the message goes out)."""
+        state, text, markup = await self._render_board(round_id)
         message = await self.send(state.chat_id, text, markup)
         if message is not None:
             self._board_ids[state.id] = message.message_id
+            self._board_shown[state.id] = (text, markup)
             self._board_edited[state.chat_id] = time.monotonic()
             await self.service.set_board_message(state.id, message.message_id)
 
@@ -374,30 +371,24 @@ class GameBot:
         task.add_done_callback(self._tasks.discard)
 
     async def _edit_board_later(self, chat_id: int, round_id: int) -> None:
-        try:
-            wait = self._board_edited.get(chat_id, 0.0) + self.config.board_edit_seconds
-            if wait > time.monotonic():
-                await asyncio.sleep(wait - time.monotonic())
-        finally:
-            # Changes from now on need an edit of their own.
-            self._board_pending.discard(round_id)
-        try:
-            await self.edit_board(round_id)
-        except Exception:
-            log.exception("editing the board of round %s failed", round_id)
+        wait = self._board_edited.get(chat_id, 0.0) + self.config.board_edit_seconds
+        if wait > time.monotonic():
+            await asyncio.sleep(wait - time.monotonic())
+        self.outbox.put(chat_id, partial(self.edit_board, round_id))
 
     async def edit_board(self, round_id: int) -> None:
-        """Show a round's current state on its board message."""
+        """Show a round's current state on its board message, unless it shows it already."""
         assert self.application is not None
-        state = await self.service.round(round_id)
-        if state is None:
-            return
+        # Changes from now on need an edit of their own.
+        self._board_pending.discard(round_id)
+        state, text, markup = await self._render_board(round_id)
         message_id = self._board_ids.get(round_id) or await self.service.board_message(round_id)
-        if message_id is None:
+        if message_id is None or self._board_shown.get(round_id) == (text, markup):
             return
-        views = await self.views(state.chat_id)
-        text, markup = views.board(state, await self.names(self._board_people(state)), self.clock())
         self._board_edited[state.chat_id] = time.monotonic()
+        self._board_shown[round_id] = (text, markup)
+        if not state.phase.is_open:
+            self._board_shown.pop(round_id)
         try:
             await self.application.bot.edit_message_text(
                 text,
@@ -431,7 +422,10 @@ class GameBot:
         if chat.type != ChatType.PRIVATE and not self.replies.allow(chat.id):
             log.info("reply budget of chat %s spent; not replying", chat.id)
             return
-        await self.send(chat.id, text, reply_to=message.message_id)
+        self.outbox.put(chat.id, partial(self._send_reply, chat.id, text, message.message_id))
+
+    async def _send_reply(self, chat_id: int, text: str, reply_to: int) -> None:
+        await self.send(chat_id, text, reply_to=reply_to)
 
     async def _answer(self, query: CallbackQuery, text: str) -> None:
         plain = html.unescape(text.replace("<code>", "").replace("</code>", ""))
@@ -473,7 +467,7 @@ class GameBot:
         """``/newround``: start a round in an open group."""
         chat_id, person, update_id = self._ids(update)
         result = await self.service.start_round(chat_id, actor=person, update_id=update_id)
-        await self.publish(chat_id, result)
+        self.publish(chat_id, result)
 
     async def cmd_bid(self, update: Update, context: Any) -> None:
         """``/bid AMOUNT``: bid for dealer."""
@@ -488,7 +482,7 @@ class GameBot:
         result = await self.service.bid(
             chat_id, person, amount, round_id=round_id, update_id=update_id
         )
-        await self.publish(chat_id, result)
+        self.publish(chat_id, result)
         if update.callback_query is not None:
             await self._answer_result(update, result)
 
@@ -497,7 +491,7 @@ class GameBot:
         result = await self.service.bet(
             chat_id, person, amount, round_id=round_id, update_id=update_id
         )
-        await self.publish(chat_id, result)
+        self.publish(chat_id, result)
         if update.callback_query is not None:
             await self._answer_result(update, result)
 
@@ -563,7 +557,7 @@ class GameBot:
             result = await self.service.grab(
                 chat_id, person, round_id=press.round_id, update_id=update_id
             )
-            await self.publish(chat_id, result)
+            self.publish(chat_id, result)
             await self._answer_result(update, result)
 
     async def cmd_balance(self, update: Update, context: Any) -> None:
@@ -720,26 +714,24 @@ class GameBot:
     async def cmd_open(self, update: Update, context: Any) -> None:
         """``/open``: open the table (admins)."""
         chat_id, person = await self._require_admin(update)
-        changed = await self.service.set_open(chat_id, person, True)
-        await self.reply(
-            update, await self.text(chat_id, "table.opened" if changed else "table.already_open")
-        )
+        changed = await self.service.set_open(chat_id, person, True, update_id=update.update_id)
+        if changed is not None:
+            key = "table.opened" if changed else "table.already_open"
+            await self.reply(update, await self.text(chat_id, key))
 
     async def cmd_close(self, update: Update, context: Any) -> None:
         """``/close``: close the table; a running round finishes (admins)."""
         chat_id, person = await self._require_admin(update)
-        changed = await self.service.set_open(chat_id, person, False)
-        await self.reply(
-            update, await self.text(chat_id, "table.closed" if changed else "table.already_closed")
-        )
+        changed = await self.service.set_open(chat_id, person, False, update_id=update.update_id)
+        if changed is not None:
+            key = "table.closed" if changed else "table.already_closed"
+            await self.reply(update, await self.text(chat_id, key))
 
     async def cmd_config(self, update: Update, context: Any) -> None:
         """``/config``: every setting of this group (admins)."""
         chat_id, _ = await self._require_admin(update)
         settings = await self.service.settings(chat_id)
         views = Views(settings)
-        from bot.engine.settings import SETTING_NAMES
-
         lines = [views.t("config.header")]
         lines += [
             views.t("config.line", name=name, value=html.escape(settings.display(name)))
@@ -755,9 +747,12 @@ class GameBot:
         if len(args) < 2:
             await self.reply(update, await self.text(chat_id, "set.usage"))
             return
-        name, old, new = await self.service.change_setting(
-            chat_id, person, args[0], " ".join(args[1:])
+        changed = await self.service.change_setting(
+            chat_id, person, args[0], " ".join(args[1:]), update_id=update.update_id
         )
+        if changed is None:
+            return
+        name, old, new = changed
         await self.reply(
             update,
             await self.text(
@@ -778,7 +773,7 @@ class GameBot:
         if args and args[0].startswith("@"):
             found = await self.service.find_user(args[0])
             if found is None:
-                raise GameError("unknown_user", who=html.escape(args[0][:40]))
+                raise GameError("unknown_user", who=args[0][:40])
             return found, args[1:]
         if args and args[0].isdigit() and (len(args) >= 2 or not with_amount):
             user_id = int(args[0])
@@ -805,6 +800,8 @@ class GameBot:
             raise GameError("bad_amount", reason=str(error)) from None
         action = self.service.credit if credit else self.service.debit
         balance = await action(chat_id, person, target.id, amount, update_id=update.update_id)
+        if balance is None:
+            return
         await self.reply(
             update,
             await self.text(
@@ -880,26 +877,19 @@ BOT_COMMANDS = [
 
 
 def build_application(
-    config: Config,
-    service: GameService,
-    *,
-    rate_limiter: bool = True,
-    on_shutdown: Callable[[Any], Coroutine[Any, Any, None]] | None = None,
+    config: Config, service: GameService, *, rate_limiter: bool = True
 ) -> tuple[Application[Any, Any, Any, Any, Any, Any], GameBot]:
-    """The composition root: an ``Application`` with the game's handlers and jobs."""
+    """The composition root: an ``Application`` with the game's handlers; run it with
+    ``bot.telegram.serving.running``."""
     game = GameBot(config, service)
     builder: ApplicationBuilder[Any, Any, Any, Any, Any, Any] = (
         Application.builder()
         .token(config.require_token())
         .base_url(config.telegram_base_url)
         .concurrent_updates(ChatOrderedProcessor(game.locks))
-        .post_init(game.start)
     )
-    if on_shutdown is not None:
-        builder = builder.post_shutdown(on_shutdown)
     if rate_limiter:
-        # Retries RetryAfter instead of losing the message.
-        builder = builder.rate_limiter(AIORateLimiter(max_retries=5))
+        builder = builder.rate_limiter(SendRateLimiter(max_retries=5))
     application = builder.build()
     game.install(application)
     return application, game

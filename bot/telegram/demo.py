@@ -27,6 +27,7 @@ from bot.service.game import GameService
 from bot.store.db import Database
 from bot.store.migrate import upgrade_async
 from bot.telegram.app import build_application
+from bot.telegram.serving import running
 
 GROUP = -1001234567890
 ADMIN: dict[str, Any] = {"id": 1000, "first_name": "Ada", "username": "ada_admin"}
@@ -159,17 +160,8 @@ async def run_demo(rounds: int = 3, out: Callable[[str], None] = print, seed: in
 
             printer = asyncio.create_task(print_transcript())
             try:
-                async with application:
-                    await application.start()
-                    # run_polling would call post_init; started by hand, we call it.
-                    await game.start(application)
-                    assert application.updater is not None
-                    await application.updater.start_polling(poll_interval=0, timeout=1)
-                    try:
-                        code = await _script(fake, service, rounds, rng, say, out)
-                    finally:
-                        await application.updater.stop()
-                        await application.stop()
+                async with running(application, game, poll_timeout=1):
+                    code = await _script(fake, service, rounds, rng, say, out)
             finally:
                 printer.cancel()
                 with contextlib.suppress(asyncio.CancelledError):

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from typing import Any
-
-from telegram import Update
+import signal
 
 from bot.config import Config
 from bot.service.game import GameService
 from bot.store.db import Database
 from bot.store.migrate import upgrade
 from bot.telegram.app import build_application
+from bot.telegram.serving import ALLOWED_UPDATES, running
+
+log = logging.getLogger(__name__)
 
 
 class RedactSecrets(logging.Filter):
@@ -44,27 +46,39 @@ def configure_logging(level: str, secrets: list[str]) -> None:
 
 
 def run_bot(config: Config) -> None:
-    """Migrate the database, then serve updates until stopped (SIGINT/SIGTERM)."""
+    """Migrate the database, then serve updates until SIGINT or SIGTERM."""
     token = config.require_token()
     configure_logging(config.log_level, [token])
     upgrade(config.database_url)
+    asyncio.run(serve(config))
+
+
+async def serve(config: Config) -> None:
+    """Serve updates (long polling, or a webhook by setting) until a stop signal."""
     database = Database.from_url(config.database_url)
     service = GameService(database, config.game)
-
-    async def close_database(_: Any) -> None:
+    application, game = build_application(config, service)
+    webhook = config.mode == "webhook"
+    try:
+        async with running(application, game, polling=not webhook) as stop:
+            loop = asyncio.get_running_loop()
+            for signum in (signal.SIGINT, signal.SIGTERM):
+                loop.add_signal_handler(signum, stop.set)
+            if webhook:
+                assert application.updater is not None
+                settings = config.webhook
+                await application.updater.start_webhook(
+                    listen=settings.listen,
+                    port=settings.port,
+                    url_path=settings.path,
+                    webhook_url=f"{settings.public_url.rstrip('/')}/{settings.path}",
+                    secret_token=settings.secret_token or None,
+                    allowed_updates=ALLOWED_UPDATES,
+                )
+            log.info("serving (%s)", config.mode)
+            await stop.wait()
+            if webhook:
+                assert application.updater is not None
+                await application.updater.stop()
+    finally:
         await database.dispose()
-
-    application, _ = build_application(config, service, on_shutdown=close_database)
-    allowed = [Update.MESSAGE, Update.CALLBACK_QUERY]
-    if config.mode == "webhook":
-        webhook = config.webhook
-        application.run_webhook(
-            listen=webhook.listen,
-            port=webhook.port,
-            url_path=webhook.path,
-            webhook_url=f"{webhook.public_url.rstrip('/')}/{webhook.path}",
-            secret_token=webhook.secret_token or None,
-            allowed_updates=allowed,
-        )
-    else:
-        application.run_polling(allowed_updates=allowed, poll_interval=0.0, timeout=10)

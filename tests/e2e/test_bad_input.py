@@ -175,12 +175,6 @@ async def test_odd_name_is_escaped_on_board_and_results(e2e: E2E) -> None:
     assert len(balance) < SHORT
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: the name is HTML-escaped twice: GameBot._target raises "
-    "GameError('unknown_user', who=html.escape(...)) and GameBot.reply_error escapes every "
-    "str param again, so users read '@&lt;b&gt;&amp;x'",
-)
 async def test_unknown_username_is_quoted_as_typed(e2e: E2E) -> None:
     group = -1_001_000_000_405
     e2e.fake.set_chat_member(group, ADMIN["id"], "administrator")

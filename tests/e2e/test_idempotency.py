@@ -133,12 +133,6 @@ async def audit_count(e2e: E2E, chat_id: int, action: str) -> int:
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: a redelivered /credit is announced again ('Credited RM5.00 to Chen.') "
-    "although nothing was credited: GameService._admin_transfer returns the balance for a "
-    "duplicate update and GameBot._transfer replies credit.done regardless",
-)
 async def test_redelivered_credit_is_not_announced_twice(e2e: E2E) -> None:
     group = -1_001_000_000_304
     hellos = await open_table(e2e, group, ADMIN, [PLAYER])
@@ -155,11 +149,6 @@ async def test_redelivered_credit_is_not_announced_twice(e2e: E2E) -> None:
     assert announced == ["Credited RM5.00 to Chen. Available now RM1005.00."]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: /set is not idempotent per update: GameService.change_setting takes no "
-    "update_id, so a redelivered /set is applied again and audited twice",
-)
 async def test_redelivered_set_is_applied_once(e2e: E2E) -> None:
     group = -1_001_000_000_305
     await open_table(e2e, group, ADMIN, [])

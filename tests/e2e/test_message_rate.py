@@ -118,17 +118,6 @@ async def test_never_more_than_20_messages_a_minute_in_a_group(e2e: E2E, run: Ru
         assert len(closing) == 1, state.id
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: under Telegram's flood limit quick rounds become unplayable. The round's "
-    "deadline starts when GameService.start_round stores it, but its board reaches the "
-    "group only when AIORateLimiter (20 requests/min per group, board edits and "
-    "getChatMember included) lets it through, seconds later: the third round's board "
-    "arrived after its 2 s bidding window, the dealer's bid was refused as too late and "
-    "the round ended 'nobody bid'. GameBot holds the chat lock (ChatLocks) while awaiting "
-    "those throttled calls (publish/send_board/send_results/reply, and sweep/advance), so "
-    "commands sent in time are judged late too",
-)
 async def test_quick_rounds_stay_playable(run: Run) -> None:
     assert run.bid_taken == [True] * ROUNDS
     assert all(

@@ -1,0 +1,99 @@
+"""Getting messages out without holding up the game.
+
+Handlers and deadlines run under their chat's lock and must not wait on Telegram: what
+they have to say goes into the chat's outbox, which a worker sends in order. Telegram's
+limit of about 20 messages a minute per group applies to messages sent; edits, member
+lookups and callback answers only count towards the overall limit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections import deque
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any
+
+from telegram.ext import AIORateLimiter
+
+log = logging.getLogger(__name__)
+
+Job = Callable[[], Awaitable[None]]
+
+
+class ChatOutbox:
+    """One queue of outgoing work per chat, each run by its own worker, in order."""
+
+    def __init__(self) -> None:
+        self._queues: dict[int, deque[Job]] = {}
+        self._workers: dict[int, asyncio.Task[None]] = {}
+
+    def put(self, chat_id: int, job: Job) -> None:
+        """Queue ``job`` for the chat; it runs after everything queued before it."""
+        self._queues.setdefault(chat_id, deque()).append(job)
+        if chat_id not in self._workers:
+            self._workers[chat_id] = asyncio.get_running_loop().create_task(self._work(chat_id))
+
+    async def _work(self, chat_id: int) -> None:
+        queue = self._queues[chat_id]
+        try:
+            while queue:
+                job = queue.popleft()
+                try:
+                    await job()
+                except Exception:
+                    log.exception("sending to chat %s failed", chat_id)
+        finally:
+            del self._workers[chat_id]
+            if queue:  # put() raced with the last job's end: keep going
+                self._workers[chat_id] = asyncio.get_running_loop().create_task(self._work(chat_id))
+
+    async def drain(self, timeout: float = 10.0) -> None:
+        """Wait until every queue is empty (or ``timeout`` passes)."""
+        deadline = time.monotonic() + timeout
+        while self._workers and time.monotonic() < deadline:
+            await asyncio.wait(list(self._workers.values()), timeout=deadline - time.monotonic())
+
+
+class SlidingWindow:
+    """Counts events per key over the last ``seconds``; ``allow`` takes one if under ``limit``."""
+
+    def __init__(self, limit: int, seconds: float = 60.0) -> None:
+        self.limit = limit
+        self.seconds = seconds
+        self._times: dict[int, deque[float]] = {}
+
+    def allow(self, key: int) -> bool:
+        """Take one slot for ``key`` if fewer than ``limit`` were taken in the window."""
+        now = time.monotonic()
+        times = self._times.setdefault(key, deque())
+        while times and times[0] <= now - self.seconds:
+            times.popleft()
+        if len(times) >= self.limit:
+            return False
+        times.append(now)
+        return True
+
+
+class SendRateLimiter(AIORateLimiter):
+    """``AIORateLimiter`` whose per-group limit counts only messages sent (``send*``).
+
+    A ``RetryAfter`` from Telegram is still waited out and retried, never lost.
+    """
+
+    async def process_request(
+        self,
+        callback: Callable[..., Coroutine[Any, Any, Any]],
+        args: Any,
+        kwargs: dict[str, Any],
+        endpoint: str,
+        data: dict[str, Any],
+        rate_limit_args: int | None,
+    ) -> Any:
+        if not endpoint.startswith("send"):
+            # Without a chat id only the overall limit applies.
+            data = {key: value for key, value in data.items() if key != "chat_id"}
+        return await super().process_request(
+            callback, args, kwargs, endpoint, data, rate_limit_args
+        )

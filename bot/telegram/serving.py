@@ -1,0 +1,105 @@
+"""Serving updates: long polling that confirms an update only after it was handled.
+
+python-telegram-bot's own poller confirms a batch on its next request, before the
+handlers have run, so a crash in between loses those updates. This loop handles a batch
+(chats concurrently, each chat in order) and only then asks for the next one, which
+confirms it. A crash before that makes Telegram deliver the batch again, and the
+database's record of processed update ids turns repeats into no-ops.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+from typing import Any
+
+from telegram import Update
+from telegram.error import NetworkError, RetryAfter, TelegramError, TimedOut
+from telegram.ext import Application
+
+from bot.telegram.app import GameBot
+
+log = logging.getLogger(__name__)
+
+ALLOWED_UPDATES = [Update.MESSAGE, Update.CALLBACK_QUERY]
+AnyApplication = Application[Any, Any, Any, Any, Any, Any]
+
+
+async def _pause(stop: asyncio.Event, seconds: float) -> None:
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(stop.wait(), timeout=seconds)
+
+
+async def handle_batch(application: AnyApplication, updates: list[Update]) -> None:
+    """Handle updates through the application's per-chat processor, all of them."""
+    processor = application.update_processor
+    await asyncio.gather(
+        *(
+            processor.process_update(update, application.process_update(update))
+            for update in updates
+        )
+    )
+
+
+async def poll(application: AnyApplication, stop: asyncio.Event, *, timeout: float = 10) -> None:
+    """Long-poll ``getUpdates`` until ``stop`` is set, handling each batch before the next."""
+    bot = application.bot
+    offset: int | None = None
+    while not stop.is_set():
+        fetch = asyncio.ensure_future(
+            bot.get_updates(offset=offset, timeout=timeout, allowed_updates=ALLOWED_UPDATES)
+        )
+        stopping = asyncio.ensure_future(stop.wait())
+        await asyncio.wait({fetch, stopping}, return_when=asyncio.FIRST_COMPLETED)
+        stopping.cancel()
+        if not fetch.done():
+            fetch.cancel()  # stopping: what it would fetch stays unconfirmed, so is not lost
+            break
+        try:
+            updates = list(fetch.result())
+        except RetryAfter as error:
+            await _pause(stop, error.retry_after if isinstance(error.retry_after, int) else 5)
+            continue
+        except TimedOut:
+            continue
+        except NetworkError as error:
+            log.warning("getUpdates failed: %s; retrying", error)
+            await _pause(stop, 1.0)
+            continue
+        except TelegramError as error:
+            log.error("getUpdates refused: %s; retrying in 5 s", error)
+            await _pause(stop, 5.0)
+            continue
+        if updates:
+            await handle_batch(application, updates)
+            offset = updates[-1].update_id + 1
+    if offset is not None:
+        with contextlib.suppress(TelegramError):
+            await bot.get_updates(offset=offset, timeout=0, allowed_updates=ALLOWED_UPDATES)
+
+
+@contextlib.asynccontextmanager
+async def running(
+    application: AnyApplication, game: GameBot, *, poll_timeout: float = 10, polling: bool = True
+) -> AsyncIterator[asyncio.Event]:
+    """Run the bot while the block runs: start, recover, poll; then stop cleanly.
+
+    Yields the event that stops polling (set it, or leave the block).
+    """
+    stop = asyncio.Event()
+    async with application:
+        await application.start()
+        await game.start(application)
+        poller = (
+            asyncio.create_task(poll(application, stop, timeout=poll_timeout)) if polling else None
+        )
+        try:
+            yield stop
+        finally:
+            stop.set()
+            if poller is not None:
+                await poller
+            await game.outbox.drain()
+            await application.stop()
