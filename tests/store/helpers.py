@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
+
 from sqlalchemy import func, select
 
+from bot.engine.round import RoundSettled, RoundVoided
 from bot.engine.settings import Settings
-from bot.service.game import GameService, Person
+from bot.rules.envelope import MAX_AMOUNT as MAX_ENVELOPE
+from bot.rules.split import split_envelope
+from bot.service.game import CommandResult, GameService, Person
+from bot.store import rounds
 from bot.store.db import Database
 from bot.store.models import Account, LedgerTransaction, Posting, RoundRow
 
@@ -87,3 +93,109 @@ async def check_ledger(db: Database) -> None:
         held_total = sum(a.balance for a in accounts if a.kind == "held")
         if open_rounds == 0:
             assert held_total == 0, f"{held_total} cents held with no open round"
+
+
+# -- added for the round-rule, state-machine, concurrency and recovery tests ------------
+
+
+def find_seed(
+    count: int, total: int, wanted: Callable[[list[int]], bool], *, limit: int = 100_000
+) -> bytes:
+    """The first seed ``i.to_bytes(32, 'big')`` whose envelope split of ``total`` cents in
+    ``count`` shares (in grab order) satisfies ``wanted``."""
+    for i in range(limit):
+        seed = i.to_bytes(32, "big")
+        if wanted(split_envelope(seed, count, total, max_share=MAX_ENVELOPE)):
+            return seed
+    raise AssertionError(f"no seed in {limit} tries splits {total} in {count} as wanted")
+
+
+async def check_holds(db: Database) -> None:
+    """Each player's held chips are exactly what the open rounds hold for them
+    (``Round.holds()``): a finished round holds nothing."""
+    async with db.transaction() as session:
+        open_ids = (
+            await session.scalars(
+                select(RoundRow.id).where(RoundRow.phase.in_(("bidding", "betting", "grabbing")))
+            )
+        ).all()
+        expected: dict[tuple[int, int], int] = {}
+        for round_id in open_ids:
+            state = await rounds.load(session, round_id, lock=False)
+            assert state is not None
+            for user_id, amount in state.holds().items():
+                key = (state.chat_id, user_id)
+                expected[key] = expected.get(key, 0) + amount
+        held = (
+            await session.execute(
+                select(Account.chat_id, Account.user_id, Account.balance).where(
+                    Account.kind == "held"
+                )
+            )
+        ).all()
+        actual = {(chat, user): amount for chat, user, amount in held if amount}
+        expected = {key: amount for key, amount in expected.items() if amount}
+        assert actual == expected, f"held chips {actual} != holds of open rounds {expected}"
+
+
+async def check_round_transactions(db: Database) -> None:
+    """Only a settlement changes what a player owns: every bid, bet, cancel and void
+    transaction moves chips between a player's own available and held accounts."""
+    async with db.transaction() as session:
+        rows = (
+            await session.execute(
+                select(
+                    LedgerTransaction.id,
+                    LedgerTransaction.kind,
+                    Account.kind,
+                    Account.user_id,
+                    Posting.amount,
+                )
+                .join(Posting, Posting.transaction_id == LedgerTransaction.id)
+                .join(Account, Account.id == Posting.account_id)
+                .where(LedgerTransaction.kind.in_(("bid", "bet", "bet_cancel", "void")))
+            )
+        ).all()
+        per_owner: dict[tuple[int, int], int] = {}
+        for tx_id, tx_kind, account_kind, user_id, amount in rows:
+            assert account_kind in ("available", "held"), (
+                f"{tx_kind} transaction {tx_id} touches the {account_kind} account"
+            )
+            key = (tx_id, user_id)
+            per_owner[key] = per_owner.get(key, 0) + amount
+        moved = {key: net for key, net in per_owner.items() if net}
+        assert moved == {}, f"round transactions that change what a player owns: {moved}"
+
+
+async def check_all(db: Database) -> None:
+    """``check_ledger``, ``check_holds`` and ``check_round_transactions``."""
+    await check_ledger(db)
+    await check_holds(db)
+    await check_round_transactions(db)
+
+
+async def round_transactions(db: Database, round_id: int) -> list[str]:
+    """The kinds of the ledger transactions of a round, oldest first."""
+    async with db.transaction() as session:
+        return list(
+            (
+                await session.scalars(
+                    select(LedgerTransaction.kind)
+                    .where(LedgerTransaction.round_id == round_id)
+                    .order_by(LedgerTransaction.id)
+                )
+            ).all()
+        )
+
+
+def round_ends(
+    results: Iterable[CommandResult], round_id: int | None = None
+) -> list[RoundSettled | RoundVoided]:
+    """The settle and void events in ``results`` (of round ``round_id`` only, if given)."""
+    return [
+        event
+        for result in results
+        if round_id is None or (result.round is not None and result.round.id == round_id)
+        for event in result.events
+        if isinstance(event, (RoundSettled, RoundVoided))
+    ]

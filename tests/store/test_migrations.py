@@ -1,0 +1,153 @@
+"""Migrations: an empty database migrated to head has exactly the schema of the models,
+on SQLite and PostgreSQL, and ``python -m bot db upgrade`` creates it and is idempotent."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from alembic.autogenerate import compare_metadata
+from alembic.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import inspect, text
+
+from bot.store.db import Database
+from bot.store.migrate import alembic_config, upgrade
+from bot.store.models import Base
+from tests.conftest import _admin_execute, _postgres_url_for
+
+REPO = Path(__file__).resolve().parents[2]
+TABLES = {table.name for table in Base.metadata.sorted_tables}
+
+
+async def schema_of(url: str) -> tuple[list[Any], set[str], str | None]:
+    """The differences between the database and the models (Alembic's autogenerate
+    comparison), the tables, and the Alembic revision stamped in the database."""
+    database = Database.from_url(url)
+    try:
+        async with database.engine.connect() as connection:
+
+            def read(sync_connection: Any) -> tuple[list[Any], set[str], str | None]:
+                context = MigrationContext.configure(sync_connection)
+                diff = compare_metadata(context, Base.metadata)
+                tables = set(inspect(sync_connection).get_table_names())
+                return diff, tables, context.get_current_revision()
+
+            return await connection.run_sync(read)
+    finally:
+        await database.dispose()
+
+
+def head_revision() -> str | None:
+    return ScriptDirectory.from_config(alembic_config("sqlite://")).get_current_head()
+
+
+@pytest.fixture
+def fresh_postgres_url(postgres_url: str) -> Iterator[str]:
+    """A brand-new, empty PostgreSQL database (the session one is already migrated)."""
+    name = f"niuniu_migrate_{uuid.uuid4().hex[:12]}"
+    asyncio.run(_admin_execute(f'CREATE DATABASE "{name}"'))
+    try:
+        yield _postgres_url_for(name)
+    finally:
+        asyncio.run(_admin_execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def empty_database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    if request.param == "sqlite":
+        return f"sqlite+aiosqlite:///{tmp_path / 'empty.db'}"
+    url: str = request.getfixturevalue("fresh_postgres_url")
+    return url
+
+
+def test_an_empty_database_migrated_to_head_matches_the_models(empty_database_url: str) -> None:
+    diff, tables, revision = asyncio.run(schema_of(empty_database_url))
+    assert tables == set()
+    assert revision is None
+    upgrade(empty_database_url)
+    diff, tables, revision = asyncio.run(schema_of(empty_database_url))
+    assert diff == []
+    assert tables == TABLES | {"alembic_version"}
+    assert revision == head_revision() is not None
+
+
+def test_upgrading_twice_changes_nothing(empty_database_url: str) -> None:
+    upgrade(empty_database_url)
+    upgrade(empty_database_url)
+    diff, tables, revision = asyncio.run(schema_of(empty_database_url))
+    assert diff == [] and tables == TABLES | {"alembic_version"}
+    assert revision == head_revision()
+
+
+def run_cli(url: str) -> subprocess.CompletedProcess[str]:
+    environment = {key: value for key, value in os.environ.items() if not key.startswith("NIUNIU_")}
+    environment["NIUNIU_DATABASE_URL"] = url
+    return subprocess.run(
+        [sys.executable, "-m", "bot", "db", "upgrade"],
+        cwd=REPO,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_the_db_upgrade_command_creates_the_schema_and_is_idempotent(tmp_path: Path) -> None:
+    path = tmp_path / "cli.db"
+    url = f"sqlite:///{path}"  # a plain URL, as an operator would write it
+    first = run_cli(url)
+    assert first.returncode == 0, first.stderr
+    assert "database is up to date" in first.stdout
+    assert path.exists()
+    diff, tables, revision = asyncio.run(schema_of(url))
+    assert diff == [] and tables == TABLES | {"alembic_version"}
+    assert revision == head_revision()
+
+    async def add_a_chat() -> None:
+        database = Database.from_url(url)
+        try:
+            async with database.engine.begin() as connection:
+                await connection.execute(
+                    text(
+                        "INSERT INTO chats (id, title, is_group, is_open, settings, "
+                        "created_at_ms) VALUES (-5, 'kept', 1, 0, '{}', 0)"
+                    )
+                )
+        finally:
+            await database.dispose()
+
+    async def chat_titles() -> list[str]:
+        database = Database.from_url(url)
+        try:
+            async with database.engine.connect() as connection:
+                return list((await connection.execute(text("SELECT title FROM chats"))).scalars())
+        finally:
+            await database.dispose()
+
+    asyncio.run(add_a_chat())
+    second = run_cli(url)
+    assert second.returncode == 0, second.stderr
+    assert asyncio.run(chat_titles()) == ["kept"]
+    diff, tables, revision = asyncio.run(schema_of(url))
+    assert diff == [] and revision == head_revision()
+
+
+def test_the_db_upgrade_command_reports_a_database_it_cannot_open_in_one_line(
+    tmp_path: Path,
+) -> None:
+    missing = tmp_path / "no" / "such" / "dir" / "x.db"
+    result = run_cli(f"sqlite:///{missing}")
+    assert result.returncode != 0
+    assert not missing.exists()
+    assert "Traceback" not in result.stderr
+    assert result.stderr.startswith("niuniu-bot: error: ")
+    assert len(result.stderr.strip().splitlines()) == 1

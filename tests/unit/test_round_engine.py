@@ -1,0 +1,589 @@
+"""The round engine (bot/engine/round.py) on its own: no database, no clock, no randomness.
+
+Every transition's postings balance, every command moves the version on by exactly one,
+``verify_*`` refuse with the documented keys, ``Round.holds()`` is what the postings
+left in the held accounts, and a deadline cannot fire early.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from bot.engine import round as engine
+from bot.engine.errors import NotDue, RuleViolation
+from bot.engine.round import (
+    HOUSE,
+    AccountKind,
+    BetCancelled,
+    BetPlaced,
+    BidPlaced,
+    DealerChosen,
+    Grabbed,
+    GrabbingStarted,
+    Phase,
+    Posting,
+    Round,
+    RoundSettled,
+    RoundStarted,
+    RoundVoided,
+    Transition,
+    VoidReason,
+    available,
+    held,
+)
+from bot.engine.settings import Settings
+from bot.engine.settlement import Result
+from bot.rules.split import commitment, split_envelope
+from tests.store.helpers import find_seed
+
+SETTINGS = Settings(
+    bid_seconds=18,
+    bet_seconds=40,
+    grab_seconds=20,
+    min_bid=1_000,
+    bid_increment=1_000,
+    min_bet=100,
+    max_bet=5_000,
+    dealer_fee=100,
+    service_fee=50,
+    envelope_fee=25,
+)
+RICH = 10**9
+DEALER, ALICE, BOB, CAROL, OUTSIDER = 1, 2, 3, 4, 99
+T0 = 1_000_000
+
+
+class Ledger:
+    """Applies transitions like the service does, checking the engine's contract."""
+
+    def __init__(self) -> None:
+        self.balances: dict[engine.AccountRef, int] = {}
+
+    def apply(self, before: Round, transition: Transition) -> Round:
+        assert sum(p.amount for p in transition.postings) == 0, transition.postings
+        assert all(p.amount != 0 for p in transition.postings)
+        assert len({p.account for p in transition.postings}) == len(transition.postings)
+        assert transition.round.version == before.version + 1, (
+            f"{[type(e).__name__ for e in transition.events]}: version "
+            f"{before.version} -> {transition.round.version}"
+        )
+        for posting in transition.postings:
+            self.balances[posting.account] = self.balances.get(posting.account, 0) + posting.amount
+        self.check_holds(transition.round)
+        return transition.round
+
+    def check_holds(self, state: Round) -> None:
+        held_now = {
+            ref.user_id: amount
+            for ref, amount in self.balances.items()
+            if ref.kind is AccountKind.HELD and amount
+        }
+        assert held_now == {user: hold for user, hold in state.holds().items() if hold}
+
+
+def started(settings: Settings = SETTINGS, seed: bytes = b"\x07" * 32) -> Round:
+    return engine.start_round(
+        round_id=7, chat_id=-100, settings=settings, seed=seed, now_ms=T0
+    ).round
+
+
+def betting(
+    settings: Settings = SETTINGS, seed: bytes = b"\x07" * 32, pool: int = 10_000
+) -> tuple[Round, Ledger]:
+    book = Ledger()
+    state = started(settings, seed)
+    state = book.apply(state, engine.bid(state, DEALER, pool, free_chips=RICH, now_ms=T0 + 1))
+    state = book.apply(state, engine.advance(state, state.deadline_ms))
+    return state, book
+
+
+def grabbing(
+    bets: dict[int, int], settings: Settings = SETTINGS, seed: bytes = b"\x07" * 32
+) -> tuple[Round, Ledger]:
+    state, book = betting(settings, seed)
+    for user, amount in bets.items():
+        state = book.apply(
+            state, engine.bet(state, user, amount, free_chips=RICH, now_ms=state.deadline_ms - 1)
+        )
+    state = book.apply(state, engine.advance(state, state.deadline_ms))
+    return state, book
+
+
+# -- start ----------------------------------------------------------------------------
+
+
+def test_start_round_opens_bidding_with_the_commitment_of_the_seed() -> None:
+    transition = engine.start_round(
+        round_id=7, chat_id=-100, settings=SETTINGS, seed=b"\x01" * 32, now_ms=T0
+    )
+    state = transition.round
+    assert state.phase is Phase.BIDDING and state.version == 1
+    assert state.deadline_ms == T0 + 18_000
+    assert state.commitment == commitment(b"\x01" * 32)
+    assert transition.events == (RoundStarted(state.commitment, state.deadline_ms),)
+    assert transition.postings == ()
+    assert state.holds() == {}
+
+
+# -- every transition balances and moves the version by one ----------------------------
+
+
+def test_a_full_round_balances_at_every_step_and_settles_the_whole_pool() -> None:
+    state, book = grabbing({ALICE: 500, BOB: 1_000, CAROL: 200})
+    for user in (BOB, DEALER, ALICE):
+        state = book.apply(state, engine.grab(state, user, state.deadline_ms - 1))
+    transition = engine.advance(state, state.deadline_ms)
+    state = book.apply(state, transition)
+    assert state.phase in (Phase.SETTLED, Phase.VOID)
+    assert state.holds() == {}
+    # Everything that left a player's available chips came back or went to the house.
+    assert sum(book.balances.values()) == 0
+    if state.phase is Phase.SETTLED:
+        (settled,) = [e for e in transition.events if isinstance(e, RoundSettled)]
+        assert book.balances.get(HOUSE, 0) == settled.settlement.platform_net
+
+
+OTHERS = ["bid", "bet", "grab", "early", "wait"]
+
+
+def command(usual: str) -> st.SearchStrategy[tuple[str, int, int]]:
+    """A command, most often the phase's ``usual`` one."""
+    return st.tuples(
+        st.sampled_from([usual] * 6 + OTHERS),
+        st.sampled_from([DEALER, ALICE, BOB, CAROL]),
+        st.sampled_from([0, 50, 100, 200, 500, 1_000, 2_000, 5_000, 6_000, 10_000, 20_000]),
+    )
+
+
+#: The commands sent during each of the three phases; the phase's deadline follows.
+phases = st.tuples(*(st.lists(command(usual), max_size=10) for usual in ("bid", "bet", "grab")))
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    phases=phases,
+    seed=st.binary(min_size=32, max_size=32),
+    mean=st.sampled_from([2, 5, 50, 500]),
+    chips=st.sampled_from([2_000, 20_000, 200_000]),
+)
+def test_random_commands_balance_and_keep_holds_equal_to_held_chips(
+    phases: tuple[list[tuple[str, int, int]], ...], seed: bytes, mean: int, chips: int
+) -> None:
+    """Any commands in any phase: postings sum to zero, the version moves by one, no
+    available balance goes below zero, and held chips equal ``holds()``.
+
+    Each phase's commands are followed by its deadline; ``early`` tries to advance before
+    it (refused), ``wait`` lets ``amount`` ms pass (a late command is refused)."""
+    settings_ = dataclasses.replace(SETTINGS, envelope_mean_share=mean)
+    book = Ledger()
+    for user in (DEALER, ALICE, BOB, CAROL):
+        book.balances[available(user)] = chips
+    book.balances[engine.MINT] = -4 * chips
+    state = started(settings_, seed)
+    now = T0
+    for phase_commands in phases:
+        for name, user, amount in phase_commands:
+            if not state.phase.is_open:
+                break
+            free = book.balances.get(available(user), 0)
+            try:
+                if name == "bid":
+                    transition = engine.bid(state, user, amount, free_chips=free, now_ms=now)
+                elif name == "bet":
+                    transition = engine.bet(state, user, amount, free_chips=free, now_ms=now)
+                elif name == "grab":
+                    transition = engine.grab(state, user, now)
+                elif name == "early":
+                    transition = engine.advance(state, now)
+                else:
+                    now += amount
+                    continue
+            except (RuleViolation, NotDue):
+                continue
+            state = book.apply(state, transition)
+        if state.phase.is_open:
+            now = max(now, state.deadline_ms)
+            state = book.apply(state, engine.advance(state, now))
+        assert all(
+            amount >= 0
+            for ref, amount in book.balances.items()
+            if ref.kind in (AccountKind.AVAILABLE, AccountKind.HELD)
+        )
+    assert not state.phase.is_open
+    assert state.holds() == {}
+    assert sum(book.balances.values()) == 0
+
+
+# -- bidding ----------------------------------------------------------------------------
+
+
+def test_a_bid_holds_the_bid_plus_the_dealer_fees() -> None:
+    state = started()
+    transition = engine.bid(state, ALICE, 1_000, free_chips=RICH, now_ms=T0)
+    assert set(transition.postings) == {
+        Posting(available(ALICE), -1_175),
+        Posting(held(ALICE), 1_175),
+    }
+    assert transition.events == (BidPlaced(ALICE, 1_000, None, 0),)
+    assert transition.round.holds() == {ALICE: 1_175}
+
+
+def test_an_outbid_bidder_is_released_in_the_same_transition() -> None:
+    state = started()
+    state = engine.bid(state, ALICE, 1_000, free_chips=RICH, now_ms=T0).round
+    transition = engine.bid(state, BOB, 2_000, free_chips=RICH, now_ms=T0)
+    assert set(transition.postings) == {
+        Posting(held(ALICE), -1_175),
+        Posting(available(ALICE), 1_175),
+        Posting(available(BOB), -2_175),
+        Posting(held(BOB), 2_175),
+    }
+    assert transition.events == (BidPlaced(BOB, 2_000, ALICE, 1_000),)
+    assert transition.round.holds() == {BOB: 2_175}
+
+
+def test_raising_your_own_bid_holds_only_the_difference() -> None:
+    state = started()
+    state = engine.bid(state, ALICE, 1_000, free_chips=RICH, now_ms=T0).round
+    transition = engine.bid(state, ALICE, 3_000, free_chips=RICH, now_ms=T0)
+    assert set(transition.postings) == {
+        Posting(available(ALICE), -2_000),
+        Posting(held(ALICE), 2_000),
+    }
+    assert transition.events == (BidPlaced(ALICE, 3_000, None, 0),)
+
+
+@pytest.mark.parametrize(
+    ("high", "amount", "minimum"),
+    [(None, 999, 1_000), (1_000, 1_999, 2_000), (5_000, 5_500, 6_000)],
+)
+def test_verify_bid_too_low(high: int | None, amount: int, minimum: int) -> None:
+    state = started()
+    if high is not None:
+        state = engine.bid(state, ALICE, high, free_chips=RICH, now_ms=T0).round
+    with pytest.raises(RuleViolation) as refused:
+        engine.verify_bid(state, BOB, amount, free_chips=RICH, now_ms=T0)
+    assert refused.value.key == "bid_too_low"
+    assert refused.value.params == {"amount": amount, "minimum": minimum}
+    engine.verify_bid(state, BOB, minimum, free_chips=RICH, now_ms=T0)
+
+
+def test_verify_bid_needs_chips_for_the_bid_and_the_fees() -> None:
+    state = started()
+    with pytest.raises(RuleViolation) as refused:
+        engine.verify_bid(state, ALICE, 1_000, free_chips=1_174, now_ms=T0)
+    assert refused.value.key == "not_enough_chips"
+    assert refused.value.params == {"needed": 1_175, "available": 1_174}
+    engine.verify_bid(state, ALICE, 1_000, free_chips=1_175, now_ms=T0)
+
+
+def test_verify_bid_counts_your_own_hold_when_you_raise() -> None:
+    state = engine.bid(started(), ALICE, 1_000, free_chips=1_175, now_ms=T0).round
+    engine.verify_bid(state, ALICE, 2_000, free_chips=1_000, now_ms=T0)
+    with pytest.raises(RuleViolation) as refused:
+        engine.verify_bid(state, ALICE, 2_000, free_chips=999, now_ms=T0)
+    assert refused.value.key == "not_enough_chips"
+
+
+def test_verify_bid_outside_bidding_and_after_the_deadline() -> None:
+    state = started()
+    with pytest.raises(RuleViolation) as refused:
+        engine.verify_bid(state, ALICE, 1_000, free_chips=RICH, now_ms=state.deadline_ms)
+    assert (refused.value.key, refused.value.params) == ("window_closed", {"phase": "bidding"})
+    state, _ = betting()
+    with pytest.raises(RuleViolation) as refused:
+        engine.verify_bid(state, ALICE, 20_000, free_chips=RICH, now_ms=state.deadline_ms - 1)
+    assert (refused.value.key, refused.value.params) == ("not_bidding", {"phase": "betting"})
+
+
+def test_the_bidding_deadline_makes_the_highest_bidder_dealer_with_the_bid_as_pool() -> None:
+    state = started()
+    state = engine.bid(state, ALICE, 1_000, free_chips=RICH, now_ms=T0).round
+    state = engine.bid(state, BOB, 4_000, free_chips=RICH, now_ms=T0).round
+    transition = engine.advance(state, state.deadline_ms + 5)
+    after = transition.round
+    assert after.phase is Phase.BETTING
+    assert (after.dealer_id, after.pool) == (BOB, 4_000)
+    assert after.deadline_ms == state.deadline_ms + 5 + 40_000
+    assert transition.events == (DealerChosen(BOB, 4_000, after.deadline_ms),)
+    assert transition.postings == ()
+    assert after.holds() == {BOB: 4_175}
+
+
+def test_no_bid_voids_the_round_at_the_deadline() -> None:
+    state = started()
+    transition = engine.advance(state, state.deadline_ms)
+    assert transition.round.phase is Phase.VOID
+    assert transition.round.void_reason is VoidReason.NO_BIDS
+    assert transition.events == (RoundVoided(VoidReason.NO_BIDS, state.seed),)
+    assert transition.postings == ()
+
+
+# -- betting ----------------------------------------------------------------------------
+
+
+def test_a_bet_holds_stake_times_eighteen() -> None:
+    state, _ = betting()
+    transition = engine.bet(state, ALICE, 500, free_chips=RICH, now_ms=T0 + 20_000)
+    assert set(transition.postings) == {
+        Posting(available(ALICE), -9_000),
+        Posting(held(ALICE), 9_000),
+    }
+    assert transition.events == (BetPlaced(ALICE, 500, 0),)
+
+
+def test_changing_a_bet_keeps_its_place_and_moves_only_the_difference() -> None:
+    state, _ = betting()
+    now = T0 + 20_000
+    for user in (ALICE, BOB, CAROL):
+        state = engine.bet(state, user, 100, free_chips=RICH, now_ms=now).round
+    transition = engine.bet(state, ALICE, 300, free_chips=RICH, now_ms=now)
+    assert [b.user_id for b in transition.round.bets] == [ALICE, BOB, CAROL]
+    assert transition.round.bet_of(ALICE) == engine.Bet(ALICE, 300, 5_400)
+    assert set(transition.postings) == {
+        Posting(available(ALICE), -3_600),
+        Posting(held(ALICE), 3_600),
+    }
+    assert transition.events == (BetPlaced(ALICE, 300, 100),)
+
+
+def test_a_zero_bet_cancels_and_releases_the_hold() -> None:
+    state, _ = betting()
+    now = T0 + 20_000
+    state = engine.bet(state, ALICE, 100, free_chips=RICH, now_ms=now).round
+    transition = engine.bet(state, ALICE, 0, free_chips=RICH, now_ms=now)
+    assert transition.round.bets == ()
+    assert set(transition.postings) == {
+        Posting(held(ALICE), -1_800),
+        Posting(available(ALICE), 1_800),
+    }
+    assert transition.events == (BetCancelled(ALICE, 100),)
+
+
+@pytest.mark.parametrize(
+    ("user", "amount", "key", "params"),
+    [
+        (DEALER, 100, "dealer_cannot_bet", {}),
+        (ALICE, 0, "no_bet_to_cancel", {}),
+        (ALICE, 99, "bet_too_small", {"amount": 99, "minimum": 100}),
+        (ALICE, 5_001, "bet_too_large", {"amount": 5_001, "maximum": 5_000}),
+        (BOB, 200, "bet_unchanged", {"amount": 200}),
+    ],
+)
+def test_verify_bet_refusals(user: int, amount: int, key: str, params: dict[str, int]) -> None:
+    state, _ = betting()
+    now = T0 + 20_000
+    state = engine.bet(state, BOB, 200, free_chips=RICH, now_ms=now).round
+    with pytest.raises(RuleViolation) as refused:
+        engine.verify_bet(state, user, amount, free_chips=RICH, now_ms=now)
+    assert (refused.value.key, refused.value.params) == (key, params)
+
+
+def test_verify_bet_needs_chips_for_eighteen_times_the_stake() -> None:
+    state, _ = betting()
+    now = T0 + 20_000
+    with pytest.raises(RuleViolation) as refused:
+        engine.verify_bet(state, ALICE, 1_000, free_chips=17_999, now_ms=now)
+    assert refused.value.key == "not_enough_chips_to_bet"
+    assert refused.value.params == {"needed": 18_000, "available": 17_999, "multiplier": 18}
+    engine.verify_bet(state, ALICE, 1_000, free_chips=18_000, now_ms=now)
+    # A change counts the bet's own hold.
+    state = engine.bet(state, ALICE, 500, free_chips=9_000, now_ms=now).round
+    engine.verify_bet(state, ALICE, 1_000, free_chips=9_000, now_ms=now)
+
+
+def test_verify_bet_outside_betting_and_after_the_deadline() -> None:
+    state, _ = betting()
+    with pytest.raises(RuleViolation) as refused:
+        engine.verify_bet(state, ALICE, 100, free_chips=RICH, now_ms=state.deadline_ms)
+    assert (refused.value.key, refused.value.params) == ("window_closed", {"phase": "betting"})
+    with pytest.raises(RuleViolation) as refused:
+        engine.verify_bet(started(), ALICE, 100, free_chips=RICH, now_ms=T0)
+    assert (refused.value.key, refused.value.params) == ("not_betting", {"phase": "bidding"})
+
+
+def test_no_bet_voids_and_releases_the_dealer_without_fees() -> None:
+    state, _ = betting()
+    transition = engine.advance(state, state.deadline_ms)
+    assert transition.round.phase is Phase.VOID
+    assert transition.events == (RoundVoided(VoidReason.NO_BETS, state.seed),)
+    assert set(transition.postings) == {
+        Posting(held(DEALER), -10_175),
+        Posting(available(DEALER), 10_175),
+    }
+
+
+# -- grabbing ---------------------------------------------------------------------------
+
+
+def test_the_betting_deadline_splits_the_envelope_from_the_seed() -> None:
+    state, _ = betting()
+    for user in (ALICE, BOB):
+        state = engine.bet(state, user, 100, free_chips=RICH, now_ms=T0 + 20_000).round
+    transition = engine.advance(state, state.deadline_ms + 3)
+    state = transition.round
+    assert transition.events == (GrabbingStarted(3, 1_500, state.deadline_ms),)
+    assert transition.postings == ()
+    assert state.phase is Phase.GRABBING
+    assert state.participants == (ALICE, BOB, DEALER)
+    assert state.shares == tuple(split_envelope(state.seed, 3, 1_500))
+    assert sum(state.shares) == 3 * SETTINGS.envelope_mean_share
+
+
+def test_grabs_take_the_next_share_in_turn() -> None:
+    state, _ = grabbing({ALICE: 100, BOB: 200})
+    now = state.deadline_ms - 1
+    first = engine.grab(state, DEALER, now)
+    assert first.events == (Grabbed(DEALER, state.shares[0], False),)
+    assert first.postings == ()
+    second = engine.grab(first.round, BOB, now)
+    assert second.events == (Grabbed(BOB, state.shares[1], False),)
+
+
+@pytest.mark.parametrize(("user", "key"), [(OUTSIDER, "not_in_round"), (ALICE, "already_grabbed")])
+def test_verify_grab_refusals(user: int, key: str) -> None:
+    state, _ = grabbing({ALICE: 100, BOB: 200})
+    now = state.deadline_ms - 1
+    state = engine.grab(state, ALICE, now).round
+    with pytest.raises(RuleViolation) as refused:
+        engine.verify_grab(state, user, now)
+    assert refused.value.key == key
+    if key == "already_grabbed":
+        assert refused.value.params == {"amount": state.shares[0]}
+
+
+def test_verify_grab_outside_grabbing_and_after_the_deadline() -> None:
+    state, _ = grabbing({ALICE: 100})
+    with pytest.raises(RuleViolation) as refused:
+        engine.verify_grab(state, ALICE, state.deadline_ms)
+    assert refused.value.key == "window_closed"
+    state, _ = betting()
+    with pytest.raises(RuleViolation) as refused:
+        engine.verify_grab(state, DEALER, T0 + 20_000)
+    assert (refused.value.key, refused.value.params) == ("not_grabbing", {"phase": "betting"})
+
+
+def test_the_grab_deadline_grabs_the_rest_in_bet_order_with_the_dealer_last() -> None:
+    state, book = grabbing({ALICE: 100, BOB: 200, CAROL: 300})
+    state = book.apply(state, engine.grab(state, BOB, state.deadline_ms - 1))
+    transition = engine.advance(state, state.deadline_ms)
+    grabs = [e for e in transition.events if isinstance(e, Grabbed)]
+    assert grabs == [
+        Grabbed(ALICE, state.shares[1], True),
+        Grabbed(CAROL, state.shares[2], True),
+        Grabbed(DEALER, state.shares[3], True),
+    ]
+    assert isinstance(transition.events[-1], (RoundSettled, RoundVoided))
+    book.apply(state, transition)
+
+
+def test_the_last_grab_settles_and_reveals_the_seed() -> None:
+    seed = find_seed(2, 1_000, lambda s: s[0] != 1 and s[1] != 1)
+    state, book = grabbing({ALICE: 100}, seed=seed)
+    state = book.apply(state, engine.grab(state, ALICE, state.deadline_ms - 1))
+    transition = engine.grab(state, DEALER, state.deadline_ms - 1)
+    state = book.apply(state, transition)
+    assert state.phase is Phase.SETTLED
+    settled = transition.events[-1]
+    assert isinstance(settled, RoundSettled) and settled.seed == seed
+    assert state.holds() == {}
+    # The ledger's balances started at zero: the dealer's bid hold came back with the net.
+    assert book.balances[available(DEALER)] == settled.settlement.dealer_net
+
+
+def test_a_player_on_one_cent_is_immune() -> None:
+    # Dealer 0.09 beats the player's 0.01, which is refunded instead of lost.
+    seed = find_seed(2, 10, lambda s: s == [1, 9])
+    settings_ = dataclasses.replace(SETTINGS, envelope_mean_share=5)
+    state, book = grabbing({ALICE: 100}, settings_, seed)
+    transition = engine.advance(state, state.deadline_ms)
+    settled = transition.events[-1]
+    assert isinstance(settled, RoundSettled)
+    assert settled.settlement.outcomes[ALICE].result is Result.IMMUNE
+    book.apply(state, transition)
+    assert book.balances[available(ALICE)] == 0  # started at 0, nothing lost
+    assert book.balances[HOUSE] == SETTINGS.dealer_fees
+
+
+def test_a_dealer_on_one_cent_redeals_and_refunds_everything() -> None:
+    seed = find_seed(2, 10, lambda s: s[1] == 1)
+    settings_ = dataclasses.replace(SETTINGS, envelope_mean_share=5)
+    state, _ = grabbing({ALICE: 100}, settings_, seed)
+    transition = engine.advance(state, state.deadline_ms)
+    assert transition.round.phase is Phase.VOID
+    assert transition.round.void_reason is VoidReason.REDEAL
+    assert transition.events[-1] == RoundVoided(VoidReason.REDEAL, seed)
+    assert sum(p.amount for p in transition.postings) == 0
+    assert HOUSE not in {p.account for p in transition.postings}
+    assert transition.round.holds() == {}
+
+
+@pytest.mark.parametrize("how", ["last grab", "grab deadline"])
+def test_a_redeal_moves_the_version_by_one(how: str) -> None:
+    seed = find_seed(2, 10, lambda s: s[1] == 1)
+    settings_ = dataclasses.replace(SETTINGS, envelope_mean_share=5)
+    state, _ = grabbing({ALICE: 100}, settings_, seed)
+    if how == "last grab":
+        state = engine.grab(state, ALICE, state.deadline_ms - 1).round
+        transition = engine.grab(state, DEALER, state.deadline_ms - 1)
+    else:
+        transition = engine.advance(state, state.deadline_ms)
+    assert transition.round.void_reason is VoidReason.REDEAL
+    assert transition.round.version == state.version + 1
+
+
+# -- deadlines --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("phase", ["bidding", "betting", "grabbing"])
+def test_advance_before_the_deadline_raises_not_due(phase: str) -> None:
+    if phase == "bidding":
+        state = started()
+    elif phase == "betting":
+        state, _ = betting()
+    else:
+        state, _ = grabbing({ALICE: 100})
+    assert state.phase.value == phase
+    assert not engine.is_due(state, state.deadline_ms - 1)
+    with pytest.raises(NotDue) as early:
+        engine.advance(state, state.deadline_ms - 1)
+    assert (early.value.key, early.value.params) == ("not_due", {"deadline_ms": state.deadline_ms})
+    assert engine.is_due(state, state.deadline_ms)
+
+
+def test_advance_and_void_refuse_a_finished_round() -> None:
+    state = started()
+    state = engine.advance(state, state.deadline_ms).round
+    assert not engine.is_due(state, state.deadline_ms + 10**9)
+    with pytest.raises(NotDue) as closed:
+        engine.advance(state, state.deadline_ms + 10**9)
+    assert (closed.value.key, closed.value.params) == ("round_closed", {"phase": "void"})
+    with pytest.raises(RuleViolation) as again:
+        engine.void(state, VoidReason.ERROR)
+    assert again.value.key == "round_closed"
+
+
+@pytest.mark.parametrize("phase", ["bidding", "betting", "grabbing"])
+def test_void_releases_exactly_the_holds(phase: str) -> None:
+    if phase == "bidding":
+        state = engine.bid(started(), ALICE, 2_000, free_chips=RICH, now_ms=T0).round
+    elif phase == "betting":
+        state, _ = betting()
+        state = engine.bet(state, ALICE, 300, free_chips=RICH, now_ms=T0 + 20_000).round
+    else:
+        state, _ = grabbing({ALICE: 100, BOB: 200})
+        state = engine.grab(state, ALICE, state.deadline_ms - 1).round
+    transition = engine.void(state, VoidReason.ERROR)
+    released = {
+        p.account.user_id: p.amount
+        for p in transition.postings
+        if p.account.kind is AccountKind.AVAILABLE
+    }
+    assert released == state.holds()
+    assert transition.round.holds() == {}
+    assert transition.round.version == state.version + 1
+    assert transition.events == (RoundVoided(VoidReason.ERROR, state.seed),)
