@@ -170,8 +170,18 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _run_db(args: argparse.Namespace) -> int:
     from bot.store.migrate import upgrade
 
+    from sqlalchemy.exc import SQLAlchemyError
+
     config = _config(args)
-    upgrade(config.database_url)
+    try:
+        upgrade(config.database_url)
+    except (SQLAlchemyError, OSError) as error:
+        reason = str(getattr(error, "orig", None) or error).splitlines()[0]
+        print(
+            f"niuniu-bot: error: cannot migrate {redact_url(config.database_url)}: {reason}",
+            file=sys.stderr,
+        )
+        return 1
     print(f"database is up to date: {redact_url(config.database_url)}")
     return 0
 

@@ -13,7 +13,8 @@ import dataclasses
 import logging
 import secrets
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -42,7 +43,7 @@ from bot.engine.round import (
 from bot.engine.settings import SettingError, Settings
 from bot.rules.split import SEED_BYTES
 from bot.store import ledger, rounds
-from bot.store.db import Database
+from bot.store.db import Database, dialect_insert
 from bot.store.ledger import Balance
 from bot.store.models import (
     Account,
@@ -185,56 +186,64 @@ class GameService:
         self.defaults = defaults or Settings()
         self.clock = clock
         self.seed_source = seed_source
+        self._people_stored: dict[int, Person] = {}
 
     # -- helpers ----------------------------------------------------------------------
 
-    async def _claim_update(self, session: AsyncSession, update_id: int | None, now: int) -> bool:
-        """Record the update as processed; False if it was processed before."""
-        if update_id is None:
-            return True
-        if await session.get(ProcessedUpdate, update_id) is not None:
-            return False
-        session.add(ProcessedUpdate(update_id=update_id, processed_at_ms=now))
-        return True
+    async def _claim_update(self, session: AsyncSession, update_id: int | None, now: int) -> None:
+        """Record the update as processed, in the transaction of its effect. An update
+        processed before fails here with an ``IntegrityError`` on ``processed_updates``,
+        which the callers turn into a duplicate result."""
+        if update_id is not None:
+            session.add(ProcessedUpdate(update_id=update_id, processed_at_ms=now))
+            await session.flush()
+
+    @asynccontextmanager
+    async def _unit(self) -> AsyncIterator[AsyncSession]:
+        """The unit of work (``Database.transaction``); after it commits, the people it
+        stored are remembered so that later commands need not look them up again."""
+        async with self.db.transaction() as session:
+            yield session
+        self._people_stored.update(session.info.get("people", {}))
 
     async def _touch_people(
         self, session: AsyncSession, people: Sequence[Person], now: int
     ) -> None:
+        """Store or update users, unless this process stored them as they are already."""
         for person in people:
-            row = await session.get(User, person.id)
-            if row is None:
-                session.add(
-                    User(
-                        id=person.id,
-                        username=person.username,
-                        first_name=person.first_name[:256],
-                        last_name=person.last_name,
-                        seen_at_ms=now,
-                    )
-                )
-            elif (row.username, row.first_name, row.last_name) != (
-                person.username,
-                person.first_name[:256],
-                person.last_name,
-            ):
-                row.username = person.username
-                row.first_name = person.first_name[:256]
-                row.last_name = person.last_name
-                row.seen_at_ms = now
+            if self._people_stored.get(person.id) == person:
+                continue
+            session.info.setdefault("people", {})[person.id] = person
+            values = {
+                "username": person.username,
+                "first_name": person.first_name[:256],
+                "last_name": person.last_name,
+                "seen_at_ms": now,
+            }
+            # An upsert: two first commands of a new user at once must both go through.
+            statement = dialect_insert(session, User).values(id=person.id, **values)
+            await session.execute(
+                statement.on_conflict_do_update(index_elements=[User.id], set_=values)
+            )
 
     async def _chat(self, session: AsyncSession, chat_id: int, now: int) -> Chat:
         chat = await session.get(Chat, chat_id)
         if chat is None:
-            chat = Chat(
-                id=chat_id,
-                title="",
-                is_group=chat_id < 0,
-                is_open=False,
-                settings={},
-                created_at_ms=now,
+            # Two first commands in a new chat at once: the second insert is a no-op.
+            await session.execute(
+                dialect_insert(session, Chat)
+                .values(
+                    id=chat_id,
+                    title="",
+                    is_group=chat_id < 0,
+                    is_open=False,
+                    settings={},
+                    created_at_ms=now,
+                )
+                .on_conflict_do_nothing()
             )
-            session.add(chat)
-            await session.flush()
+            chat = await session.get(Chat, chat_id)
+            assert chat is not None
         return chat
 
     def _settings_of(self, chat: Chat | None) -> Settings:
@@ -320,25 +329,25 @@ class GameService:
         it is refused unless that is the chat's open round.
         """
         for _ in range(MAX_ATTEMPTS):
-            now = self.clock()
             located: int | None = None
             try:
-                async with self.db.transaction() as session:
-                    if not await self._claim_update(session, update_id, now):
-                        return CommandResult(duplicate=True)
+                async with self._unit() as session:
+                    # The clock is read once the transaction has its turn to write.
+                    now = self.clock()
+                    await self._claim_update(session, update_id, now)
                     await self._touch_people(session, people, now)
-                    target = round_id
                     if chat_id is not None:
-                        target = await rounds.open_round_id(session, chat_id)
-                        if target is None:
+                        state = await rounds.load_open(session, chat_id)
+                        if state is None:
                             raise RuleViolation("stale_button" if round_id else "no_round")
-                        if round_id is not None and round_id != target:
+                        if round_id is not None and round_id != state.id:
                             raise RuleViolation("stale_button")
-                    assert target is not None
-                    located = target
-                    state = await rounds.load(session, target, skip_locked=skip_locked)
-                    if state is None:
-                        return CommandResult()
+                    else:
+                        assert round_id is not None
+                        state = await rounds.load(session, round_id, skip_locked=skip_locked)
+                        if state is None:
+                            return CommandResult()
+                    located = state.id
                     try:
                         transition = await apply(session, state, now)
                     except GameError:
@@ -367,8 +376,8 @@ class GameService:
     async def _void_after_error(self, round_id: int, error: Exception) -> CommandResult:
         """Void a round whose transition could not be written, with every hold released."""
         log.error("round %s: a transition failed; voiding it", round_id, exc_info=error)
-        now = self.clock()
-        async with self.db.transaction() as session:
+        async with self._unit() as session:
+            now = self.clock()
             state = await rounds.load(session, round_id)
             if state is None or not state.phase.is_open:
                 return CommandResult(state)
@@ -382,11 +391,10 @@ class GameService:
         self, chat_id: int, *, actor: Person | None = None, update_id: int | None = None
     ) -> CommandResult:
         """Start a round in an open group. Refused if the table is closed or a round runs."""
-        now = self.clock()
         try:
-            async with self.db.transaction() as session:
-                if not await self._claim_update(session, update_id, now):
-                    return CommandResult(duplicate=True)
+            async with self._unit() as session:
+                now = self.clock()
+                await self._claim_update(session, update_id, now)
                 await self._touch_people(session, [actor] if actor else [], now)
                 chat = await self._chat(session, chat_id, now)
                 if not chat.is_open:
@@ -475,7 +483,7 @@ class GameService:
     async def due_rounds(self) -> list[tuple[int, int]]:
         """Open rounds whose deadline has passed: (round id, chat id), most overdue first."""
         now = self.clock()
-        async with self.db.transaction() as session:
+        async with self.db.reading() as session:
             rows = await session.execute(
                 select(RoundRow.id, RoundRow.chat_id)
                 .where(RoundRow.phase.in_(_OPEN_PHASES), RoundRow.deadline_ms <= now)
@@ -486,7 +494,7 @@ class GameService:
     async def due_chat_ids(self) -> list[int]:
         """Open tables whose pause after a settled round is over."""
         now = self.clock()
-        async with self.db.transaction() as session:
+        async with self.db.reading() as session:
             rows = await session.scalars(
                 select(Chat.id).where(Chat.is_open.is_(True), Chat.next_round_at_ms <= now)
             )
@@ -494,7 +502,7 @@ class GameService:
 
     async def open_rounds(self) -> list[Round]:
         """Every open round (to reschedule their deadlines after a start)."""
-        async with self.db.transaction() as session:
+        async with self.db.reading() as session:
             ids = await session.scalars(select(RoundRow.id).where(RoundRow.phase.in_(_OPEN_PHASES)))
             loaded = [await rounds.load(session, round_id, lock=False) for round_id in ids]
             return [state for state in loaded if state is not None]
@@ -505,7 +513,7 @@ class GameService:
         try:
             return await self.start_round(chat_id)
         except RuleViolation:
-            async with self.db.transaction() as session:
+            async with self._unit() as session:
                 await session.execute(
                     update(Chat).where(Chat.id == chat_id).values(next_round_at_ms=None)
                 )
@@ -524,25 +532,25 @@ class GameService:
 
     async def round(self, round_id: int) -> Round | None:
         """A round as stored (its seed is secret while it is open: callers must not show it)."""
-        async with self.db.transaction() as session:
+        async with self.db.reading() as session:
             return await rounds.load(session, round_id, lock=False)
 
     async def current_round(self, chat_id: int) -> Round | None:
         """The chat's open round, if any."""
-        async with self.db.transaction() as session:
+        async with self.db.reading() as session:
             round_id = await rounds.open_round_id(session, chat_id)
             return None if round_id is None else await rounds.load(session, round_id, lock=False)
 
     async def set_board_message(self, round_id: int, message_id: int) -> None:
         """Remember the message that shows a round's live board."""
-        async with self.db.transaction() as session:
+        async with self._unit() as session:
             await session.execute(
                 update(RoundRow).where(RoundRow.id == round_id).values(board_message_id=message_id)
             )
 
     async def board_message(self, round_id: int) -> int | None:
         """The message id of a round's live board, if one was sent."""
-        async with self.db.transaction() as session:
+        async with self.db.reading() as session:
             return await session.scalar(
                 select(RoundRow.board_message_id).where(RoundRow.id == round_id)
             )
@@ -551,13 +559,13 @@ class GameService:
 
     async def note_people(self, people: Sequence[Person]) -> None:
         """Remember users (so an admin can name them by @username later)."""
-        async with self.db.transaction() as session:
+        async with self._unit() as session:
             await self._touch_people(session, people, self.clock())
 
     async def note_chat(self, chat_id: int, title: str) -> None:
         """Create or retitle a chat."""
         now = self.clock()
-        async with self.db.transaction() as session:
+        async with self._unit() as session:
             chat = await self._chat(session, chat_id, now)
             if chat.title != title[:256]:
                 chat.title = title[:256]
@@ -584,13 +592,13 @@ class GameService:
 
     async def is_open(self, chat_id: int) -> bool:
         """Whether the group's table is open."""
-        async with self.db.transaction() as session:
+        async with self.db.reading() as session:
             chat = await session.get(Chat, chat_id)
             return bool(chat and chat.is_open)
 
     async def settings(self, chat_id: int) -> Settings:
         """The group's settings: its changes over the configured defaults."""
-        async with self.db.transaction() as session:
+        async with self.db.reading() as session:
             return self._settings_of(await session.get(Chat, chat_id))
 
     async def change_setting(
@@ -684,11 +692,10 @@ class GameService:
     ) -> _T | None:
         """Run ``body`` in a transaction that records ``update_id``; ``None`` when that
         update was processed before (by this worker or, racing, by another)."""
-        now = self.clock()
         try:
-            async with self.db.transaction() as session:
-                if not await self._claim_update(session, update_id, now):
-                    return None
+            async with self._unit() as session:
+                now = self.clock()
+                await self._claim_update(session, update_id, now)
                 return await body(session, now)
         except IntegrityError as error:
             if update_id is not None and "processed_updates" in str(error):
@@ -697,17 +704,17 @@ class GameService:
 
     async def balance(self, chat_id: int, user_id: int) -> Balance:
         """A player's chips in a group."""
-        async with self.db.transaction() as session:
+        async with self.db.reading() as session:
             return await ledger.balance(session, chat_id, user_id)
 
     async def house_balance(self, chat_id: int) -> int:
         """The group's house account: rake and fees taken less rebates paid."""
-        async with self.db.transaction() as session:
+        async with self.db.reading() as session:
             return await ledger.account_balance(session, chat_id, HOUSE)
 
     async def balances_everywhere(self, user_id: int) -> list[tuple[int, str, Balance]]:
         """A player's chips in every group: (chat id, title, balance)."""
-        async with self.db.transaction() as session:
+        async with self.db.reading() as session:
             found = await ledger.balances_of_user(session, user_id)
             titles = dict(
                 (await session.execute(select(Chat.id, Chat.title).where(Chat.id.in_(found))))
@@ -718,7 +725,7 @@ class GameService:
 
     async def statement(self, chat_id: int, user_id: int, limit: int = 10) -> list[StatementLine]:
         """The latest ledger transactions that changed a player's chips, newest first."""
-        async with self.db.transaction() as session:
+        async with self.db.reading() as session:
             accounts = select(Account.id).where(
                 Account.chat_id == chat_id,
                 Account.user_id == user_id,
@@ -751,7 +758,7 @@ class GameService:
 
     async def history(self, chat_id: int, limit: int = 10) -> list[RoundSummary]:
         """The chat's latest rounds, newest first."""
-        async with self.db.transaction() as session:
+        async with self.db.reading() as session:
             rows = (
                 await session.scalars(
                     select(RoundRow)
@@ -788,7 +795,7 @@ class GameService:
 
     async def results(self, round_id: int) -> list[ParticipantResult]:
         """Each participant's line of a settled round: bettors in bet order, then the dealer."""
-        async with self.db.transaction() as session:
+        async with self.db.reading() as session:
             rows = (
                 await session.scalars(
                     select(OutcomeRow)
@@ -816,7 +823,7 @@ class GameService:
 
     async def audit_log(self, chat_id: int, limit: int = 10) -> list[AuditLine]:
         """The group's latest admin actions, newest first."""
-        async with self.db.transaction() as session:
+        async with self.db.reading() as session:
             rows = (
                 await session.scalars(
                     select(AuditEntry)
@@ -829,14 +836,14 @@ class GameService:
 
     async def names(self, user_ids: Sequence[int]) -> dict[int, Person]:
         """What the bot knows of these users."""
-        async with self.db.transaction() as session:
+        async with self.db.reading() as session:
             rows = (await session.scalars(select(User).where(User.id.in_(user_ids)))).all()
             return {r.id: Person(r.id, r.first_name, r.username, r.last_name) for r in rows}
 
     async def find_user(self, username: str) -> Person | None:
         """A user the bot has seen, by @username (case-insensitive)."""
         name = username.removeprefix("@").lower()
-        async with self.db.transaction() as session:
+        async with self.db.reading() as session:
             rows = (await session.scalars(select(User).where(User.username.is_not(None)))).all()
             for row in rows:
                 if row.username and row.username.lower() == name:

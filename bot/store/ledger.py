@@ -10,13 +10,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from sqlalchemy import func, select, update
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.engine.errors import RuleViolation
 from bot.engine.round import AccountKind, AccountRef, Posting, merge_postings
+from bot.store.db import dialect_insert
 from bot.store.models import Account, LedgerTransaction
 from bot.store.models import Posting as PostingRow
 
@@ -52,10 +51,8 @@ async def account_ids(
     found = await _select_accounts(session, chat_id, wanted)
     missing = [owner for owner in wanted if owner not in found]
     if missing:
-        dialect = session.bind.dialect.name
-        insert = pg_insert if dialect == "postgresql" else sqlite_insert
         statement = (
-            insert(Account)
+            dialect_insert(session, Account)
             .values(
                 [
                     {"chat_id": chat_id, "kind": kind, "user_id": user, "balance": 0}

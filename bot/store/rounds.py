@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
-from sqlalchemy import delete, func, insert, select, update
+from sqlalchemy import ColumnElement, delete, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.engine.round import (
@@ -21,6 +21,8 @@ from bot.engine.round import (
 from bot.engine.settings import Settings
 from bot.rules.ruleset import get_ruleset
 from bot.store.models import BetRow, BidRow, GrabRow, OutcomeRow, RoundRow
+
+OPEN_PHASES = [phase.value for phase in Phase if phase.is_open]
 
 
 class StaleRound(Exception):
@@ -69,7 +71,20 @@ async def load(
 ) -> Round | None:
     """The round with its bets and grabs; on PostgreSQL its row is locked ``FOR UPDATE``
     (``skip_locked``: return ``None`` if another worker holds it)."""
-    query = select(RoundRow).where(RoundRow.id == round_id)
+    return await _load_where(session, RoundRow.id == round_id, lock=lock, skip_locked=skip_locked)
+
+
+async def load_open(session: AsyncSession, chat_id: int) -> Round | None:
+    """The chat's open round, locked like ``load``; ``None`` if it has none."""
+    return await _load_where(
+        session, RoundRow.chat_id == chat_id, RoundRow.phase.in_(OPEN_PHASES), lock=True
+    )
+
+
+async def _load_where(
+    session: AsyncSession, *where: ColumnElement[bool], lock: bool, skip_locked: bool = False
+) -> Round | None:
+    query = select(RoundRow).where(*where)
     if lock:
         query = query.with_for_update(skip_locked=skip_locked)
     row = await session.scalar(query)
@@ -77,14 +92,16 @@ async def load(
         return None
     bets = (
         await session.scalars(
-            select(BetRow).where(BetRow.round_id == round_id).order_by(BetRow.position)
+            select(BetRow).where(BetRow.round_id == row.id).order_by(BetRow.position)
         )
     ).all()
-    grabs = (
-        await session.scalars(
-            select(GrabRow).where(GrabRow.round_id == round_id).order_by(GrabRow.position)
-        )
-    ).all()
+    grabs: Sequence[GrabRow] = ()
+    if Phase(row.phase) not in (Phase.BIDDING, Phase.BETTING):  # nobody grabs before
+        grabs = (
+            await session.scalars(
+                select(GrabRow).where(GrabRow.round_id == row.id).order_by(GrabRow.position)
+            )
+        ).all()
     return _to_round(row, bets, grabs)
 
 
@@ -93,7 +110,7 @@ async def open_round_id(session: AsyncSession, chat_id: int) -> int | None:
     return await session.scalar(
         select(RoundRow.id).where(
             RoundRow.chat_id == chat_id,
-            RoundRow.phase.in_([phase.value for phase in Phase if phase.is_open]),
+            RoundRow.phase.in_(OPEN_PHASES),
         )
     )
 
@@ -165,23 +182,19 @@ async def _save_bets(session: AsyncSession, before: Round, after: Round, now_ms:
         await session.execute(
             delete(BetRow).where(BetRow.round_id == after.id, BetRow.user_id.in_(gone))
         )
-    last_position = await session.scalar(
-        select(func.max(BetRow.position)).where(BetRow.round_id == after.id)
-    )
-    next_position = 0 if last_position is None else last_position + 1
     for user, bet in new.items():
         if user not in old:
+            # Versions only grow and a command places at most one bet: bet order.
             session.add(
                 BetRow(
                     round_id=after.id,
                     user_id=user,
                     amount=bet.amount,
                     hold=bet.hold,
-                    position=next_position,
+                    position=after.version,
                     placed_at_ms=now_ms,
                 )
             )
-            next_position += 1
         elif old[user] != bet:
             await session.execute(
                 update(BetRow)
