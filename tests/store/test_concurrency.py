@@ -126,7 +126,7 @@ async def test_concurrent_changes_of_one_bet_leave_one_consistent_bet(
     state = await betting_round(main, clock)
     player = CROWD[0]
     await fund(main, player, 100_000)
-    await main.bet(GROUP, player, 100)  # the player is known (see the xfail test below)
+    await main.bet(GROUP, player, 100)  # placed: the eight below all change it
     amounts = [200, 300, 400, 500, 600, 700, 800, 900]
     async with workers(url, len(amounts), clock, seeds) as services:
         results = await asyncio.gather(
