@@ -168,9 +168,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run_db(args: argparse.Namespace) -> int:
-    from bot.store.migrate import upgrade
-
     from sqlalchemy.exc import SQLAlchemyError
+
+    from bot.store.migrate import upgrade
 
     config = _config(args)
     try:

@@ -309,7 +309,7 @@ class GameService:
         chat = await self._chat(session, after.chat_id, now)
         if after.phase is Phase.SETTLED and chat.is_open:
             chat.next_round_at_ms = now + after.settings.pause_seconds * 1000
-        elif after.void_reason is VoidReason.REDEAL and chat.is_open:
+        elif after.void_reason in _REDEALS and chat.is_open:
             started = await self._insert_round(session, chat, now)
             attempt.started = started.round
 
@@ -851,4 +851,7 @@ class GameService:
             return None
 
 
+#: Voids after which play goes on at once: the dealer's 0.01, and system errors (seed 000:
+#: "System errors ... will also trigger a re-deal").
+_REDEALS = (VoidReason.REDEAL, VoidReason.ERROR)
 _OPEN_PHASES = [phase.value for phase in Phase if phase.is_open]

@@ -35,6 +35,7 @@ from telegram.ext import (
     CallbackQueryHandler,
     CommandHandler,
     ContextTypes,
+    Job,
     MessageHandler,
     filters,
 )
@@ -52,7 +53,7 @@ from bot.engine.round import (
     RoundStarted,
     RoundVoided,
 )
-from bot.engine.settings import SETTING_NAMES
+from bot.engine.settings import SETTING_NAMES, Settings
 from bot.money import format_amount, format_signed, parse_amount
 from bot.rules.split import commitment
 from bot.service.game import CommandResult, GameService, Person, wall_clock_ms
@@ -65,6 +66,9 @@ log = logging.getLogger(__name__)
 #: Replies to commands a group may get per minute; the rest of Telegram's ~20 a minute
 #: stays free for boards and results.
 REPLIES_PER_MINUTE = 10
+#: How long a group's settings are reused before they are read again (a change made by
+#: another worker shows after at most this long; rounds use their own snapshot anyway).
+SETTINGS_CACHE_SECONDS = 10.0
 BARE_NUMBER = r"^\s*[0-9]{1,9}(\.[0-9]{1,2})?\s*$"
 
 
@@ -122,6 +126,8 @@ class GameBot:
         self._admins: dict[tuple[int, int], tuple[float, bool]] = {}
         self._board_ids: dict[int, int] = {}
         self._board_pending: set[int] = set()
+        self._deadline_jobs: dict[int, tuple[int, Job[Any]]] = {}
+        self._settings: dict[int, tuple[float, Settings]] = {}
         self._board_shown: dict[int, tuple[str, InlineKeyboardMarkup | None]] = {}
         self.outbox = ChatOutbox()
         self._tasks: set[asyncio.Task[None]] = set()
@@ -234,23 +240,30 @@ class GameBot:
     # -- deadlines ------------------------------------------------------------------
 
     def schedule(self, state: Round) -> None:
-        """(Re)schedule the job that applies a round's deadline; none once it has ended."""
+        """(Re)schedule the job that applies a round's deadline; none once it has ended.
+        Most commands leave the deadline as it is, and then so does this."""
         if self.application is None or self.application.job_queue is None:
             return
-        name = f"deadline:{state.id}"
-        for job in self.application.job_queue.get_jobs_by_name(name):
-            job.schedule_removal()
+        scheduled = self._deadline_jobs.get(state.id)
+        if scheduled is not None:
+            if state.phase.is_open and scheduled[0] == state.deadline_ms:
+                return
+            scheduled[1].schedule_removal()
+            del self._deadline_jobs[state.id]
         if not state.phase.is_open:
             return
         delay = max(0.0, (state.deadline_ms - self.clock()) / 1000)
-        self.application.job_queue.run_once(
-            self._deadline_job, when=delay, name=name, data=(state.id, state.chat_id)
+        job = self.application.job_queue.run_once(
+            self._deadline_job, when=delay, name=f"deadline:{state.id}", data=state
         )
+        self._deadline_jobs[state.id] = (state.deadline_ms, job)
 
     async def _deadline_job(self, context: ContextTypes.DEFAULT_TYPE) -> None:
         assert context.job is not None
-        round_id, chat_id = cast(tuple[int, int], context.job.data)
-        await self.advance(round_id, chat_id)
+        state = cast(Round, context.job.data)
+        if self._deadline_jobs.get(state.id, (None, None))[1] is context.job:
+            del self._deadline_jobs[state.id]
+        await self.advance(state.id, state.chat_id)
 
     async def _sweep_job(self, context: ContextTypes.DEFAULT_TYPE) -> None:
         await self.sweep()
@@ -276,13 +289,24 @@ class GameBot:
 
     # -- publishing -----------------------------------------------------------------
 
+    async def settings(self, chat_id: int) -> Settings:
+        """The group's settings, cached briefly: every render and reply needs them, and
+        a change made through this process is seen at once."""
+        cached = self._settings.get(chat_id)
+        now = time.monotonic()
+        if cached is not None and cached[0] > now:
+            return cached[1]
+        settings = await self.service.settings(chat_id)
+        self._settings[chat_id] = (now + SETTINGS_CACHE_SECONDS, settings)
+        return settings
+
     async def views(self, chat_id: int) -> Views:
         """Renderers in the group's language and currency."""
-        return Views(await self.service.settings(chat_id))
+        return Views(await self.settings(chat_id))
 
     async def text(self, chat_id: int, key: str, **params: Any) -> str:
         """A catalogue message for a chat."""
-        settings = await self.service.settings(chat_id)
+        settings = await self.settings(chat_id)
         return translate(settings.language, key, settings.currency, **params)
 
     async def names(self, user_ids: list[int]) -> dict[int, Person]:
@@ -584,7 +608,7 @@ class GameBot:
             return
         lines = [translate("en", "balance.private_header")]
         for group_id, title, balance in found:
-            settings = await self.service.settings(group_id)
+            settings = await self.settings(group_id)
             lines.append(
                 translate(
                     settings.language,
@@ -730,7 +754,7 @@ class GameBot:
     async def cmd_config(self, update: Update, context: Any) -> None:
         """``/config``: every setting of this group (admins)."""
         chat_id, _ = await self._require_admin(update)
-        settings = await self.service.settings(chat_id)
+        settings = await self.settings(chat_id)
         views = Views(settings)
         lines = [views.t("config.header")]
         lines += [
@@ -752,6 +776,7 @@ class GameBot:
         )
         if changed is None:
             return
+        self._settings.pop(chat_id, None)
         name, old, new = changed
         await self.reply(
             update,
