@@ -66,6 +66,7 @@ log = logging.getLogger(__name__)
 #: Replies to commands a group may get per minute; the rest of Telegram's ~20 a minute
 #: stays free for boards and results.
 REPLIES_PER_MINUTE = 10
+MAX_MESSAGE_LENGTH = 4096
 #: How long a group's settings are reused before they are read again (a change made by
 #: another worker shows after at most this long; rounds use their own snapshot anyway).
 SETTINGS_CACHE_SECONDS = 10.0
@@ -103,6 +104,28 @@ class ChatOrderedProcessor(BaseUpdateProcessor):
 
     async def shutdown(self) -> None:
         """Nothing to tear down."""
+
+
+def split_message(text: str, limit: int = MAX_MESSAGE_LENGTH) -> list[str]:
+    """Cut text into messages of at most ``limit`` characters, between lines (each line of
+    ours closes the tags it opens). A single longer line is cut where it must be."""
+    chunks: list[str] = []
+    current = ""
+    for line in text.split("\n"):
+        while len(line) > limit:
+            if current:
+                chunks.append(current)
+                current = ""
+            chunks.append(line[:limit])
+            line = line[limit:]
+        candidate = f"{current}\n{line}" if current else line
+        if len(candidate) > limit:
+            chunks.append(current)
+            candidate = line
+        current = candidate
+    if current or not chunks:
+        chunks.append(current)
+    return chunks
 
 
 def person_of(user: TelegramUser) -> Person:
@@ -341,20 +364,26 @@ class GameBot:
         markup: InlineKeyboardMarkup | None = None,
         reply_to: int | None = None,
     ) -> Message | None:
-        """Send an HTML message; ``None`` (logged) if Telegram refuses it."""
+        """Send an HTML message, in several if it is too long for one (the buttons go on
+        the last); the first message, or ``None`` (logged) if Telegram refuses it."""
         assert self.application is not None
-        try:
-            return await self.application.bot.send_message(
-                chat_id,
-                text,
-                parse_mode=ParseMode.HTML,
-                reply_markup=markup,
-                reply_to_message_id=reply_to,
-                allow_sending_without_reply=True,
-            )
-        except (BadRequest, Forbidden) as error:
-            log.warning("chat %s refused a message: %s", chat_id, error)
-            return None
+        chunks = split_message(text)
+        first: Message | None = None
+        for number, chunk in enumerate(chunks, start=1):
+            try:
+                sent = await self.application.bot.send_message(
+                    chat_id,
+                    chunk,
+                    parse_mode=ParseMode.HTML,
+                    reply_markup=markup if number == len(chunks) else None,
+                    reply_to_message_id=reply_to if number == 1 else None,
+                    allow_sending_without_reply=True,
+                )
+            except (BadRequest, Forbidden) as error:
+                log.warning("chat %s refused a message: %s", chat_id, error)
+                return first
+            first = first or sent
+        return first
 
     async def _render_board(self, round_id: int) -> tuple[Round, str, InlineKeyboardMarkup | None]:
         state = await self.service.round(round_id)

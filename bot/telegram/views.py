@@ -22,6 +22,10 @@ from bot.rules.ruleset import get_ruleset
 from bot.service.game import Person
 from bot.telegram.i18n import translate
 
+#: Bets listed on the board by name; the board is one message, edited, so it must stay
+#: far below Telegram's 4096 characters whatever the number of bettors.
+BOARD_BETS_SHOWN = 40
+
 
 def display_name(user_id: int, people: Mapping[int, Person]) -> str:
     """A user's name for the chat, HTML-escaped: first name, else @username, else the id."""
@@ -114,8 +118,10 @@ class Views:
             lines.append(self.t("board.bets_header", count=len(state.bets)))
             lines.extend(
                 self.t("board.bet_line", name=display_name(bet.user_id, people), stake=bet.amount)
-                for bet in state.bets
+                for bet in state.bets[:BOARD_BETS_SHOWN]
             )
+            if len(state.bets) > BOARD_BETS_SHOWN:
+                lines.append(self.t("board.more_bets", count=len(state.bets) - BOARD_BETS_SHOWN))
         if state.phase is Phase.GRABBING:
             lines.append(
                 self.t("board.grabbed", grabbed=len(state.grabs), count=len(state.participants))

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import html
 import logging
+import re
 import string
 
 import pytest
@@ -10,6 +12,7 @@ import pytest
 from bot.engine.round import advance, bet, bid, start_round
 from bot.engine.settings import Settings
 from bot.service.game import Person
+from bot.telegram.app import split_message
 from bot.telegram.i18n import CATALOGUE, EN, translate
 from bot.telegram.runner import RedactSecrets
 from bot.telegram.views import ButtonPress, Views, display_name
@@ -80,3 +83,26 @@ def test_the_token_never_reaches_a_log_line(caplog: pytest.LogCaptureFixture) ->
     logger.warning("calling https://api.telegram.org/bot%s/getMe", token)
     assert token not in caplog.text
     assert "<redacted>" in caplog.text
+
+
+def test_long_messages_are_split_between_lines_within_telegrams_limit() -> None:
+    lines = [f"• player {i}: RM{i}.00 lose -RM{i}.00" for i in range(400)]
+    chunks = split_message("\n".join(lines))
+    assert len(chunks) > 1
+    assert all(len(chunk) <= 4096 for chunk in chunks)
+    assert "\n".join(chunks).split("\n") == lines
+    assert split_message("short") == ["short"]
+
+
+def test_the_board_lists_a_bounded_number_of_bets() -> None:
+    settings = Settings(min_bid=100, bid_increment=100, min_bet=100, max_bet=100)
+    state = start_round(round_id=5, chat_id=-1, settings=settings, seed=b"s" * 32, now_ms=0).round
+    state = bid(state, 1, 100, free_chips=10_000, now_ms=1).round
+    state = advance(state, settings.bid_seconds * 1000).round
+    people: dict[int, Person] = {}
+    for user_id in range(100, 300):
+        people[user_id] = Person(user_id, "&" * 64)
+        state = bet(state, user_id, 100, free_chips=10_000, now_ms=state.deadline_ms - 1).round
+    text, _ = Views(settings).board(state, people, now_ms=0)
+    assert "…and 160 more" in text
+    assert len(html.unescape(re.sub(r"<[^>]+>", "", text))) <= 4096
