@@ -18,8 +18,8 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from sqlalchemy import select, update
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy import func, select, update
+from sqlalchemy.exc import DBAPIError, IntegrityError, InterfaceError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.engine import round as engine
@@ -362,9 +362,11 @@ class GameService:
             except GameError:
                 raise
             except Exception as error:
-                if isinstance(error, IntegrityError) and "processed_updates" in str(error):
+                if _is_repeat(error, update_id):
                     return CommandResult(duplicate=True)
-                if located is None:
+                if located is None or _is_transient(error):
+                    # Nothing was written; the command can be sent again, the sweep will
+                    # apply a deadline again.
                     raise
                 # Writing the transition failed: void the round, so none is left half-done.
                 return await self._void_after_error(located, error)
@@ -404,14 +406,11 @@ class GameService:
                     raise RuleViolation("round_running", round_id=running)
                 transition = await self._insert_round(session, chat, now)
         except IntegrityError as error:
-            if "processed_updates" in str(error):
+            if _is_repeat(error, update_id):
                 return CommandResult(duplicate=True)
             # Two starts raced; the unique index let exactly one through.
             raise RuleViolation("round_running") from None
         return CommandResult(transition.round, transition.events)
-
-    async def _free_chips(self, session: AsyncSession, chat_id: int, user_id: int) -> int:
-        return (await ledger.balance(session, chat_id, user_id)).available
 
     async def bid(
         self,
@@ -423,14 +422,7 @@ class GameService:
         update_id: int | None = None,
     ) -> CommandResult:
         """Bid ``amount`` cents to be the dealer of the chat's round."""
-
-        async def apply(session: AsyncSession, state: Round, now: int) -> Transition:
-            free = await self._free_chips(session, chat_id, actor.id)
-            return engine.bid(state, actor.id, amount, free_chips=free, now_ms=now)
-
-        return await self._run(
-            chat_id=chat_id, round_id=round_id, apply=apply, update_id=update_id, people=[actor]
-        )
+        return await self._stake(engine.bid, chat_id, actor, amount, round_id, update_id)
 
     async def bet(
         self,
@@ -442,10 +434,33 @@ class GameService:
         update_id: int | None = None,
     ) -> CommandResult:
         """Bet ``amount`` cents in the chat's round; again to change it, 0 to cancel it."""
+        return await self._stake(engine.bet, chat_id, actor, amount, round_id, update_id)
 
+    async def stake(
+        self, chat_id: int, actor: Person, amount: int, *, update_id: int | None = None
+    ) -> CommandResult:
+        """A bare amount: a bid while the round is bidding, a bet while it is betting."""
+
+        def by_phase(
+            state: Round, user_id: int, amount: int, *, free_chips: int, now_ms: int
+        ) -> Transition:
+            command = engine.bid if state.phase is Phase.BIDDING else engine.bet
+            return command(state, user_id, amount, free_chips=free_chips, now_ms=now_ms)
+
+        return await self._stake(by_phase, chat_id, actor, amount, None, update_id)
+
+    async def _stake(
+        self,
+        command: Callable[..., Transition],
+        chat_id: int,
+        actor: Person,
+        amount: int,
+        round_id: int | None,
+        update_id: int | None,
+    ) -> CommandResult:
         async def apply(session: AsyncSession, state: Round, now: int) -> Transition:
-            free = await self._free_chips(session, chat_id, actor.id)
-            return engine.bet(state, actor.id, amount, free_chips=free, now_ms=now)
+            free = (await ledger.balance(session, chat_id, actor.id)).available
+            return command(state, actor.id, amount, free_chips=free, now_ms=now)
 
         return await self._run(
             chat_id=chat_id, round_id=round_id, apply=apply, update_id=update_id, people=[actor]
@@ -486,7 +501,7 @@ class GameService:
         async with self.db.reading() as session:
             rows = await session.execute(
                 select(RoundRow.id, RoundRow.chat_id)
-                .where(RoundRow.phase.in_(_OPEN_PHASES), RoundRow.deadline_ms <= now)
+                .where(RoundRow.phase.in_(rounds.OPEN_PHASES), RoundRow.deadline_ms <= now)
                 .order_by(RoundRow.deadline_ms)
             )
             return [(round_id, chat_id) for round_id, chat_id in rows]
@@ -503,7 +518,9 @@ class GameService:
     async def open_rounds(self) -> list[Round]:
         """Every open round (to reschedule their deadlines after a start)."""
         async with self.db.reading() as session:
-            ids = await session.scalars(select(RoundRow.id).where(RoundRow.phase.in_(_OPEN_PHASES)))
+            ids = await session.scalars(
+                select(RoundRow.id).where(RoundRow.phase.in_(rounds.OPEN_PHASES))
+            )
             loaded = [await rounds.load(session, round_id, lock=False) for round_id in ids]
             return [state for state in loaded if state is not None]
 
@@ -559,6 +576,8 @@ class GameService:
 
     async def note_people(self, people: Sequence[Person]) -> None:
         """Remember users (so an admin can name them by @username later)."""
+        if all(self._people_stored.get(person.id) == person for person in people):
+            return
         async with self._unit() as session:
             await self._touch_people(session, people, self.clock())
 
@@ -669,7 +688,7 @@ class GameService:
             await self._touch_people(session, [actor], now)
             await self._chat(session, chat_id, now)
             if not credit:
-                free = await self._free_chips(session, chat_id, user_id)
+                free = (await ledger.balance(session, chat_id, user_id)).available
                 if free < amount:
                     raise RuleViolation("debit_too_large", amount=amount, available=free)
             signed = amount if credit else -amount
@@ -698,7 +717,7 @@ class GameService:
                 await self._claim_update(session, update_id, now)
                 return await body(session, now)
         except IntegrityError as error:
-            if update_id is not None and "processed_updates" in str(error):
+            if _is_repeat(error, update_id):
                 return None
             raise
 
@@ -724,35 +743,32 @@ class GameService:
             return [(chat_id, titles.get(chat_id, ""), found[chat_id]) for chat_id in sorted(found)]
 
     async def statement(self, chat_id: int, user_id: int, limit: int = 10) -> list[StatementLine]:
-        """The latest ledger transactions that changed a player's chips, newest first."""
+        """The latest ledger transactions that changed a player's chips, newest first
+        (holds, which move chips between the player's own accounts, are left out)."""
         async with self.db.reading() as session:
             accounts = select(Account.id).where(
                 Account.chat_id == chat_id,
                 Account.user_id == user_id,
                 Account.kind.in_(("available", "held")),
             )
+            change = func.sum(PostingRow.amount)
             rows = await session.execute(
                 select(
                     LedgerTransaction.id,
                     LedgerTransaction.kind,
                     LedgerTransaction.round_id,
-                    PostingRow.amount,
+                    change,
                     LedgerTransaction.created_at_ms,
                     LedgerTransaction.memo,
                 )
                 .join(PostingRow, PostingRow.transaction_id == LedgerTransaction.id)
-                .join(Account, Account.id == PostingRow.account_id)
                 .where(PostingRow.account_id.in_(accounts))
+                .group_by(LedgerTransaction.id)
+                .having(change != 0)
                 .order_by(LedgerTransaction.id.desc())
+                .limit(limit)
             )
-            lines: dict[int, StatementLine] = {}
-            for tx_id, kind, round_id, amount, created, memo in rows:
-                line = lines.get(tx_id) or StatementLine(tx_id, kind, round_id, 0, created, memo)
-                # A hold moves chips between the player's own accounts: it nets to 0 here.
-                lines[tx_id] = dataclasses.replace(line, change=line.change + amount)
-                if len(lines) > limit:
-                    break
-            return list(lines.values())[:limit]
+            return [StatementLine(*row) for row in rows.tuples()]
 
     # -- reading ----------------------------------------------------------------------
 
@@ -844,14 +860,30 @@ class GameService:
         """A user the bot has seen, by @username (case-insensitive)."""
         name = username.removeprefix("@").lower()
         async with self.db.reading() as session:
-            rows = (await session.scalars(select(User).where(User.username.is_not(None)))).all()
-            for row in rows:
-                if row.username and row.username.lower() == name:
-                    return Person(row.id, row.first_name, row.username, row.last_name)
-            return None
+            row = await session.scalar(
+                select(User).where(func.lower(User.username) == name).limit(1)
+            )
+            return (
+                None if row is None else Person(row.id, row.first_name, row.username, row.last_name)
+            )
+
+
+def _is_repeat(error: Exception, update_id: int | None) -> bool:
+    """True when ``error`` says the update was recorded as processed already."""
+    return (
+        update_id is not None
+        and isinstance(error, IntegrityError)
+        and "processed_updates" in str(error)
+    )
+
+
+def _is_transient(error: Exception) -> bool:
+    """True for a lost connection or a busy database: worth retrying, not voiding for."""
+    return isinstance(error, OperationalError | InterfaceError) or (
+        isinstance(error, DBAPIError) and error.connection_invalidated
+    )
 
 
 #: Voids after which play goes on at once: the dealer's 0.01, and system errors (seed 000:
 #: "System errors ... will also trigger a re-deal").
 _REDEALS = (VoidReason.REDEAL, VoidReason.ERROR)
-_OPEN_PHASES = [phase.value for phase in Phase if phase.is_open]
