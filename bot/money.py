@@ -41,8 +41,6 @@ def parse_amount(text: str, *, max_cents: int = MAX_AMOUNT_CENTS) -> int:
     units = int(match["units"])
     cents_text = match["cents"] or "0"
     cents = int(cents_text) * (10 if len(cents_text) == 1 else 1)
-    if units > max_cents // 100:
-        raise ValueError(f"{shown} is too large; the most is {format_amount(max_cents)}")
     total = units * 100 + cents
     if total > max_cents:
         raise ValueError(f"{shown} is too large; the most is {format_amount(max_cents)}")

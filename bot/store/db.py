@@ -102,11 +102,6 @@ class Database:
             return cls(engine)
         return cls(engine, create_engine(url, read_only=True, **options))
 
-    @property
-    def is_postgres(self) -> bool:
-        """True on PostgreSQL (row locks and SKIP LOCKED are available)."""
-        return self.engine.dialect.name == "postgresql"
-
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[AsyncSession]:
         """A session in a transaction that commits on success and rolls back on any error."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from sqlalchemy import func, select, update
+from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -129,7 +129,7 @@ async def post(
         except IntegrityError as error:
             if "not_negative" not in str(error.orig) and "CHECK" not in str(error.orig):
                 raise
-            raise RuleViolation("not_enough_chips", needed=-posting.amount) from None
+            raise RuleViolation("chips_changed") from None
     await session.flush()
     return transaction.id
 
@@ -173,13 +173,3 @@ async def account_balance(session: AsyncSession, chat_id: int, ref: AccountRef) 
         )
     )
     return value or 0
-
-
-async def sum_of_postings(session: AsyncSession, account_id: int) -> int:
-    """The sum of an account's postings (what its cached balance must equal)."""
-    value = await session.scalar(
-        select(func.coalesce(func.sum(PostingRow.amount), 0)).where(
-            PostingRow.account_id == account_id
-        )
-    )
-    return int(value or 0)

@@ -106,6 +106,23 @@ class ChatOrderedProcessor(BaseUpdateProcessor):
         """Nothing to tear down."""
 
 
+#: Refusals not worth a reply when someone merely typed a number in the chat.
+QUIET_FOR_BARE_NUMBERS = frozenset({"no_round", "not_bidding", "not_betting", "window_closed"})
+
+
+def is_ascii_number(text: str) -> bool:
+    """True for a whole number in ASCII digits (``isdigit`` alone accepts "²")."""
+    return text.isascii() and text.isdecimal()
+
+
+def parse_typed_amount(text: str) -> int:
+    """An amount a user typed, or ``GameError("bad_amount")`` saying what is wrong."""
+    try:
+        return parse_amount(text)
+    except ValueError as error:
+        raise GameError("bad_amount", reason=str(error)) from None
+
+
 def split_message(text: str, limit: int = MAX_MESSAGE_LENGTH) -> list[str]:
     """Cut text into messages of at most ``limit`` characters, between lines (each line of
     ours closes the tags it opens). A single longer line is cut where it must be."""
@@ -144,13 +161,13 @@ class GameBot:
         self.clock = clock
         self.locks = ChatLocks()
         self.people: dict[int, Person] = {}
-        self._stored_people: set[int] = set()
         self.replies = SlidingWindow(REPLIES_PER_MINUTE)
         self._admins: dict[tuple[int, int], tuple[float, bool]] = {}
         self._board_ids: dict[int, int] = {}
         self._board_pending: set[int] = set()
         self._deadline_jobs: dict[int, tuple[int, Job[Any]]] = {}
         self._settings: dict[int, tuple[float, Settings]] = {}
+        self._chat_titles: dict[int, str] = {}
         self._board_shown: dict[int, tuple[str, InlineKeyboardMarkup | None]] = {}
         self.outbox = ChatOutbox()
         self._tasks: set[asyncio.Task[None]] = set()
@@ -251,6 +268,9 @@ class GameBot:
                 self.publish(result.round.chat_id, result)
         for state in open_rounds:
             self.schedule(state)
+            if await self.service.board_message(state.id) is None:
+                # Stopped between storing the round and posting its board: post it now.
+                self.outbox.put(state.chat_id, partial(self.send_board, state.id))
         assert application.job_queue is not None
         application.job_queue.run_repeating(
             self._sweep_job,
@@ -277,16 +297,19 @@ class GameBot:
             return
         delay = max(0.0, (state.deadline_ms - self.clock()) / 1000)
         job = self.application.job_queue.run_once(
-            self._deadline_job, when=delay, name=f"deadline:{state.id}", data=state
+            self._deadline_job,
+            when=delay,
+            name=f"deadline:{state.id}",
+            data=(state.id, state.chat_id),
         )
         self._deadline_jobs[state.id] = (state.deadline_ms, job)
 
     async def _deadline_job(self, context: ContextTypes.DEFAULT_TYPE) -> None:
         assert context.job is not None
-        state = cast(Round, context.job.data)
-        if self._deadline_jobs.get(state.id, (None, None))[1] is context.job:
-            del self._deadline_jobs[state.id]
-        await self.advance(state.id, state.chat_id)
+        round_id, chat_id = cast(tuple[int, int], context.job.data)
+        if self._deadline_jobs.get(round_id, (None, None))[1] is context.job:
+            del self._deadline_jobs[round_id]
+        await self.advance(round_id, chat_id)
 
     async def _sweep_job(self, context: ContextTypes.DEFAULT_TYPE) -> None:
         await self.sweep()
@@ -295,10 +318,17 @@ class GameBot:
         """Advance overdue rounds (lost or late jobs) and start rounds whose pause is over;
         chats side by side, so one busy chat holds up no other."""
         due = await self.service.due_rounds()
-        await asyncio.gather(*(self.advance(round_id, chat_id) for round_id, chat_id in due))
-        await asyncio.gather(
-            *(self._start_due(chat_id) for chat_id in await self.service.due_chat_ids())
+        outcomes = await asyncio.gather(
+            *(self.advance(round_id, chat_id) for round_id, chat_id in due),
+            return_exceptions=True,
         )
+        outcomes += await asyncio.gather(
+            *(self._start_due(chat_id) for chat_id in await self.service.due_chat_ids()),
+            return_exceptions=True,
+        )
+        for outcome in outcomes:
+            if isinstance(outcome, BaseException):
+                log.error("sweep: a chat failed; the next sweep tries again", exc_info=outcome)
 
     async def _start_due(self, chat_id: int) -> None:
         async with self.locks.lock(chat_id):
@@ -389,7 +419,7 @@ class GameBot:
         state = await self.service.round(round_id)
         if state is None:
             raise LookupError(f"round {round_id} is gone")
-        views = await self.views(state.chat_id)
+        views = Views(state.settings)  # a running round keeps the settings it started with
         people = await self.names(self._board_people(state))
         text, markup = views.board(state, people, self.clock())
         return state, text, markup
@@ -416,9 +446,10 @@ class GameBot:
         if state.id in self._board_pending:
             return
         self._board_pending.add(state.id)
-        task = asyncio.get_running_loop().create_task(
-            self._edit_board_later(state.chat_id, state.id)
-        )
+        self._spawn(self._edit_board_later(state.chat_id, state.id))
+
+    def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.get_running_loop().create_task(work)
         # The loop keeps only weak references to tasks.
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
@@ -456,7 +487,7 @@ class GameBot:
 
     async def send_results(self, state: Round, ended: RoundSettled | RoundVoided) -> None:
         """Post the one message that closes a round."""
-        views = await self.views(state.chat_id)
+        views = Views(state.settings)
         people = await self.names(list(state.participants) + self._board_people(state))
         await self.send(state.chat_id, views.results(state, ended, people))
 
@@ -481,11 +512,16 @@ class GameBot:
         await self.send(chat_id, text, reply_to=reply_to)
 
     async def _answer(self, query: CallbackQuery, text: str) -> None:
+        """Answer a button's toast without holding the chat's lock for the round trip."""
         plain = html.unescape(text.replace("<code>", "").replace("</code>", ""))
-        try:
-            await query.answer(plain[:200], show_alert=False)
-        except BadRequest as error:
-            log.info("callback answer refused: %s", error)
+
+        async def answer() -> None:
+            try:
+                await query.answer(plain[:200], show_alert=False)
+            except TelegramError as error:
+                log.info("callback answer refused: %s", error)
+
+        self._spawn(answer())
 
     async def reply_error(self, update: Update, error: GameError) -> None:
         """Explain a refused command in the group's language."""
@@ -502,10 +538,7 @@ class GameBot:
         args: list[str] = context.args or []
         if not args:
             raise GameError("amount_missing", example=example)
-        try:
-            return parse_amount(args[0])
-        except ValueError as error:
-            raise GameError("bad_amount", reason=str(error)) from None
+        return parse_typed_amount(args[0])
 
     @staticmethod
     def _ids(update: Update) -> tuple[int, Person, int]:
@@ -524,26 +557,22 @@ class GameBot:
 
     async def cmd_bid(self, update: Update, context: Any) -> None:
         """``/bid AMOUNT``: bid for dealer."""
-        await self._bid(update, self._amount(context, "/bid 500"))
+        await self._play(update, self.service.bid, self._amount(context, "/bid 500"))
 
     async def cmd_bet(self, update: Update, context: Any) -> None:
         """``/bet AMOUNT``: bet, change the bet, or cancel it with 0."""
-        await self._bet(update, self._amount(context, "/bet 20"))
+        await self._play(update, self.service.bet, self._amount(context, "/bet 20"))
 
-    async def _bid(self, update: Update, amount: int, round_id: int | None = None) -> None:
+    async def _play(
+        self,
+        update: Update,
+        command: Callable[..., Awaitable[CommandResult]],
+        *args: Any,
+        **options: Any,
+    ) -> None:
+        """Run a player's round command, tell the group, and answer a button's toast."""
         chat_id, person, update_id = self._ids(update)
-        result = await self.service.bid(
-            chat_id, person, amount, round_id=round_id, update_id=update_id
-        )
-        self.publish(chat_id, result)
-        if update.callback_query is not None:
-            await self._answer_result(update, result)
-
-    async def _bet(self, update: Update, amount: int, round_id: int | None = None) -> None:
-        chat_id, person, update_id = self._ids(update)
-        result = await self.service.bet(
-            chat_id, person, amount, round_id=round_id, update_id=update_id
-        )
+        result = await command(chat_id, person, *args, update_id=update_id, **options)
         self.publish(chat_id, result)
         if update.callback_query is not None:
             await self._answer_result(update, result)
@@ -570,27 +599,24 @@ class GameBot:
             return
 
     async def on_bare_number(self, update: Update, context: Any) -> None:
-        """A bare number is a bid during bidding and a bet during betting (as in the seed)."""
-        assert update.effective_chat is not None and update.effective_message is not None
-        state = await self.service.current_round(update.effective_chat.id)
-        if state is None or state.phase not in (Phase.BIDDING, Phase.BETTING):
-            return
+        """A bare number is a bid during bidding and a bet during betting (as in the seed);
+        at any other time it is just a number in the chat."""
+        assert update.effective_message is not None
         try:
             amount = parse_amount(update.effective_message.text or "")
         except ValueError:
             return
-        if state.phase is Phase.BIDDING:
-            await self._bid(update, amount)
-        else:
-            await self._bet(update, amount)
+        try:
+            await self._play(update, self.service.stake, amount)
+        except GameError as error:
+            if error.key not in QUIET_FOR_BARE_NUMBERS:
+                raise
 
     async def on_text(self, update: Update, context: Any) -> None:
-        """Other group text: remember a sender seen for the first time, so that admins can
-        name them with @username."""
-        user = update.effective_user
-        if user is not None and user.id not in self._stored_people:
-            await self.service.note_people([person_of(user)])
-            self._stored_people.add(user.id)
+        """Other group text: remember the sender, so that admins can name them by
+        @username (the service writes only users it has not stored as they are)."""
+        if update.effective_user is not None:
+            await self.service.note_people([person_of(update.effective_user)])
 
     async def on_button(self, update: Update, context: Any) -> None:
         """A press on a board button: bid, bet, cancel or grab, for the round it names."""
@@ -599,19 +625,15 @@ class GameBot:
         press = ButtonPress.decode(query.data or "")
         if press is None or update.effective_chat is None:
             raise GameError("stale_button")
+        round_id = press.round_id
         if press.action == "bid":
-            await self._bid(update, press.amount, press.round_id)
+            await self._play(update, self.service.bid, press.amount, round_id=round_id)
         elif press.action == "bet":
-            await self._bet(update, press.amount, press.round_id)
+            await self._play(update, self.service.bet, press.amount, round_id=round_id)
         elif press.action == "cancel":
-            await self._bet(update, 0, press.round_id)
+            await self._play(update, self.service.bet, 0, round_id=round_id)
         else:
-            chat_id, person, update_id = self._ids(update)
-            result = await self.service.grab(
-                chat_id, person, round_id=press.round_id, update_id=update_id
-            )
-            self.publish(chat_id, result)
-            await self._answer_result(update, result)
+            await self._play(update, self.service.grab, round_id=round_id)
 
     async def cmd_balance(self, update: Update, context: Any) -> None:
         """``/balance`` in a group: your chips here."""
@@ -622,7 +644,7 @@ class GameBot:
             await self.text(
                 chat_id,
                 "balance.group",
-                name=html.escape(person.first_name or str(person.id)),
+                name=display_name(person.id, {person.id: person}),
                 available=balance.available,
                 held=balance.held,
             ),
@@ -699,7 +721,7 @@ class GameBot:
         """``/verify N``: recompute round N's split from its revealed seed."""
         chat_id, _, _ = self._ids(update)
         args: list[str] = context.args or []
-        if not args or not args[0].lstrip("#").isdigit() or len(args[0]) > 12:
+        if not args or not is_ascii_number(args[0].lstrip("#")) or len(args[0]) > 12:
             raise GameError("bad_round_number")
         round_id = int(args[0].lstrip("#"))
         state = await self.service.round(round_id)
@@ -719,8 +741,9 @@ class GameBot:
             await self.reply(update, views.t("verify.mismatch", round_id=round_id))
             return
         people = await self.names(list(state.participants))
-        grabbed = ", ".join(
-            f"{display_name(g.user_id, people)} {views.money(g.amount)}" for g in state.grabs
+        # One participant a line: a long round's message can then be split between lines.
+        grabbed = "".join(
+            f"\n• {display_name(g.user_id, people)} {views.money(g.amount)}" for g in state.grabs
         )
         await self.reply(
             update,
@@ -761,24 +784,30 @@ class GameBot:
         if not await self.is_admin(chat_id, person.id):
             raise GameError("not_admin")
         assert update.effective_chat is not None
-        await self.service.note_chat(chat_id, update.effective_chat.title or "")
+        title = update.effective_chat.title or ""
+        if self._chat_titles.get(chat_id) != title:
+            await self.service.note_chat(chat_id, title)
+            self._chat_titles[chat_id] = title
         return chat_id, person
 
     async def cmd_open(self, update: Update, context: Any) -> None:
         """``/open``: open the table (admins)."""
-        chat_id, person = await self._require_admin(update)
-        changed = await self.service.set_open(chat_id, person, True, update_id=update.update_id)
-        if changed is not None:
-            key = "table.opened" if changed else "table.already_open"
-            await self.reply(update, await self.text(chat_id, key))
+        await self._set_open(update, True)
 
     async def cmd_close(self, update: Update, context: Any) -> None:
         """``/close``: close the table; a running round finishes (admins)."""
+        await self._set_open(update, False)
+
+    async def _set_open(self, update: Update, is_open: bool) -> None:
         chat_id, person = await self._require_admin(update)
-        changed = await self.service.set_open(chat_id, person, False, update_id=update.update_id)
-        if changed is not None:
-            key = "table.closed" if changed else "table.already_closed"
-            await self.reply(update, await self.text(chat_id, key))
+        changed = await self.service.set_open(chat_id, person, is_open, update_id=update.update_id)
+        if changed is None:
+            return
+        keys = {
+            True: ("table.opened", "table.already_open"),
+            False: ("table.closed", "table.already_closed"),
+        }[is_open]
+        await self.reply(update, await self.text(chat_id, keys[0] if changed else keys[1]))
 
     async def cmd_config(self, update: Update, context: Any) -> None:
         """``/config``: every setting of this group (admins)."""
@@ -820,6 +849,13 @@ class GameBot:
         """Whose chips: the replied-to user, an @username the bot has seen, or a user id."""
         message = update.effective_message
         replied = message.reply_to_message if message is not None else None
+        if (
+            message is not None
+            and message.is_topic_message
+            and replied is not None
+            and (replied.message_id == message.message_thread_id)
+        ):
+            replied = None  # in a forum, every message "replies" to its topic's first one
         if replied is not None and replied.from_user is not None and not replied.from_user.is_bot:
             target = person_of(replied.from_user)
             self.people[target.id] = target
@@ -829,7 +865,7 @@ class GameBot:
             if found is None:
                 raise GameError("unknown_user", who=args[0][:40])
             return found, args[1:]
-        if args and args[0].isdigit() and (len(args) >= 2 or not with_amount):
+        if args and is_ascii_number(args[0]) and (len(args) >= 2 or not with_amount):
             user_id = int(args[0])
             known = await self.names([user_id])
             return known.get(user_id, Person(user_id)), args[1:]
@@ -848,10 +884,7 @@ class GameBot:
         target, rest = await self._target(update, list(context.args or []))
         if not rest:
             raise GameError("amount_missing", example="/credit 100")
-        try:
-            amount = parse_amount(rest[0])
-        except ValueError as error:
-            raise GameError("bad_amount", reason=str(error)) from None
+        amount = parse_typed_amount(rest[0])
         action = self.service.credit if credit else self.service.debit
         balance = await action(chat_id, person, target.id, amount, update_id=update.update_id)
         if balance is None:

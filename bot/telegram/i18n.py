@@ -12,8 +12,6 @@ from typing import Any
 
 from bot.money import format_amount
 
-DEFAULT_LANGUAGE = "en"
-
 #: Parameters that hold cents; ``translate`` formats them with the currency.
 MONEY_PARAMS = frozenset(
     {
@@ -46,6 +44,7 @@ EN: dict[str, str] = {
     "error.not_enough_chips_to_bet": (
         "Not enough chips: a bet holds {multiplier}× the stake ({needed}); you have {available}."
     ),
+    "error.chips_changed": "Your chips changed in the meantime; nothing was done. Try again.",
     "error.dealer_cannot_bet": "The dealer cannot bet.",
     "error.no_bet_to_cancel": "You have no bet to cancel.",
     "error.bet_too_small": "The smallest bet is {minimum}.",
@@ -119,7 +118,6 @@ EN: dict[str, str] = {
     "kind.ordinary": "{points} pt",
     "kind.special": "{english} {chinese}",
     # commands
-    "round.started": "A new round starts. Bid for dealer now!",
     "balance.group": "{name}: available {available}, held {held}.",
     "balance.private_header": "Your chips:",
     "balance.private_line": "• {title}: available {available}, held {held}",
@@ -132,7 +130,7 @@ EN: dict[str, str] = {
     "verify.ok": (
         "Round #{round_id}: SHA-256 of the seed matches the published hash ✅\n"
         "Seed: <code>{seed}</code>\nSplit ({count} shares, total {total}): {shares}\n"
-        "Grabbed: {grabbed}\nRecompute: <code>niuniu-bot verify --seed {seed} --count {count} "
+        "Grabbed:{grabbed}\nRecompute: <code>niuniu-bot verify --seed {seed} --count {count} "
         "--total {total_plain}</code>"
     ),
     "verify.mismatch": "Round #{round_id}: the stored split does NOT match its seed ❌",
@@ -189,6 +187,7 @@ ZH: dict[str, str] = {
     "error.bid_too_low": "抢庄金额至少 {minimum}。",
     "error.not_enough_chips": "筹码不足：需要 {needed}，你有 {available}。",
     "error.not_enough_chips_to_bet": "筹码不足：下注需冻结 {multiplier} 倍（{needed}），你有 {available}。",
+    "error.chips_changed": "你的筹码刚刚有变动，本次未执行，请重试。",
     "error.dealer_cannot_bet": "庄家不能下注。",
     "error.no_bet_to_cancel": "你没有可取消的下注。",
     "error.bet_too_small": "最小下注 {minimum}。",
@@ -256,7 +255,6 @@ ZH: dict[str, str] = {
     "result.refund": "退还",
     "kind.ordinary": "{points}点",
     "kind.special": "{chinese}",
-    "round.started": "新一局开始，快来抢庄！",
     "balance.group": "{name}：可用 {available}，冻结 {held}。",
     "balance.private_header": "你的筹码：",
     "balance.private_line": "• {title}：可用 {available}，冻结 {held}",

@@ -15,7 +15,6 @@ from telegram import InlineKeyboardButton, InlineKeyboardMarkup
 
 from bot.engine.round import Phase, Round, RoundSettled, RoundVoided, minimum_bid
 from bot.engine.settings import Settings
-from bot.engine.settlement import Result
 from bot.money import format_amount, format_bps, format_signed
 from bot.rules.envelope import Hand, HandKind
 from bot.rules.ruleset import get_ruleset
@@ -208,10 +207,6 @@ class Views:
         )
         lines.append(self.t("results.seed", seed=ended.seed.hex(), round_id=state.id))
         return "\n".join(lines)
-
-    def result_name(self, result: Result) -> str:
-        """A player's result in words."""
-        return self.t(f"result.{result.value}")
 
     def rules(self) -> str:
         """The rules of this table, with its limits and fees."""

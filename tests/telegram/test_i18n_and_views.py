@@ -6,10 +6,11 @@ import html
 import logging
 import re
 import string
+from pathlib import Path
 
 import pytest
 
-from bot.engine.round import advance, bet, bid, start_round
+from bot.engine.round import Phase, advance, bet, bid, start_round
 from bot.engine.settings import Settings
 from bot.service.game import Person
 from bot.telegram.app import split_message
@@ -106,3 +107,12 @@ def test_the_board_lists_a_bounded_number_of_bets() -> None:
     text, _ = Views(settings).board(state, people, now_ms=0)
     assert "…and 160 more" in text
     assert len(html.unescape(re.sub(r"<[^>]+>", "", text))) <= 4096
+
+
+def test_every_error_the_bot_can_raise_has_a_message() -> None:
+    source = "\n".join(path.read_text() for path in Path("bot").rglob("*.py"))
+    keys = set(re.findall(r'(?:RuleViolation|GameError)\(\s*"([a-z_]+)"', source))
+    keys |= {f"not_{phase.value}" for phase in Phase if phase.is_open}
+    assert len(keys) > 20
+    missing = sorted(key for key in keys if f"error.{key}" not in EN)
+    assert missing == []
