@@ -119,5 +119,5 @@ def load_config(
     if config.mode not in ("polling", "webhook"):
         raise ConfigError(f"[telegram] mode is 'polling' or 'webhook', not {config.mode!r}")
     if config.mode == "webhook" and not config.webhook.public_url.startswith("https://"):
-        raise ConfigError("webhook mode needs [telegram.webhook] public_url = \"https://...\"")
+        raise ConfigError('webhook mode needs [telegram.webhook] public_url = "https://..."')
     return config

@@ -20,6 +20,7 @@ from enum import StrEnum
 from bot.engine.errors import NotDue, RuleViolation
 from bot.engine.settings import Settings
 from bot.engine.settlement import Settlement, Stake, settle
+from bot.rules.envelope import Hand
 from bot.rules.ruleset import Ruleset, get_ruleset
 from bot.rules.split import commitment
 
@@ -238,6 +239,15 @@ class Round:
     def grab_of(self, user_id: UserId) -> Grab | None:
         """The user's grab in this round, if any."""
         return next((grab for grab in self.grabs if grab.user_id == user_id), None)
+
+    def envelopes(self) -> dict[UserId, int]:
+        """What each participant grabbed so far."""
+        return {grab.user_id: grab.amount for grab in self.grabs}
+
+    def hands(self) -> dict[UserId, Hand]:
+        """The hand each participant's envelope makes, by the round's ruleset."""
+        ruleset = self.ruleset
+        return {grab.user_id: ruleset.evaluate(grab.amount) for grab in self.grabs}
 
     @property
     def participants(self) -> tuple[UserId, ...]:
@@ -501,7 +511,7 @@ def advance(state: Round, now_ms: int) -> Transition:
 def _finish(state: Round) -> Transition:
     """Settle a round whose participants have all grabbed (same version: part of one step)."""
     assert state.dealer_id is not None
-    envelope_of = {grab.user_id: grab.amount for grab in state.grabs}
+    envelope_of = state.envelopes()
     settings = state.settings
     settlement = settle(
         dealer_envelope=envelope_of[state.dealer_id],

@@ -19,7 +19,6 @@ from bot.engine.round import (
     VoidReason,
 )
 from bot.engine.settings import Settings
-from bot.rules.ruleset import get_ruleset
 from bot.store.models import BetRow, BidRow, GrabRow, OutcomeRow, RoundRow
 
 OPEN_PHASES = [phase.value for phase in Phase if phase.is_open]
@@ -204,47 +203,32 @@ async def _save_bets(session: AsyncSession, before: Round, after: Round, now_ms:
 
 
 async def _save_outcomes(session: AsyncSession, state: Round, event: RoundSettled) -> None:
-    ruleset = get_ruleset(state.settings.ruleset)
-    envelope_of = {grab.user_id: grab.amount for grab in state.grabs}
-    settlement = event.settlement
-    rows = []
-    for placed in state.bets:
-        outcome = settlement.outcomes[placed.user_id]
-        hand = ruleset.evaluate(envelope_of[placed.user_id])
-        rows.append(
-            {
-                "round_id": state.id,
-                "user_id": placed.user_id,
-                "role": "player",
-                "stake": placed.amount,
-                "envelope": hand.amount,
-                "kind": hand.kind.value,
-                "points": hand.points,
-                "multiplier": hand.multiplier,
-                "result": outcome.result.value,
-                "gross": outcome.gross,
-                "rake": outcome.rake,
-                "rebate": outcome.rebate,
-                "net": outcome.net,
-            }
-        )
     assert state.dealer_id is not None
-    dealer = ruleset.evaluate(envelope_of[state.dealer_id])
-    rows.append(
+    hands = state.hands()
+    settlement = event.settlement
+    # (user, role, stake, result, gross, rake, rebate, net): players, then the dealer.
+    lines = [
+        (bet.user_id, "player", bet.amount, o.result.value, o.gross, o.rake, o.rebate, o.net)
+        for bet in state.bets
+        for o in [settlement.outcomes[bet.user_id]]
+    ]
+    lines.append((state.dealer_id, "dealer", state.pool, "dealer", 0, 0, 0, settlement.dealer_net))
+    rows = [
         {
             "round_id": state.id,
-            "user_id": state.dealer_id,
-            "role": "dealer",
-            "stake": state.pool,
-            "envelope": dealer.amount,
-            "kind": dealer.kind.value,
-            "points": dealer.points,
-            "multiplier": dealer.multiplier,
-            "result": "dealer",
-            "gross": 0,
-            "rake": 0,
-            "rebate": 0,
-            "net": settlement.dealer_net,
+            "user_id": user_id,
+            "role": role,
+            "stake": stake,
+            "envelope": hands[user_id].amount,
+            "kind": hands[user_id].kind.value,
+            "points": hands[user_id].points,
+            "multiplier": hands[user_id].multiplier,
+            "result": result,
+            "gross": gross,
+            "rake": rake,
+            "rebate": rebate,
+            "net": net,
         }
-    )
+        for user_id, role, stake, result, gross, rake, rebate, net in lines
+    ]
     await session.execute(insert(OutcomeRow), rows)

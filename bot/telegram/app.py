@@ -470,9 +470,11 @@ class GameBot:
         if message_id is None or self._board_shown.get(round_id) == (text, markup):
             return
         self._board_edited[state.chat_id] = time.monotonic()
-        self._board_shown[round_id] = (text, markup)
-        if not state.phase.is_open:
-            self._board_shown.pop(round_id)
+        if state.phase.is_open:
+            self._board_shown[round_id] = (text, markup)
+        else:  # the round's last edit: forget its board
+            self._board_shown.pop(round_id, None)
+            self._board_ids.pop(round_id, None)
         try:
             await self.application.bot.edit_message_text(
                 text,

@@ -17,7 +17,6 @@ from bot.engine.round import Phase, Round, RoundSettled, RoundVoided, minimum_bi
 from bot.engine.settings import Settings
 from bot.money import format_amount, format_bps, format_signed
 from bot.rules.envelope import Hand, HandKind
-from bot.rules.ruleset import get_ruleset
 from bot.service.game import Person
 from bot.telegram.i18n import translate
 
@@ -167,12 +166,11 @@ class Views:
         if isinstance(ended, RoundVoided):
             text = self.t(f"results.void.{ended.reason.value}", round_id=state.id)
             return text + "\n" + self.t("results.seed", seed=ended.seed.hex(), round_id=state.id)
-        ruleset = get_ruleset(state.settings.ruleset)
-        envelope_of = {grab.user_id: grab.amount for grab in state.grabs}
+        hands = state.hands()
         settlement = ended.settlement
         lines = [self.t("results.title", round_id=state.id)]
         assert state.dealer_id is not None
-        dealer = ruleset.evaluate(envelope_of[state.dealer_id])
+        dealer = hands[state.dealer_id]
         lines.append(
             self.t(
                 "results.dealer",
@@ -184,7 +182,7 @@ class Views:
             )
         )
         for placed in state.bets:
-            hand = ruleset.evaluate(envelope_of[placed.user_id])
+            hand = hands[placed.user_id]
             outcome = settlement.outcomes[placed.user_id]
             lines.append(
                 self.t(
