@@ -18,7 +18,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from sqlalchemy import func, select, update
+from sqlalchemy import func, insert, select, update
 from sqlalchemy.exc import DBAPIError, IntegrityError, InterfaceError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -195,8 +195,9 @@ class GameService:
         processed before fails here with an ``IntegrityError`` on ``processed_updates``,
         which the callers turn into a duplicate result."""
         if update_id is not None:
-            session.add(ProcessedUpdate(update_id=update_id, processed_at_ms=now))
-            await session.flush()
+            await session.execute(
+                insert(ProcessedUpdate).values(update_id=update_id, processed_at_ms=now)
+            )
 
     @asynccontextmanager
     async def _unit(self) -> AsyncIterator[AsyncSession]:

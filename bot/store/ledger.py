@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from sqlalchemy import select, update
+from sqlalchemy import bindparam, insert, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -104,34 +104,45 @@ async def post(
     if not merged:
         return None
     ids = await account_ids(session, chat_id, (posting.account for posting in merged))
-    transaction = LedgerTransaction(
-        chat_id=chat_id,
-        kind=kind,
-        round_id=round_id,
-        actor_id=actor_id,
-        memo=memo[:256],
-        created_at_ms=now_ms,
+    transaction_id = await session.scalar(
+        insert(LedgerTransaction)
+        .values(
+            chat_id=chat_id,
+            kind=kind,
+            round_id=round_id,
+            actor_id=actor_id,
+            memo=memo[:256],
+            created_at_ms=now_ms,
+        )
+        .returning(LedgerTransaction.id)
     )
-    session.add(transaction)
-    await session.flush()
-    session.add_all(
-        PostingRow(transaction_id=transaction.id, account_id=ids[p.account], amount=p.amount)
-        for p in merged
+    assert transaction_id is not None
+    await session.execute(
+        insert(PostingRow),
+        [
+            {"transaction_id": transaction_id, "account_id": ids[p.account], "amount": p.amount}
+            for p in merged
+        ],
     )
     # A fixed order of row locks keeps two concurrent transactions from deadlocking.
-    for posting in sorted(merged, key=lambda p: ids[p.account]):
-        try:
-            await session.execute(
-                update(Account)
-                .where(Account.id == ids[posting.account])
-                .values(balance=Account.balance + posting.amount)
-            )
-        except IntegrityError as error:
-            if "not_negative" not in str(error.orig) and "CHECK" not in str(error.orig):
-                raise
-            raise RuleViolation("chips_changed") from None
-    await session.flush()
-    return transaction.id
+    ordered = sorted(merged, key=lambda p: ids[p.account])
+    try:
+        await session.execute(
+            _ADD_TO_BALANCE, [{"account": ids[p.account], "delta": p.amount} for p in ordered]
+        )
+    except IntegrityError as error:
+        if "not_negative" not in str(error.orig) and "CHECK" not in str(error.orig):
+            raise
+        raise RuleViolation("chips_changed") from None
+    return transaction_id
+
+
+# A Core statement, so that one round trip updates every account (executemany).
+_ADD_TO_BALANCE = (
+    update(Account.__table__)  # type: ignore[arg-type]
+    .where(Account.__table__.c.id == bindparam("account"))
+    .values(balance=Account.__table__.c.balance + bindparam("delta"))
+)
 
 
 async def balance(session: AsyncSession, chat_id: int, user_id: int) -> Balance:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
+from typing import Any
 
-from sqlalchemy import ColumnElement, delete, insert, select, update
+from sqlalchemy import ColumnElement, Row, delete, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.engine.round import (
@@ -28,7 +29,7 @@ class StaleRound(Exception):
     """The round changed since it was read (its version moved on): re-read and retry."""
 
 
-def _to_round(row: RoundRow, bets: Sequence[BetRow], grabs: Sequence[GrabRow]) -> Round:
+def _to_round(row: Row[Any], bets: Sequence[Bet], grabs: Sequence[Grab]) -> Round:
     return Round(
         id=row.id,
         chat_id=row.chat_id,
@@ -43,9 +44,9 @@ def _to_round(row: RoundRow, bets: Sequence[BetRow], grabs: Sequence[GrabRow]) -
         bid_hold=row.bid_hold,
         dealer_id=row.dealer_id,
         pool=row.pool,
-        bets=tuple(Bet(b.user_id, b.amount, b.hold) for b in bets),
+        bets=tuple(bets),
         shares=tuple(row.shares),
-        grabs=tuple(Grab(g.user_id, g.amount, g.auto) for g in grabs),
+        grabs=tuple(grabs),
         void_reason=VoidReason(row.void_reason) if row.void_reason else None,
     )
 
@@ -83,25 +84,29 @@ async def load_open(session: AsyncSession, chat_id: int) -> Round | None:
 async def _load_where(
     session: AsyncSession, *where: ColumnElement[bool], lock: bool, skip_locked: bool = False
 ) -> Round | None:
-    query = select(RoundRow).where(*where)
+    # Plain rows, not ORM objects: this runs on every command and the objects cost more.
+    rounds = RoundRow.__table__.c
+    query = select(*rounds).where(*where)
     if lock:
         query = query.with_for_update(skip_locked=skip_locked)
-    row = await session.scalar(query)
+    row = (await session.execute(query)).first()
     if row is None:
         return None
-    bets = (
-        await session.scalars(
-            select(BetRow).where(BetRow.round_id == row.id).order_by(BetRow.position)
-        )
-    ).all()
-    grabs: Sequence[GrabRow] = ()
+    bets = await session.execute(
+        select(BetRow.user_id, BetRow.amount, BetRow.hold)
+        .where(BetRow.round_id == row.id)
+        .order_by(BetRow.position)
+    )
+    grabs: Sequence[Row[tuple[int, int, bool]]] = ()
     if Phase(row.phase) not in (Phase.BIDDING, Phase.BETTING):  # nobody grabs before
         grabs = (
-            await session.scalars(
-                select(GrabRow).where(GrabRow.round_id == row.id).order_by(GrabRow.position)
+            await session.execute(
+                select(GrabRow.user_id, GrabRow.amount, GrabRow.auto)
+                .where(GrabRow.round_id == row.id)
+                .order_by(GrabRow.position)
             )
         ).all()
-    return _to_round(row, bets, grabs)
+    return _to_round(row, [Bet(*bet) for bet in bets], [Grab(*grab) for grab in grabs])
 
 
 async def open_round_id(session: AsyncSession, chat_id: int) -> int | None:
@@ -161,8 +166,8 @@ async def save(session: AsyncSession, before: Round, transition: Transition, now
         )
     for event in transition.events:
         if isinstance(event, BidPlaced):
-            session.add(
-                BidRow(
+            await session.execute(
+                insert(BidRow).values(
                     round_id=after.id,
                     user_id=event.user_id,
                     amount=event.amount,
@@ -184,8 +189,8 @@ async def _save_bets(session: AsyncSession, before: Round, after: Round, now_ms:
     for user, bet in new.items():
         if user not in old:
             # Versions only grow and a command places at most one bet: bet order.
-            session.add(
-                BetRow(
+            await session.execute(
+                insert(BetRow).values(
                     round_id=after.id,
                     user_id=user,
                     amount=bet.amount,
