@@ -12,6 +12,7 @@ from bot.store.db import Database
 from bot.store.migrate import upgrade
 from bot.telegram.app import build_application
 from bot.telegram.serving import ALLOWED_UPDATES, running
+from bot.telegram.webhook import WebhookServer
 
 log = logging.getLogger(__name__)
 
@@ -64,21 +65,25 @@ async def serve(config: Config) -> None:
             loop = asyncio.get_running_loop()
             for signum in (signal.SIGINT, signal.SIGTERM):
                 loop.add_signal_handler(signum, stop.set)
+            server = None
             if webhook:
-                assert application.updater is not None
                 settings = config.webhook
-                await application.updater.start_webhook(
+                server = WebhookServer(
+                    application,
                     listen=settings.listen,
                     port=settings.port,
-                    url_path=settings.path,
-                    webhook_url=f"{settings.public_url.rstrip('/')}/{settings.path}",
+                    path=settings.path,
+                    secret_token=settings.secret_token,
+                )
+                await server.start()
+                await application.bot.set_webhook(
+                    url=f"{settings.public_url.rstrip('/')}/{settings.path.strip('/')}",
                     secret_token=settings.secret_token or None,
                     allowed_updates=ALLOWED_UPDATES,
                 )
             log.info("serving (%s)", config.mode)
             await stop.wait()
-            if webhook:
-                assert application.updater is not None
-                await application.updater.stop()
+            if server is not None:
+                await server.stop()
     finally:
         await database.dispose()

@@ -47,6 +47,11 @@ async def poll(application: AnyApplication, stop: asyncio.Event, *, timeout: flo
     """Long-poll ``getUpdates`` until ``stop`` is set, handling each batch before the next."""
     bot = application.bot
     offset: int | None = None
+    try:
+        # A webhook left from webhook mode would make every getUpdates fail.
+        await bot.delete_webhook(drop_pending_updates=False)
+    except TelegramError as error:
+        log.warning("deleteWebhook failed: %s", error)
     while not stop.is_set():
         fetch = asyncio.ensure_future(
             bot.get_updates(offset=offset, timeout=timeout, allowed_updates=ALLOWED_UPDATES)

@@ -1,0 +1,74 @@
+"""Webhook mode: Telegram posts each update; the answer goes back only once it is handled.
+
+python-telegram-bot's webhook server answers 200 as soon as an update is queued, so a
+worker that dies before handling it loses it. This one handles the update first: if the
+worker dies, Telegram gets no answer and delivers the update again, and the database's
+record of processed update ids turns the repeat into a no-op.
+"""
+
+from __future__ import annotations
+
+import hmac
+import logging
+from json import JSONDecodeError
+from typing import Any
+
+from aiohttp import web
+from telegram import Update
+from telegram.ext import Application
+
+from bot.telegram.serving import handle_batch
+
+log = logging.getLogger(__name__)
+
+SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
+
+
+class WebhookServer:
+    """An HTTP endpoint for Telegram's updates in front of an ``Application``."""
+
+    def __init__(
+        self,
+        application: Application[Any, Any, Any, Any, Any, Any],
+        *,
+        listen: str,
+        port: int,
+        path: str,
+        secret_token: str,
+    ) -> None:
+        self.application = application
+        self.listen = listen
+        self.port = port
+        self.path = "/" + path.strip("/")
+        self.secret_token = secret_token
+        self._runner: web.AppRunner | None = None
+
+    async def start(self) -> None:
+        """Start listening; ``port`` 0 picks a free port (read it back from ``port``)."""
+        app = web.Application()
+        app.router.add_post(self.path, self._receive)
+        self._runner = web.AppRunner(app, access_log=None)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, self.listen, self.port)
+        await site.start()
+        self.port = self._runner.addresses[0][1]
+        log.info("webhook listening on %s:%s%s", self.listen, self.port, self.path)
+
+    async def stop(self) -> None:
+        """Stop listening."""
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+    async def _receive(self, request: web.Request) -> web.Response:
+        if self.secret_token and not hmac.compare_digest(
+            request.headers.get(SECRET_HEADER, ""), self.secret_token
+        ):
+            return web.Response(status=403, text="wrong secret token")
+        try:
+            data = await request.json()
+            update = Update.de_json(data, self.application.bot)
+        except (JSONDecodeError, TypeError, ValueError, KeyError):
+            return web.Response(status=400, text="not an update")
+        await handle_batch(self.application, [update])
+        return web.Response(status=200)

@@ -1,0 +1,85 @@
+"""Webhook mode: an update is answered only after it was handled, and only with the secret."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+from shutil import copy
+
+import aiohttp
+import pytest
+
+from bot.config import Config
+from bot.fakegram.server import FakeTelegram
+from bot.service.game import GameService
+from bot.store.db import Database
+from bot.telegram.app import build_application
+from bot.telegram.serving import running
+from bot.telegram.webhook import SECRET_HEADER, WebhookServer
+
+OPERATOR = 4242
+GROUP = -1001234
+SECRET = "s3cret-token"
+
+
+def _open_command(update_id: int) -> dict[str, object]:
+    return {
+        "update_id": update_id,
+        "message": {
+            "message_id": 1,
+            "date": int(time.time()),
+            "chat": {"id": GROUP, "type": "supergroup", "title": "Webhook group"},
+            "from": {"id": OPERATOR, "is_bot": False, "first_name": "Op"},
+            "text": "/open",
+            "entities": [{"type": "bot_command", "offset": 0, "length": 5}],
+        },
+    }
+
+
+@pytest.fixture
+async def webhook(tmp_path: Path, sqlite_template: Path) -> AsyncIterator[tuple[str, GameService]]:
+    copy(sqlite_template, tmp_path / "bot.db")
+    url = f"sqlite+aiosqlite:///{tmp_path / 'bot.db'}"
+    async with FakeTelegram() as fake:
+        config = Config(
+            database_url=url,
+            telegram_token=fake.token,
+            telegram_base_url=fake.base_url,
+            operators=frozenset({OPERATOR}),
+        )
+        database = Database.from_url(url)
+        service = GameService(database, config.game)
+        application, game = build_application(config, service, rate_limiter=False)
+        async with running(application, game, polling=False):
+            server = WebhookServer(
+                application, listen="127.0.0.1", port=0, path="hook", secret_token=SECRET
+            )
+            await server.start()
+            try:
+                yield f"http://127.0.0.1:{server.port}/hook", service
+            finally:
+                await server.stop()
+        await database.dispose()
+
+
+async def test_an_update_is_handled_before_telegram_gets_its_answer(
+    webhook: tuple[str, GameService],
+) -> None:
+    url, service = webhook
+    async with aiohttp.ClientSession() as http:
+        response = await http.post(url, json=_open_command(1), headers={SECRET_HEADER: SECRET})
+        assert response.status == 200
+    assert await service.is_open(GROUP)
+
+
+async def test_a_request_without_the_secret_is_refused_and_changes_nothing(
+    webhook: tuple[str, GameService],
+) -> None:
+    url, service = webhook
+    async with aiohttp.ClientSession() as http:
+        wrong = await http.post(url, json=_open_command(2), headers={SECRET_HEADER: "guess"})
+        missing = await http.post(url, json=_open_command(3))
+        garbage = await http.post(url, data=b"{not json", headers={SECRET_HEADER: SECRET})
+    assert (wrong.status, missing.status, garbage.status) == (403, 403, 400)
+    assert not await service.is_open(GROUP)
