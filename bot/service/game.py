@@ -566,6 +566,36 @@ class GameService:
                 update(RoundRow).where(RoundRow.id == round_id).values(board_message_id=message_id)
             )
 
+    async def mark_announced(self, round_id: int) -> None:
+        """Remember that a round's results message went out."""
+        async with self._unit() as session:
+            await session.execute(
+                update(RoundRow).where(RoundRow.id == round_id).values(announced_at_ms=self.clock())
+            )
+
+    async def unannounced(
+        self, within_ms: int = 3_600_000
+    ) -> list[tuple[Round, RoundSettled | RoundVoided]]:
+        """Rounds that ended in the last ``within_ms`` without their results going out
+        (the process stopped first), each with what ended it, to announce them now."""
+        since = self.clock() - within_ms
+        async with self.db.reading() as session:
+            ids = await session.scalars(
+                select(RoundRow.id)
+                .where(
+                    RoundRow.announced_at_ms.is_(None),
+                    RoundRow.ended_at_ms >= since,
+                    RoundRow.phase.in_((Phase.SETTLED.value, Phase.VOID.value)),
+                )
+                .order_by(RoundRow.id)
+            )
+            found = []
+            for round_id in list(ids):
+                state = await rounds.load(session, round_id, lock=False)
+                assert state is not None
+                found.append((state, await rounds.ending(session, state)))
+            return found
+
     async def board_message(self, round_id: int) -> int | None:
         """The message id of a round's live board, if one was sent."""
         async with self.db.reading() as session:

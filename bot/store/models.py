@@ -143,6 +143,9 @@ class RoundRow(Base):
     board_message_id: Mapped[int | None]
     started_at_ms: Mapped[int]
     ended_at_ms: Mapped[int | None]
+    #: When the results message went out; an ended round without it is announced again
+    #: after a restart (messages waiting to be sent do not survive one).
+    announced_at_ms: Mapped[int | None]
 
 
 class BidRow(Base):

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
+from types import MappingProxyType
 from typing import Any
 
 from sqlalchemy import ColumnElement, Row, delete, insert, select, update
@@ -16,10 +17,12 @@ from bot.engine.round import (
     Phase,
     Round,
     RoundSettled,
+    RoundVoided,
     Transition,
     VoidReason,
 )
 from bot.engine.settings import Settings
+from bot.engine.settlement import Outcome, Result, Settlement
 from bot.store.models import BetRow, BidRow, GrabRow, OutcomeRow, RoundRow
 
 OPEN_PHASES = [phase.value for phase in Phase if phase.is_open]
@@ -107,6 +110,29 @@ async def _load_where(
             )
         ).all()
     return _to_round(row, [Bet(*bet) for bet in bets], [Grab(*grab) for grab in grabs])
+
+
+async def ending(session: AsyncSession, state: Round) -> RoundSettled | RoundVoided:
+    """What ended a finished round, rebuilt from its stored outcomes."""
+    if state.phase is Phase.VOID:
+        assert state.void_reason is not None
+        return RoundVoided(state.void_reason, state.seed)
+    rows = (
+        await session.execute(select(OutcomeRow).where(OutcomeRow.round_id == state.id))
+    ).scalars()
+    outcomes: dict[Hashable, Outcome] = {}
+    dealer_net = 0
+    for row in rows:
+        if row.role == "dealer":
+            dealer_net = row.net
+        else:
+            outcomes[row.user_id] = Outcome(
+                Result(row.result), row.gross, row.rake, row.rebate, row.net
+            )
+    ordered: dict[Hashable, Outcome] = {bet.user_id: outcomes[bet.user_id] for bet in state.bets}
+    platform_net = -dealer_net - sum(outcome.net for outcome in ordered.values())
+    settlement = Settlement(False, MappingProxyType(ordered), dealer_net, platform_net)
+    return RoundSettled(settlement, state.seed)
 
 
 async def open_round_id(session: AsyncSession, chat_id: int) -> int | None:

@@ -262,6 +262,9 @@ class GameBot:
             )
         except TelegramError as error:
             log.warning("could not set the command list: %s", error)
+        for state, ended in await self.service.unannounced():
+            # Stopped before a round's results went out: send them now.
+            self.outbox.put(state.chat_id, partial(self.send_results, state, ended))
         results, open_rounds = await self.service.recover()
         for result in results:
             if result.round is not None:
@@ -491,7 +494,8 @@ class GameBot:
         """Post the one message that closes a round."""
         views = Views(state.settings)
         people = await self.names(list(state.participants) + self._board_people(state))
-        await self.send(state.chat_id, views.results(state, ended, people))
+        if await self.send(state.chat_id, views.results(state, ended, people)) is not None:
+            await self.service.mark_announced(state.id)
 
     # -- replies --------------------------------------------------------------------
 
