@@ -15,7 +15,7 @@ import secrets
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from sqlalchemy import func, insert, select, update
@@ -159,7 +159,6 @@ class _Attempt:
     before: Round
     transition: Transition
     started: Round | None = None
-    extra_events: list[Event] = field(default_factory=list)
 
 
 _TRANSACTION_KIND = {
