@@ -3,18 +3,10 @@ found again, with what ended them rebuilt from the database."""
 
 from __future__ import annotations
 
-import pytest
-
 from bot.engine.round import RoundSettled, RoundVoided, VoidReason
 from bot.service.game import GameService
-from bot.store.db import Database
-from tests.conftest import Clock, Seeds
+from tests.conftest import Clock
 from tests.store.helpers import ADMIN, DEALER, GROUP, PLAYERS, TEST_SETTINGS, fund, open_table
-
-
-@pytest.fixture
-def service(db: Database, clock: Clock, seeds: Seeds) -> GameService:
-    return GameService(db, TEST_SETTINGS, clock=clock, seed_source=seeds)
 
 
 async def _settle_a_round(service: GameService, clock: Clock) -> tuple[int, RoundSettled]:

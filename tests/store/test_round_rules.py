@@ -56,11 +56,6 @@ P0, P1, P2, P3 = PLAYERS[:4]
 RAKE_BPS, REBATE_BPS = TEST_SETTINGS.rake_bps, TEST_SETTINGS.rebate_bps
 
 
-@pytest.fixture
-def service(db: Database, clock: Clock, seeds: Seeds) -> GameService:
-    return GameService(db, TEST_SETTINGS, clock=clock, seed_source=seeds)
-
-
 @pytest.fixture(autouse=True)
 async def _ledger_checked_after_each_test(db: Database) -> AsyncIterator[None]:
     yield

@@ -10,22 +10,16 @@ from bot.engine.settlement import Result
 from bot.rules.split import commitment, split_envelope
 from bot.service.game import GameService
 from bot.store.db import Database
-from tests.conftest import Clock, Seeds
+from tests.conftest import Clock
 from tests.store.helpers import (
     ADMIN,
     DEALER,
     GROUP,
     PLAYERS,
-    TEST_SETTINGS,
     check_ledger,
     fund,
     open_table,
 )
-
-
-@pytest.fixture
-def service(db: Database, clock: Clock, seeds: Seeds) -> GameService:
-    return GameService(db, TEST_SETTINGS, clock=clock, seed_source=seeds)
 
 
 async def _to_betting(service: GameService, clock: Clock, pool: int = 10_000) -> int:

@@ -1,0 +1,16 @@
+"""The service under test: the group defaults of ``helpers.TEST_SETTINGS`` on each database,
+with the test's clock and seeds."""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.service.game import GameService
+from bot.store.db import Database
+from tests.conftest import Clock, Seeds
+from tests.store.helpers import TEST_SETTINGS
+
+
+@pytest.fixture
+def service(db: Database, clock: Clock, seeds: Seeds) -> GameService:
+    return GameService(db, TEST_SETTINGS, clock=clock, seed_source=seeds)
