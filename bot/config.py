@@ -120,4 +120,7 @@ def load_config(
         raise ConfigError(f"[telegram] mode is 'polling' or 'webhook', not {config.mode!r}")
     if config.mode == "webhook" and not config.webhook.public_url.startswith("https://"):
         raise ConfigError('webhook mode needs [telegram.webhook] public_url = "https://..."')
+    if config.mode == "webhook" and not config.webhook.secret_token:
+        # Without it anyone who finds the URL could post updates in an admin's name.
+        raise ConfigError("webhook mode needs [telegram.webhook] secret_token")
     return config

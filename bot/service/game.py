@@ -61,6 +61,8 @@ log = logging.getLogger(__name__)
 _T = TypeVar("_T")
 
 MAX_ATTEMPTS = 20
+#: ``board_message_id`` of a round whose board a worker claimed but has not posted yet.
+BOARD_BEING_POSTED = 0
 
 
 def wall_clock_ms() -> int:
@@ -350,8 +352,8 @@ class GameService:
                     located = state.id
                     try:
                         transition = await apply(session, state, now)
-                    except GameError:
-                        raise
+                    except (GameError, DBAPIError):
+                        raise  # refused, or the database's trouble (decided below)
                     except Exception:
                         log.exception("round %s: error in a transition; voiding it", state.id)
                         transition = engine.void(state, VoidReason.ERROR)
@@ -565,12 +567,28 @@ class GameService:
                 update(RoundRow).where(RoundRow.id == round_id).values(board_message_id=message_id)
             )
 
-    async def mark_announced(self, round_id: int) -> None:
-        """Remember that a round's results message went out."""
+    async def claim_board(self, round_id: int) -> bool:
+        """Take the job of posting a round's board; False if someone (another worker, or
+        this one before a restart) has it. Claimed boards read as message id 0 until
+        ``set_board_message``."""
         async with self._unit() as session:
-            await session.execute(
-                update(RoundRow).where(RoundRow.id == round_id).values(announced_at_ms=self.clock())
+            claimed = await session.execute(
+                update(RoundRow)
+                .where(RoundRow.id == round_id, RoundRow.board_message_id.is_(None))
+                .values(board_message_id=BOARD_BEING_POSTED)
             )
+            return bool(claimed.rowcount)  # type: ignore[attr-defined]
+
+    async def claim_announcement(self, round_id: int) -> bool:
+        """Take the job of sending a round's results; False if it was taken already.
+        Claimed before sending, so results go out at most once whoever restarts."""
+        async with self._unit() as session:
+            claimed = await session.execute(
+                update(RoundRow)
+                .where(RoundRow.id == round_id, RoundRow.announced_at_ms.is_(None))
+                .values(announced_at_ms=self.clock())
+            )
+            return bool(claimed.rowcount)  # type: ignore[attr-defined]
 
     async def unannounced(
         self, within_ms: int = 3_600_000
@@ -596,7 +614,8 @@ class GameService:
             return found
 
     async def board_message(self, round_id: int) -> int | None:
-        """The message id of a round's live board, if one was sent."""
+        """The message id of a round's live board; ``None`` if nobody claimed posting it,
+        ``BOARD_BEING_POSTED`` while it is on its way."""
         async with self.db.reading() as session:
             return await session.scalar(
                 select(RoundRow.board_message_id).where(RoundRow.id == round_id)
@@ -908,10 +927,20 @@ def _is_repeat(error: Exception, update_id: int | None) -> bool:
 
 
 def _is_transient(error: Exception) -> bool:
-    """True for a lost connection or a busy database: worth retrying, not voiding for."""
-    return isinstance(error, OperationalError | InterfaceError) or (
-        isinstance(error, DBAPIError) and error.connection_invalidated
+    """True for a lost connection, a busy database, a deadlock or a timeout: worth trying
+    again, not voiding a round for."""
+    if isinstance(error, OperationalError | InterfaceError):
+        return True
+    if not isinstance(error, DBAPIError):
+        return False
+    return error.connection_invalidated or (
+        getattr(error.orig, "sqlstate", None) in _TRANSIENT_SQLSTATES
     )
+
+
+#: PostgreSQL's serialization failure, deadlock and statement timeout (asyncpg reports
+#: them as plain DBAPIError).
+_TRANSIENT_SQLSTATES = frozenset({"40001", "40P01", "57014"})
 
 
 #: Voids after which play goes on at once: the dealer's 0.01, and system errors (seed 000:

@@ -272,7 +272,8 @@ class GameBot:
         for state in open_rounds:
             self.schedule(state)
             if await self.service.board_message(state.id) is None:
-                # Stopped between storing the round and posting its board: post it now.
+                # Stopped between storing the round and posting its board: post it now
+                # (unless publishing it above got there first: posting is claimed).
                 self.outbox.put(state.chat_id, partial(self.send_board, state.id))
         assert application.job_queue is not None
         application.job_queue.run_repeating(
@@ -356,6 +357,12 @@ class GameBot:
         self._settings[chat_id] = (now + SETTINGS_CACHE_SECONDS, settings)
         return settings
 
+    async def drain(self, timeout: float = 10.0) -> None:
+        """Let answers and queued messages go out (before stopping)."""
+        if self._tasks:
+            await asyncio.wait(list(self._tasks), timeout=timeout)
+        await self.outbox.drain(timeout)
+
     async def views(self, chat_id: int) -> Views:
         """Renderers in the group's language and currency."""
         return Views(await self.settings(chat_id))
@@ -428,7 +435,10 @@ class GameBot:
         return state, text, markup
 
     async def send_board(self, round_id: int) -> None:
-        """Post the live board of a new round (as it is when the message goes out)."""
+        """Post the live board of a new round (as it is when the message goes out), unless
+        another worker, or this one already, took that job."""
+        if not await self.service.claim_board(round_id):
+            return
         state, text, markup = await self._render_board(round_id)
         message = await self.send(state.chat_id, text, markup)
         if message is not None:
@@ -470,7 +480,7 @@ class GameBot:
         self._board_pending.discard(round_id)
         state, text, markup = await self._render_board(round_id)
         message_id = self._board_ids.get(round_id) or await self.service.board_message(round_id)
-        if message_id is None or self._board_shown.get(round_id) == (text, markup):
+        if not message_id or self._board_shown.get(round_id) == (text, markup):
             return
         self._board_edited[state.chat_id] = time.monotonic()
         if state.phase.is_open:
@@ -491,11 +501,12 @@ class GameBot:
                 log.warning("board of round %s: %s", round_id, error)
 
     async def send_results(self, state: Round, ended: RoundSettled | RoundVoided) -> None:
-        """Post the one message that closes a round."""
+        """Post the one message that closes a round, once whoever restarts."""
+        if not await self.service.claim_announcement(state.id):
+            return
         views = Views(state.settings)
         people = await self.names(list(state.participants) + self._board_people(state))
-        if await self.send(state.chat_id, views.results(state, ended, people)) is not None:
-            await self.service.mark_announced(state.id)
+        await self.send(state.chat_id, views.results(state, ended, people))
 
     # -- replies --------------------------------------------------------------------
 
@@ -607,10 +618,15 @@ class GameBot:
     async def on_bare_number(self, update: Update, context: Any) -> None:
         """A bare number is a bid during bidding and a bet during betting (as in the seed);
         at any other time it is just a number in the chat."""
-        assert update.effective_message is not None
+        assert update.effective_message is not None and update.effective_chat is not None
         try:
             amount = parse_amount(update.effective_message.text or "")
         except ValueError:
+            return
+        # A cheap look first: most numbers in a chat are not stakes, and a command takes
+        # the database's one writer.
+        state = await self.service.current_round(update.effective_chat.id)
+        if state is None or state.phase not in (Phase.BIDDING, Phase.BETTING):
             return
         try:
             await self._play(update, self.service.stake, amount)

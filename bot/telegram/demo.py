@@ -117,7 +117,7 @@ async def _play_round(
         await asyncio.sleep(0.1)
     board = await service.board_message(round_id)
     state = await _wait_round(service, lambda r: r is None or r.phase is not Phase.BETTING)
-    if state is not None and state.phase is Phase.GRABBING and board is not None:
+    if state is not None and state.phase is Phase.GRABBING and board:
         for user_id in state.participants[: max(1, len(state.participants) - 1)]:
             player = next(p for p in [ADMIN, *PLAYERS] if p["id"] == user_id)
             fake.press_button(GROUP, board, player, f"{round_id}:grab:0")

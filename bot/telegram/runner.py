@@ -76,14 +76,17 @@ async def serve(config: Config) -> None:
                     secret_token=settings.secret_token,
                 )
                 await server.start()
-                await application.bot.set_webhook(
-                    url=f"{settings.public_url.rstrip('/')}/{settings.path.strip('/')}",
-                    secret_token=settings.secret_token or None,
-                    allowed_updates=ALLOWED_UPDATES,
-                )
-            log.info("serving (%s)", config.mode)
-            await stop.wait()
-            if server is not None:
-                await server.stop()
+            try:
+                if webhook:
+                    await application.bot.set_webhook(
+                        url=f"{settings.public_url.rstrip('/')}/{settings.path.strip('/')}",
+                        secret_token=settings.secret_token,
+                        allowed_updates=ALLOWED_UPDATES,
+                    )
+                log.info("serving (%s)", config.mode)
+                await stop.wait()
+            finally:
+                if server is not None:
+                    await server.stop()
     finally:
         await database.dispose()

@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from telegram import Update
-from telegram.error import NetworkError, RetryAfter, TelegramError, TimedOut
+from telegram.error import Conflict, NetworkError, RetryAfter, TelegramError, TimedOut
 from telegram.ext import Application
 
 from bot.telegram.app import GameBot
@@ -30,6 +30,13 @@ AnyApplication = Application[Any, Any, Any, Any, Any, Any]
 async def _pause(stop: asyncio.Event, seconds: float) -> None:
     with contextlib.suppress(TimeoutError):
         await asyncio.wait_for(stop.wait(), timeout=seconds)
+
+
+async def _delete_webhook(application: AnyApplication) -> None:
+    try:
+        await application.bot.delete_webhook(drop_pending_updates=False)
+    except TelegramError as error:
+        log.warning("deleteWebhook failed: %s", error)
 
 
 async def handle_batch(application: AnyApplication, updates: list[Update]) -> None:
@@ -47,11 +54,8 @@ async def poll(application: AnyApplication, stop: asyncio.Event, *, timeout: flo
     """Long-poll ``getUpdates`` until ``stop`` is set, handling each batch before the next."""
     bot = application.bot
     offset: int | None = None
-    try:
-        # A webhook left from webhook mode would make every getUpdates fail.
-        await bot.delete_webhook(drop_pending_updates=False)
-    except TelegramError as error:
-        log.warning("deleteWebhook failed: %s", error)
+    # A webhook left from webhook mode would make every getUpdates fail.
+    await _delete_webhook(application)
     while not stop.is_set():
         fetch = asyncio.ensure_future(
             bot.get_updates(offset=offset, timeout=timeout, allowed_updates=ALLOWED_UPDATES)
@@ -68,6 +72,11 @@ async def poll(application: AnyApplication, stop: asyncio.Event, *, timeout: flo
             await _pause(stop, error.retry_after if isinstance(error.retry_after, int) else 5)
             continue
         except TimedOut:
+            continue
+        except Conflict as error:
+            log.error("getUpdates conflicts (%s); removing any webhook, retrying in 5 s", error)
+            await _pause(stop, 5.0)
+            await _delete_webhook(application)
             continue
         except NetworkError as error:
             log.warning("getUpdates failed: %s; retrying", error)
@@ -106,5 +115,5 @@ async def running(
             stop.set()
             if poller is not None:
                 await poller
-            await game.outbox.drain()
+            await game.drain()
             await application.stop()

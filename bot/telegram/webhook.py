@@ -36,6 +36,8 @@ class WebhookServer:
         path: str,
         secret_token: str,
     ) -> None:
+        if not secret_token:
+            raise ValueError("a webhook needs a secret token")
         self.application = application
         self.listen = listen
         self.port = port
@@ -61,9 +63,8 @@ class WebhookServer:
             self._runner = None
 
     async def _receive(self, request: web.Request) -> web.Response:
-        if self.secret_token and not hmac.compare_digest(
-            request.headers.get(SECRET_HEADER, ""), self.secret_token
-        ):
+        given = request.headers.get(SECRET_HEADER, "").encode()
+        if not hmac.compare_digest(given, self.secret_token.encode()):
             return web.Response(status=403, text="wrong secret token")
         try:
             data = await request.json()

@@ -47,7 +47,8 @@ async def test_an_announced_round_is_not_announced_again(
     service: GameService, clock: Clock
 ) -> None:
     round_id, _ = await _settle_a_round(service, clock)
-    await service.mark_announced(round_id)
+    assert await service.claim_announcement(round_id)
+    assert not await service.claim_announcement(round_id)  # once, whoever asks
     assert await service.unannounced() == []
 
 

@@ -10,7 +10,7 @@ from shutil import copy
 import aiohttp
 import pytest
 
-from bot.config import Config
+from bot.config import Config, ConfigError, load_config
 from bot.fakegram.server import FakeTelegram
 from bot.service.game import GameService
 from bot.store.db import Database
@@ -83,3 +83,14 @@ async def test_a_request_without_the_secret_is_refused_and_changes_nothing(
         garbage = await http.post(url, data=b"{not json", headers={SECRET_HEADER: SECRET})
     assert (wrong.status, missing.status, garbage.status) == (403, 403, 400)
     assert not await service.is_open(GROUP)
+
+
+def test_webhook_mode_is_refused_without_a_secret_token(tmp_path: Path) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text(
+        '[telegram]\nmode = "webhook"\n[telegram.webhook]\npublic_url = "https://bot.example"\n'
+    )
+    with pytest.raises(ConfigError, match="secret_token"):
+        load_config(config, environ={})
+    config.write_text(config.read_text() + 'secret_token = "abc"\n')
+    assert load_config(config, environ={}).webhook.secret_token == "abc"
