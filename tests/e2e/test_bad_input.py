@@ -15,6 +15,7 @@ from bot.engine.round import Phase
 from tests.e2e.harness import (
     CREDIT_CENTS,
     E2E,
+    eventually,
     grab_all,
     open_table,
     start_round,
@@ -164,6 +165,11 @@ async def test_odd_name_is_escaped_on_board_and_results(e2e: E2E) -> None:
     state = await e2e.wait_phase(group, Phase.GRABBING, state.id)
     await grab_all(e2e, group, state, [ODD, DEALER])
     ended = await e2e.wait_ended(state.id)
+    # The results go out after the round ended in the database: wait for them.
+    await eventually(
+        lambda: any(f"/verify {ended.id}" in e["plain_text"] for e in e2e.sends(group)),
+        what="the results message",
+    )
     closing = [e for e in e2e.sends(group) if f"/verify {ended.id}" in e["plain_text"]]
     assert len(closing) == 1
     if ended.phase is Phase.SETTLED:

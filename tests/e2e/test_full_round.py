@@ -9,7 +9,15 @@ import pytest
 from bot.engine.round import Phase, Round, VoidReason
 from bot.engine.settlement import Stake, settle
 from bot.money import format_signed
-from tests.e2e.harness import CREDIT_CENTS, E2E, grab_all, open_table, start_round, user
+from tests.e2e.harness import (
+    CREDIT_CENTS,
+    E2E,
+    eventually,
+    grab_all,
+    open_table,
+    start_round,
+    user,
+)
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -96,6 +104,10 @@ async def test_full_round_settles_as_the_settlement_rules_say(e2e: E2E) -> None:
     assert sum(line.net for line in results.values()) + expected.platform_net == 0
 
     # The results message names everyone (escaped), with their net, and reveals the seed.
+    await eventually(
+        lambda: any(f"Round #{ended.id} results" in e["plain_text"] for e in e2e.sends(GROUP)),
+        what="the results message",
+    )
     sent = [e for e in e2e.sends(GROUP) if f"Round #{ended.id} results" in e["plain_text"]]
     assert len(sent) == 1, [e["plain_text"] for e in e2e.sends(GROUP)]
     message = sent[0]

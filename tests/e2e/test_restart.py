@@ -101,6 +101,11 @@ async def test_killed_bot_resumes_the_round_and_settles_it_once(e2e: E2E) -> Non
         (BETTORS[3]["id"], True),
     ]
     # One closing message for the round (results, or a re-deal).
+    # The results go out after the round ended in the database: wait for them.
+    await eventually(
+        lambda: any(f"/verify {round_id})" in e["plain_text"] for e in e2e.sends(GROUP)),
+        what="the results message",
+    )
     closing = [e for e in e2e.sends(GROUP) if f"/verify {round_id})" in e["plain_text"]]
     assert len(closing) == 1, [e["plain_text"] for e in e2e.sends(GROUP)]
 
