@@ -82,11 +82,6 @@ class Hand:
     multiplier: int
 
     @property
-    def digits(self) -> tuple[int, int, int]:
-        """The amount as the three digits X, Y, Z of X.YZ."""
-        return self.amount // 100, self.amount // 10 % 10, self.amount % 10
-
-    @property
     def strength(self) -> tuple[int, int, int, int]:
         """A key that orders hands exactly as ``compare`` does (greater is stronger).
 

@@ -557,8 +557,7 @@ class GameService:
     async def current_round(self, chat_id: int) -> Round | None:
         """The chat's open round, if any."""
         async with self.db.reading() as session:
-            round_id = await rounds.open_round_id(session, chat_id)
-            return None if round_id is None else await rounds.load(session, round_id, lock=False)
+            return await rounds.load_open(session, chat_id, lock=False)
 
     async def set_board_message(self, round_id: int, message_id: int) -> None:
         """Remember the message that shows a round's live board."""

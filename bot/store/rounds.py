@@ -77,10 +77,10 @@ async def load(
     return await _load_where(session, RoundRow.id == round_id, lock=lock, skip_locked=skip_locked)
 
 
-async def load_open(session: AsyncSession, chat_id: int) -> Round | None:
+async def load_open(session: AsyncSession, chat_id: int, *, lock: bool = True) -> Round | None:
     """The chat's open round, locked like ``load``; ``None`` if it has none."""
     return await _load_where(
-        session, RoundRow.chat_id == chat_id, RoundRow.phase.in_(OPEN_PHASES), lock=True
+        session, RoundRow.chat_id == chat_id, RoundRow.phase.in_(OPEN_PHASES), lock=lock
     )
 
 

@@ -45,9 +45,9 @@ class ChatOutbox:
                 except Exception:
                     log.exception("sending to chat %s failed", chat_id)
         finally:
+            # The loop ends only with the queue empty (nothing runs between its last check
+            # and here), so the next put() starts a new worker.
             del self._workers[chat_id]
-            if queue:  # put() raced with the last job's end: keep going
-                self._workers[chat_id] = asyncio.get_running_loop().create_task(self._work(chat_id))
 
     async def drain(self, timeout: float = 10.0) -> None:
         """Wait until every queue is empty (or ``timeout`` passes)."""
