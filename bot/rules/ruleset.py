@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from bot.rules import envelope
+from bot.rules import bullbull, envelope
 from bot.rules.envelope import Hand
 from bot.rules.split import split_envelope
 
@@ -102,7 +102,9 @@ class RedEnvelopeRuleset:
 
 RED_ENVELOPE = RedEnvelopeRuleset()
 
-RULESETS: dict[str, Ruleset] = {RED_ENVELOPE.name: RED_ENVELOPE}
+RULESETS: dict[str, Ruleset] = {
+    ruleset.name: ruleset for ruleset in (RED_ENVELOPE, bullbull.BULLBULL)
+}
 
 
 def get_ruleset(name: str) -> Ruleset:
