@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from bot.rules import bullbull, envelope
+from bot.rules import bullbull, envelope, poker29
 from bot.rules.envelope import Hand
 from bot.rules.split import split_envelope
 
@@ -103,7 +103,8 @@ class RedEnvelopeRuleset:
 RED_ENVELOPE = RedEnvelopeRuleset()
 
 RULESETS: dict[str, Ruleset] = {
-    ruleset.name: ruleset for ruleset in (RED_ENVELOPE, bullbull.BULLBULL)
+    ruleset.name: ruleset
+    for ruleset in (RED_ENVELOPE, bullbull.BULLBULL, poker29.POKER29, poker29.POKER29_VN)
 }
 
 

@@ -1,0 +1,312 @@
+"""Niu-Niu Poker 2.9: five cards from a 6-deck shoe, player against dealer (seeds 002, 004).
+
+Card values: A = 1, 2-9 their number, 10 J Q K = 10. A hand is divided into a *left* hand
+of three cards, whose values should add up to a multiple of 10, and a *right* hand of the
+other two, worth the last digit of their sum. The bot divides every hand the best way. The
+patterns ("kinds"), highest first:
+
+* **Ultimate Niu-Niu** (至尊牛牛): all five cards are J, Q or K.
+* **Niu-Niu** (牛牛): left and right both add up to multiples of 10.
+* **Big Point** (大点): left a multiple of 10, right worth 7, 8 or 9.
+* **Small Point** (小点): left a multiple of 10, right worth 1-6.
+* **High Card** (高牌): no three cards add up to a multiple of 10.
+
+Every left multiple of 10 of a hand leaves the same right points (the five cards' total
+minus a multiple of 10), so the best division only chooses which three cards go left: the
+first three, in dealt order, that make one (an Ultimate Niu-Niu is divided the same way).
+
+Comparing: the kinds first, then the right hand's points (9 high). In the original rules
+(seed 002, ``poker29``) a tie is then broken card by card: each hand sorted high to low by
+rank (K > Q > J > 10 > ... > A) and then suit (spades > hearts > diamonds > clubs), the
+first card that differs decides; identical hands (possible with six decks) push. In the
+Vietnamese rules (seed 004, ``poker29_vn``) equal kind and points push at once.
+
+A player who wins is paid by their own kind (Ultimate 5x, Niu-Niu 3x, Big Point 2x, Small
+Point and High Card 1x); a player who loses loses the stake (1x); a push returns it.
+
+The shoe: six decks (312 cards) shuffled by a seed (``bot.rules.cards``) and dealt from
+across rounds, five cards to each hand round-robin (bettors in bet order, the dealer
+last). It is reshuffled (a new seed) before a round once more than half of it has been
+dealt, so a round always has at least 156 cards: enough for 30 bettors and the dealer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+
+from bot.rules import cards as cards_module
+from bot.rules.cards import HAND_SIZE, Card, bull_positions, card_value
+
+#: Decks in the shoe.
+SHOE_DECKS = 6
+SHOE_SIZE = SHOE_DECKS * cards_module.DECK_SIZE
+#: The shoe is reshuffled before a round once more than this many of its cards were dealt.
+RESHUFFLE_AFTER = SHOE_SIZE // 2
+#: Bettors a round takes at most: with the dealer, 31 hands x 5 = 155 <= 156 cards.
+MAX_BETTORS = (SHOE_SIZE - RESHUFFLE_AFTER) // HAND_SIZE - 1
+
+
+def needs_reshuffle(dealt: int) -> bool:
+    """True when a shoe that has dealt ``dealt`` cards must be replaced before a round."""
+    return dealt > RESHUFFLE_AFTER
+
+
+class HandKind(StrEnum):
+    """The patterns, highest first. Values are stable identifiers stored in the database."""
+
+    ULTIMATE = "ultimate"
+    NIUNIU = "niuniu"
+    BIG_POINT = "big_point"
+    SMALL_POINT = "small_point"
+    HIGH_CARD = "high_card"
+
+    @property
+    def rank(self) -> int:
+        """Higher is stronger: Ultimate 4, Niu-Niu 3, Big Point 2, Small Point 1, High Card 0."""
+        return _KIND_RANK[self]
+
+    @property
+    def english(self) -> str:
+        """The pattern's English name, as in the rules: "Ultimate Niu-Niu" ..."""
+        return _ENGLISH[self]
+
+    @property
+    def chinese(self) -> str:
+        """The pattern's Chinese name: 至尊牛牛, 牛牛, 大点, 小点, 高牌."""
+        return _CHINESE[self]
+
+    @property
+    def multiplier(self) -> int:
+        """What a player who wins with this pattern is paid, per unit staked."""
+        return _MULTIPLIER[self]
+
+
+_KIND_RANK = {
+    HandKind.ULTIMATE: 4,
+    HandKind.NIUNIU: 3,
+    HandKind.BIG_POINT: 2,
+    HandKind.SMALL_POINT: 1,
+    HandKind.HIGH_CARD: 0,
+}
+_ENGLISH = {
+    HandKind.ULTIMATE: "Ultimate Niu-Niu",
+    HandKind.NIUNIU: "Niu-Niu",
+    HandKind.BIG_POINT: "Big Point",
+    HandKind.SMALL_POINT: "Small Point",
+    HandKind.HIGH_CARD: "High Card",
+}
+_CHINESE = {
+    HandKind.ULTIMATE: "至尊牛牛",
+    HandKind.NIUNIU: "牛牛",
+    HandKind.BIG_POINT: "大点",
+    HandKind.SMALL_POINT: "小点",
+    HandKind.HIGH_CARD: "高牌",
+}
+_MULTIPLIER = {
+    HandKind.ULTIMATE: 5,
+    HandKind.NIUNIU: 3,
+    HandKind.BIG_POINT: 2,
+    HandKind.SMALL_POINT: 1,
+    HandKind.HIGH_CARD: 1,
+}
+#: A loser always pays the stake once.
+LOSS_MULTIPLIER = 1
+#: Suit order for the card-by-card tie-break: spades > hearts > diamonds > clubs.
+SUIT_ORDER = {"S": 3, "H": 2, "D": 1, "C": 0}
+
+
+def card_key(card: Card) -> int:
+    """A card's tie-break order, greater is higher: rank x 4 + suit (S 3, H 2, D 1, C 0)."""
+    return card.rank * 4 + SUIT_ORDER[card.suit]
+
+
+@dataclass(frozen=True, slots=True)
+class Hand:
+    """Five cards and the pattern they make.
+
+    ``points`` are the right hand's points for Big and Small Point (1-9), and 0 for
+    Ultimate, Niu-Niu and High Card. ``strength`` is ``(kind rank, points)`` followed, with
+    the card-by-card tie-break (``poker29``), by the five ``card_key``\\ s high to low.
+    """
+
+    cards: tuple[Card, ...]
+    kind: HandKind
+    points: int
+    strength: tuple[int, ...]
+
+    @property
+    def multiplier(self) -> int:
+        """What a player who wins with this hand is paid, per unit staked."""
+        return _MULTIPLIER[self.kind]
+
+    @property
+    def division(self) -> tuple[int, int, int] | None:
+        """Positions (in ``cards``) of the left hand, or None for High Card."""
+        return bull_positions([card_value(card) for card in self.cards])
+
+    @property
+    def left(self) -> tuple[Card, ...]:
+        """The left hand (three cards adding up to a multiple of 10), dealt order; empty
+        for High Card."""
+        trio = self.division
+        return () if trio is None else tuple(self.cards[i] for i in trio)
+
+    @property
+    def right(self) -> tuple[Card, ...]:
+        """The right hand in dealt order: two cards, or all five for High Card."""
+        trio = self.division or ()
+        return tuple(card for i, card in enumerate(self.cards) if i not in trio)
+
+    @property
+    def english(self) -> str:
+        """The hand's name in English: "Big Point 8", "Niu-Niu" ..."""
+        if self.points:
+            return f"{self.kind.english} {self.points}"
+        return self.kind.english
+
+    @property
+    def chinese(self) -> str:
+        """The hand's name in Chinese: 大点8, 牛牛 ..."""
+        if self.points:
+            return f"{self.kind.chinese}{self.points}"
+        return self.kind.chinese
+
+
+def _classify(ranks: Sequence[int]) -> tuple[HandKind, int]:
+    """Pattern and points from five ranks."""
+    if min(ranks) >= 11:
+        return HandKind.ULTIMATE, 0
+    values = [min(rank, 10) for rank in ranks]
+    if bull_positions(values) is None:
+        return HandKind.HIGH_CARD, 0
+    points = sum(values) % 10
+    if points == 0:
+        return HandKind.NIUNIU, 0
+    return (HandKind.BIG_POINT if points >= 7 else HandKind.SMALL_POINT), points
+
+
+# As in bot.rules.bullbull: the pattern depends only on the multiset of ranks, keyed by the
+# sum of 1 << (3 x (rank - 1)) (up to five of a rank fit in 3 bits), and each multiset is
+# classified the first time it is seen.
+_RANK_BIT = tuple(1 << (3 * (card.rank - 1)) for card in cards_module.CARDS)
+_CARD_KEY = tuple(card_key(card) for card in cards_module.CARDS)
+_CLASSES: dict[int, tuple[HandKind, int, int]] = {}
+
+
+def _learn(key: int, ranks: Sequence[int]) -> tuple[HandKind, int, int]:
+    kind, points = _classify(ranks)
+    entry = _CLASSES[key] = (kind, points, _KIND_RANK[kind])
+    return entry
+
+
+# The frozen dataclass's __init__ sets each field through object.__setattr__, which is
+# most of the time evaluating a hand takes; these set the same slots directly.
+_new = object.__new__
+_SET_CARDS, _SET_KIND, _SET_POINTS, _SET_STRENGTH = (
+    Hand.__dict__[name].__set__ for name in ("cards", "kind", "points", "strength")
+)
+
+
+def evaluate_cards(cards: Sequence[Card], *, card_tie_break: bool = True) -> Hand:
+    """The hand five cards make (in dealt order); ``card_tie_break=False`` for the rules of
+    seed 004, whose ``strength`` is only (kind, points). ``ValueError`` unless five cards."""
+    try:
+        a, b, c, d, e = cards
+        key = (
+            _RANK_BIT[a.code] + _RANK_BIT[b.code] + _RANK_BIT[c.code] + _RANK_BIT[d.code]
+        ) + _RANK_BIT[e.code]
+    except (ValueError, TypeError, AttributeError):
+        raise ValueError(f"a hand is {HAND_SIZE} cards, not {cards!r}") from None
+    entry = _CLASSES.get(key)
+    if entry is None:
+        entry = _learn(key, (a.rank, b.rank, c.rank, d.rank, e.rank))
+    kind, points, kind_rank = entry
+    hand: Hand = _new(Hand)
+    _SET_CARDS(hand, (a, b, c, d, e))
+    _SET_KIND(hand, kind)
+    _SET_POINTS(hand, points)
+    if card_tie_break:
+        ordered = sorted(
+            (
+                _CARD_KEY[a.code],
+                _CARD_KEY[b.code],
+                _CARD_KEY[c.code],
+                _CARD_KEY[d.code],
+                _CARD_KEY[e.code],
+            ),
+            reverse=True,
+        )
+        _SET_STRENGTH(hand, (kind_rank, points, *ordered))
+    else:
+        _SET_STRENGTH(hand, (kind_rank, points))
+    return hand
+
+
+def evaluate(outcome: int, *, card_tie_break: bool = True) -> Hand:
+    """The hand of a packed outcome (``bot.rules.cards.pack``); ``ValueError`` if invalid."""
+    return evaluate_cards(cards_module.unpack(outcome), card_tie_break=card_tie_break)
+
+
+def compare(a: Hand, b: Hand) -> int:
+    """Positive if ``a`` wins, negative if ``b`` wins, 0 for a push: kind, then points,
+    then (if both hands were evaluated with it) card by card.
+
+    Raises ``ValueError`` for a hand with the card-by-card tie-break against one without.
+    """
+    key_a, key_b = a.strength, b.strength
+    if len(key_a) != len(key_b):
+        raise ValueError("cannot compare a poker29 hand with a poker29_vn hand")
+    return (key_a > key_b) - (key_a < key_b)
+
+
+class Poker29Ruleset:
+    """Niu-Niu Poker 2.9 from a 6-deck shoe: payouts by the player's pattern, losses 1x.
+
+    ``card_tie_break`` True plays seed 002 (``poker29``: equal kind and points go card by
+    card); False plays seed 004 (``poker29_vn``: they push).
+    """
+
+    largest_loss_multiplier = LOSS_MULTIPLIER
+    uses_grabs = False
+    max_bettors = MAX_BETTORS
+    shoe_decks = SHOE_DECKS
+
+    def __init__(self, name: str, *, card_tie_break: bool) -> None:
+        self.name = name
+        self.card_tie_break = card_tie_break
+
+    def deal(self, seed: bytes, count: int, *, mean_share: int, offset: int = 0) -> tuple[int, ...]:
+        """The packed hands of ``count`` participants from the shoe shuffled by ``seed``,
+        after the ``offset`` cards dealt before; ``mean_share`` is unused. ``ValueError``
+        when the shoe runs out."""
+        return cards_module.deal_packed(seed, SHOE_DECKS, count, offset)
+
+    def evaluate(self, outcome: int) -> Hand:
+        """The hand of a packed outcome."""
+        return evaluate(outcome, card_tie_break=self.card_tie_break)
+
+    def compare(self, a: Hand, b: Hand) -> int:
+        """See ``bot.rules.poker29.compare``."""
+        return compare(a, b)
+
+    def win_multiplier(self, hand: Hand) -> int:
+        """A winner is paid by their own pattern (5, 3, 2, 1 or 1)."""
+        return hand.multiplier
+
+    def loss_multiplier(self, dealer_hand: Hand) -> int:
+        """A loser loses the stake, whatever the dealer holds."""
+        return LOSS_MULTIPLIER
+
+    def is_redeal(self, dealer: Hand) -> bool:
+        """No hand re-deals a round."""
+        return False
+
+    def is_immune(self, player: Hand) -> bool:
+        """No hand is immune."""
+        return False
+
+
+POKER29 = Poker29Ruleset("poker29", card_tie_break=True)
+POKER29_VN = Poker29Ruleset("poker29_vn", card_tie_break=False)
