@@ -11,8 +11,8 @@ from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from types import MappingProxyType
+from typing import Any
 
-from bot.rules.envelope import Hand
 from bot.rules.ruleset import RED_ENVELOPE, Ruleset
 
 BPS_DENOMINATOR = 10_000
@@ -31,7 +31,7 @@ class Result(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class Stake:
-    """A player's bet and the envelope (outcome) they grabbed."""
+    """A player's bet and the outcome they were dealt (an envelope's cents, or packed cards)."""
 
     player_id: Hashable
     amount: int
@@ -84,13 +84,15 @@ def settle(
     rake_bps: int,
     rebate_bps: int,
     dealer_fees: int,
-    ruleset: Ruleset = RED_ENVELOPE,
+    ruleset: Ruleset[Any] = RED_ENVELOPE,
 ) -> Settlement:
     """Settle a round against the dealer's pool.
 
     ``stakes`` come in the order the bets were placed; each player appears once.
 
     - A dealer hand that re-deals (0.01): every outcome is ``refund``, nothing is charged.
+    - ``dealer_envelope`` and each stake's ``envelope`` are dealt outcomes that the
+      ``ruleset`` evaluates (an envelope's cents, or five packed cards).
     - A player who beats the dealer wins stake x the win multiplier; one who loses pays
       stake x the loss multiplier, unless immune (免死: refunded). Equal hands tie.
     - Losers pay first; the platform takes ``rake_bps`` of each loss and the pool gets the
@@ -123,7 +125,7 @@ def settle(
         )
 
     outcomes: dict[Hashable, Outcome] = {}
-    winners: list[tuple[int, Stake, Hand]] = []
+    winners: list[tuple[int, Stake, Any]] = []
     collected = 0  # what losers paid into the pool, after rake
     platform_net = dealer_fees
     for order, stake in enumerate(stakes):
@@ -136,7 +138,7 @@ def settle(
         elif ruleset.is_immune(hand):
             outcomes[stake.player_id] = Outcome(Result.IMMUNE, 0, 0, 0, 0)
         else:
-            gross = stake.amount * ruleset.loss_multiplier(hand, dealer)
+            gross = stake.amount * ruleset.loss_multiplier(dealer)
             rake, rebate = _share(gross, rake_bps), _share(gross, rebate_bps)
             collected += gross - rake
             platform_net += rake - rebate
@@ -148,7 +150,7 @@ def settle(
     # Strongest first; sort is stable on the bet order for equal strength.
     winners.sort(key=lambda entry: (entry[2].strength, -entry[0]), reverse=True)
     for _, stake, hand in winners:
-        gross = stake.amount * ruleset.win_multiplier(hand, dealer)
+        gross = stake.amount * ruleset.win_multiplier(hand)
         if drinking or gross > payable - paid:
             drinking = True
             outcomes[stake.player_id] = Outcome(Result.DRINK, 0, 0, 0, 0)

@@ -260,6 +260,7 @@ class BullBullRuleset:
     uses_grabs = False
     max_bettors = MAX_BETTORS
     shoe_decks = 0
+    reshuffle_after = 0
 
     def deal(self, seed: bytes, count: int, *, mean_share: int, offset: int = 0) -> tuple[int, ...]:
         """The packed hands of ``count`` participants from one deck shuffled by ``seed``

@@ -48,11 +48,6 @@ RESHUFFLE_AFTER = SHOE_SIZE // 2
 MAX_BETTORS = (SHOE_SIZE - RESHUFFLE_AFTER) // HAND_SIZE - 1
 
 
-def needs_reshuffle(dealt: int) -> bool:
-    """True when a shoe that has dealt ``dealt`` cards must be replaced before a round."""
-    return dealt > RESHUFFLE_AFTER
-
-
 class HandKind(StrEnum):
     """The patterns, highest first. Values are stable identifiers stored in the database."""
 
@@ -272,6 +267,7 @@ class Poker29Ruleset:
     uses_grabs = False
     max_bettors = MAX_BETTORS
     shoe_decks = SHOE_DECKS
+    reshuffle_after = RESHUFFLE_AFTER
 
     def __init__(self, name: str, *, card_tie_break: bool) -> None:
         self.name = name

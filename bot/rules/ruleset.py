@@ -8,19 +8,52 @@ engine.
 
 from __future__ import annotations
 
-from typing import Protocol
+from enum import StrEnum
+from typing import Any, Protocol, TypeVar
 
 from bot.rules import bullbull, envelope, poker29
 from bot.rules.envelope import Hand
 from bot.rules.split import split_envelope
 
 
-class Ruleset(Protocol):
-    """What the engine needs to know about a game."""
+class AnyHand(Protocol):
+    """What every game's hand offers the engine and the views."""
+
+    @property
+    def kind(self) -> StrEnum:
+        """The hand's kind; its value is a stable identifier stored in the database."""
+        ...
+
+    @property
+    def strength(self) -> tuple[int, ...]:
+        """A key that orders hands as ``compare`` does; equal keys tie."""
+        ...
+
+    @property
+    def points(self) -> int:
+        """The hand's points (what they mean is the game's)."""
+        ...
+
+    @property
+    def multiplier(self) -> int:
+        """What this hand pays when it wins, per unit staked."""
+        ...
+
+
+HandT = TypeVar("HandT", bound=AnyHand)
+
+
+class Ruleset(Protocol[HandT]):
+    """What the engine needs to know about a game.
+
+    A dealt *outcome* is an ``int``: for the red-envelope game the cents of an envelope,
+    for the card games five cards packed by ``bot.rules.cards.pack``. The engine stores
+    and passes outcomes without looking inside them.
+    """
 
     @property
     def name(self) -> str:
-        """A stable identifier stored with each round (e.g. ``"red_envelope"``)."""
+        """A stable identifier stored with each round (e.g. ``"envelope68"``)."""
         ...
 
     @property
@@ -28,32 +61,55 @@ class Ruleset(Protocol):
         """The most a stake can lose, per unit staked: a bet holds stake x this."""
         ...
 
-    def deal(self, seed: bytes, count: int, mean_share: int) -> tuple[int, ...]:
-        """The outcomes of ``count`` participants in grab order, from the seed alone (so
-        anyone can recompute them once the seed is revealed)."""
+    @property
+    def uses_grabs(self) -> bool:
+        """True when players grab their outcome (red envelopes); False when the outcomes
+        are dealt to everyone at once as betting closes (cards)."""
         ...
 
-    def evaluate(self, outcome: int) -> Hand:
+    @property
+    def max_bettors(self) -> int | None:
+        """How many bets a round takes at most (the cards must go round), or None."""
+        ...
+
+    @property
+    def shoe_decks(self) -> int:
+        """Decks in a shoe kept per group across rounds; 0 when every round deals from
+        its own seed."""
+        ...
+
+    @property
+    def reshuffle_after(self) -> int:
+        """A shoe with more than this many cards dealt is replaced before the next round."""
+        ...
+
+    def deal(self, seed: bytes, count: int, *, mean_share: int, offset: int = 0) -> tuple[int, ...]:
+        """The outcomes of ``count`` participants in deal order (bettors in bet order, the
+        dealer last), from the seed alone so anyone can recompute them once it is
+        revealed. ``offset`` is how many cards of a shoe were dealt before this round."""
+        ...
+
+    def evaluate(self, outcome: int) -> HandT:
         """The hand a dealt outcome makes."""
         ...
 
-    def compare(self, player: Hand, dealer: Hand) -> int:
-        """Positive if the player beats the dealer, negative if the dealer wins, 0 for a tie."""
+    def compare(self, a: HandT, b: HandT) -> int:
+        """Positive if ``a`` beats ``b``, negative if ``b`` wins, 0 for a tie (push)."""
         ...
 
-    def win_multiplier(self, player: Hand, dealer: Hand) -> int:
-        """What a winning player receives, per unit staked."""
+    def win_multiplier(self, hand: HandT) -> int:
+        """What a player who beats the dealer with ``hand`` receives, per unit staked."""
         ...
 
-    def loss_multiplier(self, player: Hand, dealer: Hand) -> int:
-        """What a losing player pays, per unit staked."""
+    def loss_multiplier(self, dealer_hand: HandT) -> int:
+        """What a player who loses to ``dealer_hand`` pays, per unit staked."""
         ...
 
-    def is_redeal(self, dealer: Hand) -> bool:
+    def is_redeal(self, dealer: HandT) -> bool:
         """True when the dealer's hand voids the round (everything is refunded)."""
         ...
 
-    def is_immune(self, player: Hand) -> bool:
+    def is_immune(self, player: HandT) -> bool:
         """True when a losing player's loss becomes a refund (免死)."""
         ...
 
@@ -65,13 +121,18 @@ class RedEnvelopeRuleset:
     grabs 0.01 re-deals the round; a player who grabs 0.01 cannot lose (免死).
     """
 
-    name = "red_envelope"
+    name = "envelope68"
     largest_loss_multiplier = envelope.LARGEST_MULTIPLIER
+    uses_grabs = True
+    max_bettors = None
+    shoe_decks = 0
+    reshuffle_after = 0
     #: The envelope amount (cents) that re-deals for a dealer and is immune for a player.
     SPECIAL_AMOUNT = 1
 
-    def deal(self, seed: bytes, count: int, mean_share: int) -> tuple[int, ...]:
-        """Split an envelope of ``count`` x ``mean_share`` cents (at most 9.99 a share)."""
+    def deal(self, seed: bytes, count: int, *, mean_share: int, offset: int = 0) -> tuple[int, ...]:
+        """Split an envelope of ``count`` x ``mean_share`` cents (at most 9.99 a share);
+        ``offset`` is unused (no shoe)."""
         total = count * min(mean_share, envelope.MAX_AMOUNT)
         return tuple(split_envelope(seed, count, total, max_share=envelope.MAX_AMOUNT))
 
@@ -79,17 +140,17 @@ class RedEnvelopeRuleset:
         """The hand of an envelope of ``outcome`` cents."""
         return envelope.evaluate(outcome)
 
-    def compare(self, player: Hand, dealer: Hand) -> int:
+    def compare(self, a: Hand, b: Hand) -> int:
         """Hands compare by kind, then points, then amount (see ``envelope.compare``)."""
-        return envelope.compare(player, dealer)
+        return envelope.compare(a, b)
 
-    def win_multiplier(self, player: Hand, dealer: Hand) -> int:
+    def win_multiplier(self, hand: Hand) -> int:
         """A winner is paid by the player's own multiplier."""
-        return player.multiplier
+        return hand.multiplier
 
-    def loss_multiplier(self, player: Hand, dealer: Hand) -> int:
+    def loss_multiplier(self, dealer_hand: Hand) -> int:
         """A loser pays by the dealer's multiplier."""
-        return dealer.multiplier
+        return dealer_hand.multiplier
 
     def is_redeal(self, dealer: Hand) -> bool:
         """A dealer holding 0.01 re-deals the whole round."""
@@ -102,16 +163,18 @@ class RedEnvelopeRuleset:
 
 RED_ENVELOPE = RedEnvelopeRuleset()
 
-RULESETS: dict[str, Ruleset] = {
+RULESETS: dict[str, Ruleset[Any]] = {
     ruleset.name: ruleset
     for ruleset in (RED_ENVELOPE, bullbull.BULLBULL, poker29.POKER29, poker29.POKER29_VN)
 }
+#: Names stored by earlier versions, still read from old rounds and settings.
+LEGACY_NAMES = {"red_envelope": RED_ENVELOPE.name}
 
 
-def get_ruleset(name: str) -> Ruleset:
+def get_ruleset(name: str) -> Ruleset[Any]:
     """The ruleset registered under ``name``; ``ValueError`` for an unknown name."""
     try:
-        return RULESETS[name]
+        return RULESETS[LEGACY_NAMES.get(name, name)]
     except KeyError:
         known = ", ".join(sorted(RULESETS))
         raise ValueError(f"unknown ruleset {name!r}; known: {known}") from None

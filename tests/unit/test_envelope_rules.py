@@ -348,6 +348,8 @@ def test_compare_matches_the_rules_for_every_pair_of_amounts() -> None:
 
 
 def test_red_envelope_ruleset_is_registered_by_name() -> None:
+    assert get_ruleset("envelope68") is RED_ENVELOPE
+    # The name earlier versions stored with rounds and settings still reads.
     assert get_ruleset("red_envelope") is RED_ENVELOPE
     with pytest.raises(ValueError):
         get_ruleset("five_card")
@@ -355,8 +357,8 @@ def test_red_envelope_ruleset_is_registered_by_name() -> None:
 
 def test_ruleset_winner_is_paid_by_own_multiplier_loser_by_dealers() -> None:
     player, dealer = evaluate(cents("0.88")), evaluate(cents("3.42"))
-    assert RED_ENVELOPE.win_multiplier(player, dealer) == 12
-    assert RED_ENVELOPE.loss_multiplier(player, dealer) == 9
+    assert RED_ENVELOPE.win_multiplier(player) == 12
+    assert RED_ENVELOPE.loss_multiplier(dealer) == 9
 
 
 def test_ruleset_largest_loss_is_18x() -> None:

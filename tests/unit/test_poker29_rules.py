@@ -28,7 +28,6 @@ from bot.rules.poker29 import (
     compare,
     evaluate,
     evaluate_cards,
-    needs_reshuffle,
 )
 from bot.rules.ruleset import get_ruleset
 
@@ -209,9 +208,8 @@ def test_poker29_winner_paid_by_their_pattern_loser_pays_the_stake(
 def test_poker29_deals_from_a_six_deck_shoe_reshuffled_after_half() -> None:
     assert POKER29.shoe_decks == POKER29_VN.shoe_decks == 6
     assert poker29.SHOE_SIZE == 312
-    assert RESHUFFLE_AFTER == 156
-    assert not needs_reshuffle(0) and not needs_reshuffle(156)
-    assert needs_reshuffle(157)
+    # "Shuffling after half of the 6-deck cards played": more than 156 dealt.
+    assert RESHUFFLE_AFTER == POKER29.reshuffle_after == POKER29_VN.reshuffle_after == 156
 
 
 def test_poker29_a_round_never_runs_out_of_cards_thirty_bettors_and_the_dealer() -> None:
