@@ -1,6 +1,9 @@
 """The round as data: phases, commands and the money they move. Pure.
 
 A round goes ``bidding`` -> ``betting`` -> ``grabbing`` -> ``settled``, or ends ``void``.
+When the house deals (``dealer house``) there is no bidding: the round opens for bets
+with the group's bank as the pool. Card games have no grabbing: the cards are dealt to
+everyone as betting closes and the round settles at once.
 Each command has a ``verify_*`` function that raises ``RuleViolation`` and an applying
 function that returns a ``Transition``: the new round (its ``version`` one higher), the
 events that happened, and the balanced postings that move chips. Time (``now_ms``) and
@@ -16,15 +19,18 @@ import dataclasses
 from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any
 
 from bot.engine.errors import NotDue, RuleViolation
 from bot.engine.settings import Settings
 from bot.engine.settlement import Settlement, Stake, settle
-from bot.rules.envelope import Hand
-from bot.rules.ruleset import Ruleset, get_ruleset
+from bot.rules.ruleset import AnyHand, Ruleset, get_ruleset
 from bot.rules.split import commitment
 
 UserId = int
+#: ``Settings.dealer`` when the group's bank deals; ``"bid"`` when players bid for it.
+HOUSE_DEALER = "house"
+CARDS_PER_HAND = 5
 
 
 class Phase(StrEnum):
@@ -58,6 +64,7 @@ class AccountKind(StrEnum):
     HELD = "held"
     HOUSE = "house"
     MINT = "mint"
+    BANK = "bank"
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +77,8 @@ class AccountRef:
 
 HOUSE = AccountRef(AccountKind.HOUSE)
 MINT = AccountRef(AccountKind.MINT)
+#: The group's bank: admins fund it, and it is the dealer when the house deals.
+BANK = AccountRef(AccountKind.BANK)
 
 
 def available(user_id: UserId) -> AccountRef:
@@ -112,11 +121,22 @@ class Grab:
 
 
 @dataclass(frozen=True, slots=True)
+class RetiredShoe:
+    """A shoe replaced before this round: its seed is revealed now."""
+
+    id: int
+    seed: bytes
+
+
+@dataclass(frozen=True, slots=True)
 class RoundStarted:
-    """A round opened for bids; ``commitment`` is the SHA-256 of its seed."""
+    """A round opened: for bids, or for bets when the house deals. ``commitment`` is the
+    SHA-256 of the seed its outcomes come from (the shoe's, for a shoe game);
+    ``retired_shoe`` is the shoe this one replaced, if it was replaced for this round."""
 
     commitment: str
     deadline_ms: int
+    retired_shoe: RetiredShoe | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,6 +185,15 @@ class GrabbingStarted:
 
 
 @dataclass(frozen=True, slots=True)
+class CardsDealt:
+    """Betting closed and ``count`` hands of ``cards`` cards in all were dealt (card
+    games have no grabbing)."""
+
+    count: int
+    cards: int
+
+
+@dataclass(frozen=True, slots=True)
 class Grabbed:
     """A participant took the next share (``auto``: taken for them at the deadline)."""
 
@@ -196,6 +225,7 @@ Event = (
     | BetPlaced
     | BetCancelled
     | GrabbingStarted
+    | CardsDealt
     | Grabbed
     | RoundSettled
     | RoundVoided
@@ -203,6 +233,16 @@ Event = (
 
 
 # -- the round ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ShoeRef:
+    """The shoe a round deals from: its id, seed (secret until the shoe is replaced) and
+    how many of its cards were dealt before this round."""
+
+    id: int
+    seed: bytes
+    offset: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -226,11 +266,17 @@ class Round:
     shares: tuple[int, ...] = ()
     grabs: tuple[Grab, ...] = ()
     void_reason: VoidReason | None = None
+    shoe: ShoeRef | None = None
 
     @property
-    def ruleset(self) -> Ruleset:
+    def ruleset(self) -> Ruleset[Any]:
         """The ruleset this round is played with."""
         return get_ruleset(self.settings.ruleset)
+
+    @property
+    def house_deals(self) -> bool:
+        """True when the group's bank is the dealer (no bidding, no dealer hold)."""
+        return self.settings.dealer == HOUSE_DEALER
 
     def bet_of(self, user_id: UserId) -> Bet | None:
         """The user's bet in this round, if any."""
@@ -241,17 +287,33 @@ class Round:
         return next((grab for grab in self.grabs if grab.user_id == user_id), None)
 
     def envelopes(self) -> dict[UserId, int]:
-        """What each participant grabbed so far."""
+        """What each participant grabbed (or was dealt) so far."""
         return {grab.user_id: grab.amount for grab in self.grabs}
 
-    def hands(self) -> dict[UserId, Hand]:
-        """The hand each participant's envelope makes, by the round's ruleset."""
+    def hands(self) -> dict[UserId, Any]:
+        """The hand each participant's outcome makes, by the round's ruleset."""
         ruleset = self.ruleset
         return {grab.user_id: ruleset.evaluate(grab.amount) for grab in self.grabs}
 
+    def dealer_outcome(self) -> int | None:
+        """The dealer's outcome once it is known: the dealer's grab, or for the house the
+        last share (taken after every player's)."""
+        if self.house_deals:
+            if self.shares and len(self.grabs) == len(self.bets):
+                return self.shares[len(self.bets)]
+            return None
+        grab = self.grab_of(self.dealer_id) if self.dealer_id is not None else None
+        return grab.amount if grab is not None else None
+
+    def dealer_hand(self) -> AnyHand | None:
+        """The dealer's hand once it is known."""
+        outcome = self.dealer_outcome()
+        return None if outcome is None else self.ruleset.evaluate(outcome)
+
     @property
     def participants(self) -> tuple[UserId, ...]:
-        """Who grabs: the bettors in bet order, then the dealer."""
+        """Who grabs: the bettors in bet order, then the dealer (unless the house deals:
+        its share is the one left after every player's)."""
         dealer = () if self.dealer_id is None else (self.dealer_id,)
         return tuple(bet.user_id for bet in self.bets) + dealer
 
@@ -307,22 +369,44 @@ def merge_postings(postings: Iterable[Posting]) -> tuple[Posting, ...]:
 
 
 def start_round(
-    *, round_id: int, chat_id: int, settings: Settings, seed: bytes, now_ms: int
+    *,
+    round_id: int,
+    chat_id: int,
+    settings: Settings,
+    seed: bytes,
+    now_ms: int,
+    bank: int = 0,
+    shoe: ShoeRef | None = None,
+    retired_shoe: RetiredShoe | None = None,
 ) -> Transition:
-    """Open a round for bids. ``seed`` (32 random bytes from the caller) fixes the envelope
-    split; only its commitment is published until the round ends."""
+    """Open a round. ``seed`` (32 random bytes from the caller) fixes the outcomes; only its
+    commitment is published until the round ends. A shoe game deals from ``shoe`` instead
+    (whose seed stays secret until the shoe is replaced).
+
+    When the house deals the round opens straight for bets, with ``bank`` (the group's
+    bank balance) as the pool; otherwise it opens for bids.
+    """
     settings.validate()
+    ruleset = get_ruleset(settings.ruleset)
+    if ruleset.shoe_decks and shoe is None:
+        raise ValueError(f"{ruleset.name} deals from a shoe; start_round needs one")
+    house = settings.dealer == HOUSE_DEALER
+    if bank < 0:
+        raise ValueError("the bank cannot be negative")
+    window = settings.bet_seconds if house else settings.bid_seconds
     state = Round(
         id=round_id,
         chat_id=chat_id,
-        phase=Phase.BIDDING,
+        phase=Phase.BETTING if house else Phase.BIDDING,
         version=1,
-        deadline_ms=now_ms + settings.bid_seconds * 1000,
+        deadline_ms=now_ms + window * 1000,
         settings=settings,
         seed=seed,
-        commitment=commitment(seed),
+        commitment=commitment(shoe.seed if shoe is not None else seed),
+        pool=bank if house else 0,
+        shoe=shoe if ruleset.shoe_decks else None,
     )
-    return Transition(state, (RoundStarted(state.commitment, state.deadline_ms),))
+    return Transition(state, (RoundStarted(state.commitment, state.deadline_ms, retired_shoe),))
 
 
 def _require_phase(state: Round, phase: Phase, now_ms: int) -> None:
@@ -392,6 +476,9 @@ def verify_bet(state: Round, user_id: UserId, amount: int, *, free_chips: int, n
         raise RuleViolation("bet_too_large", amount=amount, maximum=settings.max_bet)
     if current is not None and current.amount == amount:
         raise RuleViolation("bet_unchanged", amount=amount)
+    seats = state.ruleset.max_bettors
+    if current is None and seats is not None and len(state.bets) >= seats:
+        raise RuleViolation("table_full", maximum=seats)
     needed = amount * state.ruleset.largest_loss_multiplier
     own_hold = current.hold if current is not None else 0
     if free_chips + own_hold < needed:
@@ -492,7 +579,27 @@ def advance(state: Round, now_ms: int) -> Transition:
         if not state.bets:
             return void(state, VoidReason.NO_BETS)
         count = len(state.bets) + 1
-        shares = state.ruleset.deal(state.seed, count, settings.envelope_mean_share)
+        ruleset = state.ruleset
+        if state.shoe is not None:
+            shares = ruleset.deal(
+                state.shoe.seed,
+                count,
+                mean_share=settings.envelope_mean_share,
+                offset=state.shoe.offset,
+            )
+        else:
+            shares = ruleset.deal(state.seed, count, mean_share=settings.envelope_mean_share)
+        if not ruleset.uses_grabs:
+            # When the house deals, the last hand is its own and nobody's grab.
+            players = state.participants
+            dealt = tuple(
+                Grab(user_id, share, True)
+                for user_id, share in zip(players, shares[: len(players)], strict=True)
+            )
+            after = _next(state, shares=shares, grabs=dealt)
+            final = _finish(after)
+            event = CardsDealt(count, count * CARDS_PER_HAND)
+            return Transition(final.round, (event, *final.events), final.postings)
         total = sum(shares)
         deadline = now_ms + settings.grab_seconds * 1000
         new_state = _next(state, phase=Phase.GRABBING, shares=shares, deadline_ms=deadline)
@@ -510,22 +617,26 @@ def advance(state: Round, now_ms: int) -> Transition:
 
 def _finish(state: Round) -> Transition:
     """Settle a round whose participants have all grabbed (same version: part of one step)."""
-    assert state.dealer_id is not None
+    dealer_outcome = state.dealer_outcome()
+    assert dealer_outcome is not None
     envelope_of = state.envelopes()
     settings = state.settings
     settlement = settle(
-        dealer_envelope=envelope_of[state.dealer_id],
+        dealer_envelope=dealer_outcome,
         pool=state.pool,
         stakes=[Stake(bet.user_id, bet.amount, envelope_of[bet.user_id]) for bet in state.bets],
         rake_bps=settings.rake_bps,
         rebate_bps=settings.rebate_bps,
-        dealer_fees=settings.dealer_fees,
+        dealer_fees=0 if state.house_deals else settings.dealer_fees,
         ruleset=state.ruleset,
     )
     if settlement.redeal:
         return _void_in_place(state, VoidReason.REDEAL)
-    postings = list(_release(state.dealer_id, state.bid_hold))
-    postings.append(Posting(available(state.dealer_id), settlement.dealer_net))
+    if state.dealer_id is None:
+        postings = [Posting(BANK, settlement.dealer_net)]
+    else:
+        postings = list(_release(state.dealer_id, state.bid_hold))
+        postings.append(Posting(available(state.dealer_id), settlement.dealer_net))
     for placed in state.bets:
         postings += _release(placed.user_id, placed.hold)
         postings.append(Posting(available(placed.user_id), settlement.outcomes[placed.user_id].net))

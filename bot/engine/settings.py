@@ -13,9 +13,19 @@ from typing import Any
 
 from bot.money import MAX_AMOUNT_CENTS, format_amount, format_bps, parse_amount, parse_bps
 from bot.rules.envelope import MAX_AMOUNT as MAX_ENVELOPE
-from bot.rules.ruleset import RULESETS
+from bot.rules.ruleset import LEGACY_NAMES, RULESETS, get_ruleset
 
 LANGUAGES = ("en", "zh")
+#: Who deals: players bid for the seat (seed 000), or the group's bank deals.
+DEALERS = ("bid", "house")
+#: What a card table starts with when an admin switches to it (seed 001: no commission,
+#: bets 1-500). Switching back to the envelope game restores the group's defaults.
+CARD_TABLE_DEFAULTS: dict[str, int] = {
+    "rake_bps": 0,
+    "rebate_bps": 0,
+    "min_bet": 100,
+    "max_bet": 50_000,
+}
 MAX_WINDOW_SECONDS = 3600
 
 
@@ -43,7 +53,8 @@ class Settings:
     envelope_mean_share: int = 500
     currency: str = "RM"
     language: str = "en"
-    ruleset: str = "red_envelope"
+    ruleset: str = "envelope68"
+    dealer: str = "bid"
     quick_bets: tuple[int, ...] = field(default=(1_000, 2_000, 5_000, 10_000))
 
     @property
@@ -63,6 +74,7 @@ class Settings:
         ``base`` (or the defaults). Raises ``SettingError`` if the result is invalid."""
         values = (base or cls()).to_dict()
         values.update({key: value for key, value in data.items() if key in _FIELDS})
+        values["ruleset"] = LEGACY_NAMES.get(values["ruleset"], values["ruleset"])
         values["quick_bets"] = tuple(values["quick_bets"])
         settings = cls(**values)
         settings.validate()
@@ -90,6 +102,8 @@ class Settings:
             raise SettingError(f"language is one of {', '.join(LANGUAGES)}")
         if self.ruleset not in RULESETS:
             raise SettingError(f"ruleset is one of {', '.join(sorted(RULESETS))}")
+        if self.dealer not in DEALERS:
+            raise SettingError(f"dealer is one of {', '.join(DEALERS)}")
         if not 1 <= len(self.quick_bets) <= 6:
             raise SettingError("quick_bets lists 1 to 6 amounts")
         for amount in self.quick_bets:
@@ -112,6 +126,17 @@ class Settings:
         settings = dataclasses.replace(self, **{name: value})
         settings.validate()
         return name, settings
+
+    def with_table_defaults(self, base: Settings) -> Settings:
+        """These settings with the table defaults of their ruleset: a card game's
+        (``CARD_TABLE_DEFAULTS``), or for the envelope game those of ``base``."""
+        if get_ruleset(self.ruleset).uses_grabs:
+            values = {key: getattr(base, key) for key in CARD_TABLE_DEFAULTS}
+        else:
+            values = dict(CARD_TABLE_DEFAULTS)
+        settings = dataclasses.replace(self, **values)
+        settings.validate()
+        return settings
 
     def display(self, name: str) -> str:
         """A setting's value as an admin would type it."""
@@ -167,6 +192,7 @@ _PARSERS: dict[str, Callable[[str], Any]] = {
     "currency": _parse_label,
     "language": lambda text: text.strip().lower(),
     "ruleset": lambda text: text.strip().lower(),
+    "dealer": lambda text: text.strip().lower(),
     "quick_bets": _parse_amount_list,
 }
 #: Short names admins may type in ``/set``.

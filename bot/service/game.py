@@ -25,23 +25,29 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from bot.engine import round as engine
 from bot.engine.errors import GameError, NotDue, RuleViolation
 from bot.engine.round import (
+    BANK,
     HOUSE,
+    HOUSE_DEALER,
     MINT,
     BetCancelled,
     BetPlaced,
     BidPlaced,
+    CardsDealt,
     Event,
     Phase,
     Posting,
+    RetiredShoe,
     Round,
     RoundSettled,
     RoundVoided,
+    ShoeRef,
     Transition,
     VoidReason,
     available,
 )
-from bot.engine.settings import SettingError, Settings
-from bot.rules.split import SEED_BYTES
+from bot.engine.settings import CARD_TABLE_DEFAULTS, SettingError, Settings
+from bot.rules.ruleset import Ruleset, get_ruleset
+from bot.rules.split import SEED_BYTES, commitment
 from bot.store import ledger, rounds
 from bot.store.db import Database, dialect_insert
 from bot.store.ledger import Balance
@@ -53,6 +59,7 @@ from bot.store.models import (
     OutcomeRow,
     ProcessedUpdate,
     RoundRow,
+    ShoeRow,
     User,
 )
 from bot.store.models import Posting as PostingRow
@@ -142,6 +149,18 @@ class ParticipantResult:
     rake: int
     rebate: int
     net: int
+
+
+@dataclass(frozen=True, slots=True)
+class ShoeInfo:
+    """A group's shoe; ``seed`` is ``None`` while it is still being dealt from."""
+
+    id: int
+    chat_id: int
+    decks: int
+    commitment: str
+    dealt: int
+    seed: bytes | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -273,21 +292,74 @@ class GameService:
         )
 
     async def _insert_round(self, session: AsyncSession, chat: Chat, now: int) -> Transition:
+        settings = self._settings_of(chat)
+        bank = 0
+        if settings.dealer == HOUSE_DEALER:
+            bank = await ledger.account_balance(session, chat.id, BANK)
+            if bank <= 0:
+                raise RuleViolation("bank_empty")
+        shoe, retired = None, None
+        ruleset = get_ruleset(settings.ruleset)
+        if ruleset.shoe_decks:
+            shoe, retired = await self._current_shoe(session, chat.id, ruleset, now)
         transition = engine.start_round(
             round_id=0,
             chat_id=chat.id,
-            settings=self._settings_of(chat),
+            settings=settings,
             seed=self.seed_source(),
             now_ms=now,
+            bank=bank,
+            shoe=shoe,
+            retired_shoe=retired,
         )
         stored = await rounds.insert_round(session, transition.round, now)
         chat.next_round_at_ms = None
         return dataclasses.replace(transition, round=stored)
 
+    async def _current_shoe(
+        self, session: AsyncSession, chat_id: int, ruleset: Ruleset[Any], now: int
+    ) -> tuple[ShoeRef, RetiredShoe | None]:
+        """The group's shoe for the next round: the current one, or a new one if it is
+        spent (its seed is then revealed)."""
+        row = await session.scalar(
+            select(ShoeRow)
+            .where(ShoeRow.chat_id == chat_id, ShoeRow.replaced_at_ms.is_(None))
+            .with_for_update()
+        )
+        retired = None
+        decks = ruleset.shoe_decks
+        if row is not None and (row.decks != decks or row.dealt > ruleset.reshuffle_after):
+            row.replaced_at_ms = now
+            retired = RetiredShoe(row.id, bytes(row.seed))
+            await session.flush()
+            row = None
+        if row is None:
+            seed = self.seed_source()
+            row = ShoeRow(
+                chat_id=chat_id,
+                decks=decks,
+                seed=seed,
+                commitment=commitment(seed),
+                dealt=0,
+                created_at_ms=now,
+            )
+            session.add(row)
+            await session.flush()
+        return ShoeRef(row.id, bytes(row.seed), row.dealt), retired
+
     async def _write(self, session: AsyncSession, attempt: _Attempt, now: int) -> None:
         """Persist a transition and its consequences in the current transaction."""
         before, transition = attempt.before, attempt.transition
         await rounds.save(session, before, transition, now)
+        dealt = next((e for e in transition.events if isinstance(e, CardsDealt)), None)
+        if dealt is not None and before.shoe is not None:
+            moved = await session.execute(
+                update(ShoeRow)
+                .where(ShoeRow.id == before.shoe.id, ShoeRow.dealt == before.shoe.offset)
+                .values(dealt=ShoeRow.dealt + dealt.cards)
+            )
+            if moved.rowcount != 1:  # type: ignore[attr-defined]
+                raise RuntimeError(f"shoe {before.shoe.id} was dealt from by another round")
         if transition.postings:
             kind = next(
                 (
@@ -312,7 +384,10 @@ class GameService:
         if after.phase is Phase.SETTLED and chat.is_open:
             chat.next_round_at_ms = now + after.settings.pause_seconds * 1000
         elif after.void_reason in _REDEALS and chat.is_open:
-            started = await self._insert_round(session, chat, now)
+            try:
+                started = await self._insert_round(session, chat, now)
+            except RuleViolation:  # the bank is empty: the table waits for /fund
+                return
             attempt.started = started.round
 
     async def _run(
@@ -549,6 +624,15 @@ class GameService:
         results = await self.sweep()
         return results, await self.open_rounds()
 
+    async def shoe(self, shoe_id: int) -> ShoeInfo | None:
+        """A shoe as the public may see it: its seed only once it has been replaced."""
+        async with self.db.reading() as session:
+            row = await session.get(ShoeRow, shoe_id)
+            if row is None:
+                return None
+            seed = bytes(row.seed) if row.replaced_at_ms is not None else None
+            return ShoeInfo(row.id, row.chat_id, row.decks, row.commitment, row.dealt, seed)
+
     async def round(self, round_id: int) -> Round | None:
         """A round as stored (its seed is secret while it is open: callers must not show it)."""
         async with self.db.reading() as session:
@@ -684,7 +768,13 @@ class GameService:
             except SettingError as error:
                 raise GameError("bad_setting", reason=str(error)) from None
             old, new = current.display(name), changed.display(name)
-            chat.settings = {**chat.settings, name: changed.to_dict()[name]}
+            keys = [name]
+            if name == "ruleset" and changed.ruleset != current.ruleset:
+                # A new game brings its table's rake and bet range.
+                changed = changed.with_table_defaults(self.defaults)
+                keys += list(CARD_TABLE_DEFAULTS)
+            stored = changed.to_dict()
+            chat.settings = {**chat.settings, **{key: stored[key] for key in keys}}
             await self._audit(session, chat_id, actor, "set", now, setting=name, old=old, new=new)
             return name, old, new
 
@@ -754,6 +844,32 @@ class GameService:
 
         return await self._admin_command(update_id, body)
 
+    async def fund(
+        self, chat_id: int, actor: Person, amount: int, *, update_id: int | None = None
+    ) -> int | None:
+        """An admin moves chips from the group's mint into its bank, which deals when the
+        house is the dealer; the bank's new balance, or ``None`` for an update processed
+        before."""
+        if amount <= 0:
+            raise RuleViolation("amount_not_positive")
+
+        async def body(session: AsyncSession, now: int) -> int:
+            await self._touch_people(session, [actor], now)
+            await self._chat(session, chat_id, now)
+            await ledger.post(
+                session,
+                chat_id=chat_id,
+                kind="fund",
+                now_ms=now,
+                actor_id=actor.id,
+                postings=[Posting(MINT, -amount), Posting(BANK, amount)],
+                memo=f"fund by {actor.id}",
+            )
+            await self._audit(session, chat_id, actor, "fund", now, amount=amount)
+            return await ledger.account_balance(session, chat_id, BANK)
+
+        return await self._admin_command(update_id, body)
+
     async def _admin_command(
         self, update_id: int | None, body: Callable[[AsyncSession, int], Awaitable[_T]]
     ) -> _T | None:
@@ -773,6 +889,11 @@ class GameService:
         """A player's chips in a group."""
         async with self.db.reading() as session:
             return await ledger.balance(session, chat_id, user_id)
+
+    async def bank_balance(self, chat_id: int) -> int:
+        """The group's bank: what the house deals with when it is the dealer."""
+        async with self.db.reading() as session:
+            return await ledger.account_balance(session, chat_id, BANK)
 
     async def house_balance(self, chat_id: int) -> int:
         """The group's house account: rake and fees taken less rebates paid."""
@@ -836,7 +957,7 @@ class GameService:
                     await session.execute(
                         select(OutcomeRow.round_id, OutcomeRow.net).where(
                             OutcomeRow.round_id.in_([row.id for row in rows]),
-                            OutcomeRow.role == "dealer",
+                            OutcomeRow.role.in_(rounds.DEALER_ROLES),
                         )
                     )
                 )

@@ -63,7 +63,8 @@ class User(Base):
 
 
 class Account(Base):
-    """A ledger account of a group: a player's available or held chips, the house, the mint.
+    """A ledger account of a group: a player's available or held chips, the house (rake),
+    the mint (admins' credits come from it) or the bank (the dealer when the house deals).
 
     ``balance`` caches the sum of the account's postings, updated in the same transaction.
     """
@@ -71,7 +72,7 @@ class Account(Base):
     __tablename__ = "accounts"
     __table_args__ = (
         UniqueConstraint("chat_id", "kind", "user_id", name="uq_accounts_owner"),
-        CheckConstraint("kind IN ('available', 'held', 'house', 'mint')", name="kind"),
+        CheckConstraint("kind IN ('available', 'held', 'house', 'mint', 'bank')", name="kind"),
         CheckConstraint("kind IN ('house', 'mint') OR balance >= 0", name="not_negative"),
     )
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
@@ -143,9 +144,40 @@ class RoundRow(Base):
     board_message_id: Mapped[int | None]
     started_at_ms: Mapped[int]
     ended_at_ms: Mapped[int | None]
+    #: The shoe a card round deals from, and how many of its cards were dealt before it.
+    shoe_id: Mapped[int | None] = mapped_column(ForeignKey("shoes.id"))
+    deal_offset: Mapped[int | None] = mapped_column(Integer)
     #: When the results message went out; an ended round without it is announced again
     #: after a restart (messages waiting to be sent do not survive one).
     announced_at_ms: Mapped[int | None]
+
+
+class ShoeRow(Base):
+    """A group's shoe of several decks, dealt across rounds (Niu-Niu Poker).
+
+    Its commitment is published when it is shuffled; its seed stays secret until it is
+    replaced (``replaced_at_ms``), after which every round dealt from it can be verified.
+    """
+
+    __tablename__ = "shoes"
+    __table_args__ = (
+        Index(
+            "uq_shoes_one_current_per_chat",
+            "chat_id",
+            unique=True,
+            sqlite_where=text("replaced_at_ms IS NULL"),
+            postgresql_where=text("replaced_at_ms IS NULL"),
+        ),
+        CheckConstraint("dealt >= 0 AND dealt <= decks * 52", name="dealt"),
+    )
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    chat_id: Mapped[int] = mapped_column(ForeignKey("chats.id"))
+    decks: Mapped[int] = mapped_column(Integer)
+    seed: Mapped[bytes] = mapped_column(LargeBinary(64))
+    commitment: Mapped[str] = mapped_column(String(64))
+    dealt: Mapped[int] = mapped_column(Integer, default=0)
+    created_at_ms: Mapped[int]
+    replaced_at_ms: Mapped[int | None]
 
 
 class BidRow(Base):

@@ -18,21 +18,27 @@ from bot.engine.round import (
     Round,
     RoundSettled,
     RoundVoided,
+    ShoeRef,
     Transition,
     VoidReason,
 )
 from bot.engine.settings import Settings
 from bot.engine.settlement import Outcome, Result, Settlement
-from bot.store.models import BetRow, BidRow, GrabRow, OutcomeRow, RoundRow
+from bot.store.models import BetRow, BidRow, GrabRow, OutcomeRow, RoundRow, ShoeRow
 
 OPEN_PHASES = [phase.value for phase in Phase if phase.is_open]
+#: ``OutcomeRow.role`` of the dealer's line: a player who bid, or the group's bank.
+DEALER_ROLES = ("dealer", "house")
+HOUSE_USER_ID = 0
 
 
 class StaleRound(Exception):
     """The round changed since it was read (its version moved on): re-read and retry."""
 
 
-def _to_round(row: Row[Any], bets: Sequence[Bet], grabs: Sequence[Grab]) -> Round:
+def _to_round(
+    row: Row[Any], bets: Sequence[Bet], grabs: Sequence[Grab], shoe: ShoeRef | None
+) -> Round:
     return Round(
         id=row.id,
         chat_id=row.chat_id,
@@ -51,6 +57,7 @@ def _to_round(row: Row[Any], bets: Sequence[Bet], grabs: Sequence[Grab]) -> Roun
         shares=tuple(row.shares),
         grabs=tuple(grabs),
         void_reason=VoidReason(row.void_reason) if row.void_reason else None,
+        shoe=shoe,
     )
 
 
@@ -109,7 +116,12 @@ async def _load_where(
                 .order_by(GrabRow.position)
             )
         ).all()
-    return _to_round(row, [Bet(*bet) for bet in bets], [Grab(*grab) for grab in grabs])
+    shoe = None
+    if row.shoe_id is not None:
+        seed = await session.scalar(select(ShoeRow.seed).where(ShoeRow.id == row.shoe_id))
+        assert seed is not None
+        shoe = ShoeRef(row.shoe_id, bytes(seed), row.deal_offset)
+    return _to_round(row, [Bet(*bet) for bet in bets], [Grab(*grab) for grab in grabs], shoe)
 
 
 async def ending(session: AsyncSession, state: Round) -> RoundSettled | RoundVoided:
@@ -123,7 +135,7 @@ async def ending(session: AsyncSession, state: Round) -> RoundSettled | RoundVoi
     outcomes: dict[Hashable, Outcome] = {}
     dealer_net = 0
     for row in rows:
-        if row.role == "dealer":
+        if row.role in DEALER_ROLES:
             dealer_net = row.net
         else:
             outcomes[row.user_id] = Outcome(
@@ -153,6 +165,8 @@ async def insert_round(session: AsyncSession, state: Round, now_ms: int) -> Roun
         seed=state.seed,
         settings=state.settings.to_dict(),
         started_at_ms=now_ms,
+        shoe_id=state.shoe.id if state.shoe else None,
+        deal_offset=state.shoe.offset if state.shoe else None,
         **_columns(state),
     )
     session.add(row)
@@ -234,8 +248,13 @@ async def _save_bets(session: AsyncSession, before: Round, after: Round, now_ms:
 
 
 async def _save_outcomes(session: AsyncSession, state: Round, event: RoundSettled) -> None:
-    assert state.dealer_id is not None
-    hands = state.hands()
+    outcome_of = state.envelopes()
+    dealer_outcome = state.dealer_outcome()
+    assert dealer_outcome is not None
+    # The house has no user id: its line is user 0 with the role "house".
+    dealer = HOUSE_USER_ID if state.dealer_id is None else state.dealer_id
+    outcome_of[dealer] = dealer_outcome
+    hands = {user_id: state.ruleset.evaluate(outcome) for user_id, outcome in outcome_of.items()}
     settlement = event.settlement
     # (user, role, stake, result, gross, rake, rebate, net): players, then the dealer.
     lines = [
@@ -243,14 +262,15 @@ async def _save_outcomes(session: AsyncSession, state: Round, event: RoundSettle
         for bet in state.bets
         for o in [settlement.outcomes[bet.user_id]]
     ]
-    lines.append((state.dealer_id, "dealer", state.pool, "dealer", 0, 0, 0, settlement.dealer_net))
+    role = "house" if state.dealer_id is None else "dealer"
+    lines.append((dealer, role, state.pool, role, 0, 0, 0, settlement.dealer_net))
     rows = [
         {
             "round_id": state.id,
             "user_id": user_id,
             "role": role,
             "stake": stake,
-            "envelope": hands[user_id].amount,
+            "envelope": outcome_of[user_id],
             "kind": hands[user_id].kind.value,
             "points": hands[user_id].points,
             "multiplier": hands[user_id].multiplier,

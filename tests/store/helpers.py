@@ -78,7 +78,7 @@ async def check_ledger(db: Database) -> None:
             assert account.balance == (sums.get(account.id) or 0), (
                 f"account {account.id} caches {account.balance}, postings {sums.get(account.id)}"
             )
-            if account.kind in ("available", "held"):
+            if account.kind in ("available", "held", "bank"):
                 assert account.balance >= 0, f"account {account.id} is negative"
             per_chat[account.chat_id] = per_chat.get(account.chat_id, 0) + account.balance
         assert all(total == 0 for total in per_chat.values()), per_chat
