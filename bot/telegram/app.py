@@ -54,7 +54,8 @@ from bot.engine.round import (
     RoundVoided,
 )
 from bot.engine.settings import SETTING_NAMES, Settings
-from bot.money import format_amount, format_signed, parse_amount
+from bot.money import format_amount, format_bps, format_signed, parse_amount
+from bot.rules.cards import HAND_SIZE
 from bot.rules.split import commitment
 from bot.service.game import CommandResult, GameService, Person, wall_clock_ms
 from bot.telegram.delivery import ChatOutbox, SendRateLimiter, SlidingWindow
@@ -198,6 +199,8 @@ class GameBot:
             ("set", self.cmd_set, group),
             ("credit", self.cmd_credit, group),
             ("debit", self.cmd_debit, group),
+            ("fund", self.cmd_fund, group),
+            ("bank", self.cmd_bank, group),
             ("ledger", self.cmd_ledger, group),
             ("audit", self.cmd_audit, group),
         ]
@@ -215,6 +218,8 @@ class GameBot:
             "set",
             "credit",
             "debit",
+            "fund",
+            "bank",
             "ledger",
             "audit",
         ]
@@ -387,6 +392,8 @@ class GameBot:
             return
         for event in result.events:
             if isinstance(event, RoundStarted):
+                if event.retired_shoe is not None:
+                    self.outbox.put(chat_id, partial(self.send_shoe_replaced, state, event))
                 self.outbox.put(chat_id, partial(self.send_board, state.id))
             elif isinstance(event, (RoundSettled, RoundVoided)):
                 self.outbox.put(chat_id, partial(self.send_results, state, event))
@@ -499,6 +506,19 @@ class GameBot:
         except BadRequest as error:
             if "not modified" not in str(error).lower():
                 log.warning("board of round %s: %s", round_id, error)
+
+    async def send_shoe_replaced(self, state: Round, started: RoundStarted) -> None:
+        """Tell the group its shoe was replaced, revealing the old shoe's seed."""
+        retired = started.retired_shoe
+        assert retired is not None and state.shoe is not None
+        text = await self.text(
+            state.chat_id,
+            "shoe.replaced",
+            shoe_id=state.shoe.id,
+            old_id=retired.id,
+            seed=retired.seed.hex(),
+        )
+        await self.send(state.chat_id, text)
 
     async def send_results(self, state: Round, ended: RoundSettled | RoundVoided) -> None:
         """Post the one message that closes a round, once whoever restarts."""
@@ -756,8 +776,11 @@ class GameBot:
         if not state.shares:
             await self.reply(update, views.t("verify.no_split", round_id=round_id, seed=seed))
             return
+        if not state.ruleset.uses_grabs:
+            await self._verify_cards(update, state, views)
+            return
         count, total = len(state.shares), sum(state.shares)
-        dealt = state.ruleset.deal(state.seed, count, state.settings.envelope_mean_share)
+        dealt = state.ruleset.deal(state.seed, count, mean_share=state.settings.envelope_mean_share)
         matches = commitment(state.seed) == state.commitment and state.shares == dealt
         if not matches:
             await self.reply(update, views.t("verify.mismatch", round_id=round_id))
@@ -778,6 +801,59 @@ class GameBot:
                 total_plain=format_amount(total),
                 grabbed=grabbed,
                 shares=" ".join(views.money(share) for share in state.shares),
+            ),
+        )
+
+    async def _verify_cards(self, update: Update, state: Round, views: Views) -> None:
+        """Recompute a card round's deal from its seed, or its shoe's once revealed."""
+        count = len(state.shares)
+        offset = state.shoe.offset if state.shoe is not None else 0
+        first, last = offset + 1, offset + HAND_SIZE * count
+        seed = state.seed
+        decks = 1
+        if state.shoe is not None:
+            shoe = await self.service.shoe(state.shoe.id)
+            assert shoe is not None
+            if shoe.seed is None:
+                await self.reply(
+                    update,
+                    views.t(
+                        "verify.shoe_secret",
+                        round_id=state.id,
+                        shoe_id=shoe.id,
+                        commitment=shoe.commitment,
+                        first=first,
+                        last=last,
+                    ),
+                )
+                return
+            seed, decks = shoe.seed, shoe.decks
+        dealt = state.ruleset.deal(
+            seed, count, mean_share=state.settings.envelope_mean_share, offset=offset
+        )
+        if commitment(seed) != state.commitment or state.shares != dealt:
+            await self.reply(update, views.t("verify.mismatch", round_id=state.id))
+            return
+        people = await self.names(list(state.participants))
+        names = [display_name(bet.user_id, people) for bet in state.bets]
+        if state.dealer_id is None:
+            names.append(views.t("results.house_name"))
+        else:
+            names.append(display_name(state.dealer_id, people))
+        hands = "".join(
+            f"\n• {name}: {views.dealt(state.ruleset.evaluate(outcome))}"
+            for name, outcome in zip(names, dealt, strict=True)
+        )
+        await self.reply(
+            update,
+            views.t(
+                "verify.cards_ok",
+                round_id=state.id,
+                seed=seed.hex(),
+                decks=decks,
+                first=first,
+                last=last,
+                hands=hands,
             ),
         )
 
@@ -858,12 +934,22 @@ class GameBot:
             return
         self._settings.pop(chat_id, None)
         name, old, new = changed
-        await self.reply(
-            update,
-            await self.text(
-                chat_id, "set.done", name=name, old=html.escape(old), new=html.escape(new)
-            ),
-        )
+        views = await self.views(chat_id)
+        lines = [views.t("set.done", name=name, old=html.escape(old), new=html.escape(new))]
+        if name == "ruleset" and old != new:
+            settings = views.settings
+            lines.append(
+                views.t(
+                    "set.table_defaults",
+                    rake=format_bps(settings.rake_bps),
+                    rebate=format_bps(settings.rebate_bps),
+                    minimum=settings.min_bet,
+                    maximum=settings.max_bet,
+                )
+            )
+        if name in ("ruleset", "dealer") and await self.service.current_round(chat_id):
+            lines.append(views.t("set.next_round"))
+        await self.reply(update, "\n".join(lines))
 
     async def _target(
         self, update: Update, args: list[str], *, with_amount: bool = True
@@ -921,6 +1007,23 @@ class GameBot:
                 available=balance.available,
             ),
         )
+
+    async def cmd_fund(self, update: Update, context: Any) -> None:
+        """``/fund AMOUNT``: move chips from the mint into the group's bank (admins)."""
+        chat_id, person = await self._require_admin(update)
+        amount = self._amount(context, "/fund 1000")
+        balance = await self.service.fund(chat_id, person, amount, update_id=update.update_id)
+        if balance is None:
+            return
+        await self.reply(
+            update, await self.text(chat_id, "fund.done", amount=amount, balance=balance)
+        )
+
+    async def cmd_bank(self, update: Update, context: Any) -> None:
+        """``/bank``: the group's bank balance."""
+        chat_id, _, _ = self._ids(update)
+        balance = await self.service.bank_balance(chat_id)
+        await self.reply(update, await self.text(chat_id, "bank.balance", balance=balance))
 
     async def cmd_ledger(self, update: Update, context: Any) -> None:
         """``/ledger``: a player's statement (admins; as a reply, @username or id)."""

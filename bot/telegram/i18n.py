@@ -70,6 +70,8 @@ EN: dict[str, str] = {
     "error.round_not_found": "Round {round_id} is not a round of this group.",
     "error.round_not_finished": "Round {round_id} has not ended; its seed is still secret.",
     "error.internal": "Something went wrong; nothing was changed.",
+    "error.table_full": "The table is full: {maximum} bets a round. Try the next round.",
+    "error.bank_empty": "The house deals, but its bank is empty. An admin can /fund it.",
     # answers
     "answer.bid_placed": "Your bid of {amount} is the highest.",
     "answer.bet_placed": "Your bet of {amount} is in.",
@@ -78,7 +80,13 @@ EN: dict[str, str] = {
     "answer.grabbed": "You grabbed {share}!",
     "answer.duplicate": "Already done.",
     # board
-    "board.title": "🧧 <b>68 NiuNiu</b> · round #{round_id}",
+    "board.title": "<b>{game}</b> · round #{round_id}",
+    "game.envelope68": "🧧 68 NiuNiu",
+    "game.bullbull": "🃏 Bull Bull",
+    "game.poker29": "🃏 Niu-Niu Poker",
+    "game.poker29_vn": "🃏 Niu-Niu Poker (ties push)",
+    "board.shoe": "Shoe #{shoe_id} hash: <code>{commitment}</code> · {offset} cards dealt",
+    "board.house": "Dealer: the house · pool {pool}",
     "board.phase.bidding": "Bidding for dealer · {seconds}s left",
     "board.phase.betting": "Betting · {seconds}s left",
     "board.phase.grabbing": "Grab your envelope! · {seconds}s left",
@@ -98,7 +106,12 @@ EN: dict[str, str] = {
     "button.cancel_bet": "Cancel bet",
     "button.grab": "🧧 Grab",
     # results
-    "results.title": "🧧 <b>Round #{round_id} results</b>",
+    "results.title": "<b>Round #{round_id} results</b> · {game}",
+    "results.house_name": "the house",
+    "results.shoe": (
+        "Dealt from shoe #{shoe_id}, cards {first}–{last}. The shoe's seed is revealed when "
+        "it is replaced; then /verify checks this round."
+    ),
     "results.dealer": "Dealer {name}: {envelope} {kind} {multiplier}× · {net}",
     "results.player": "{name}: {envelope} {kind} {multiplier}× · {result} · {net}",
     "results.totals": "Rake {rake} · rebates {rebate} · fees {fees}",
@@ -117,6 +130,11 @@ EN: dict[str, str] = {
     "result.refund": "refund",
     "kind.ordinary": "{points} pt",
     "kind.special": "{english} {chinese}",
+    "kind.cards": "{name}",
+    "shoe.replaced": (
+        "🔀 New shoe #{shoe_id} (more than half of shoe #{old_id} was dealt). Shoe "
+        "#{old_id}'s seed: <code>{seed}</code> — /verify checks the rounds dealt from it."
+    ),
     # commands
     "balance.group": "{name}: available {available}, held {held}.",
     "balance.private_header": "Your chips:",
@@ -134,6 +152,15 @@ EN: dict[str, str] = {
         "--total {total_plain}</code>"
     ),
     "verify.mismatch": "Round #{round_id}: the stored split does NOT match its seed ❌",
+    "verify.cards_ok": (
+        "Round #{round_id}: SHA-256 of the seed matches the published hash ✅\n"
+        "Seed: <code>{seed}</code> · {decks} deck(s), cards {first}–{last} dealt round-robin, "
+        "the dealer last:{hands}"
+    ),
+    "verify.shoe_secret": (
+        "Round #{round_id} was dealt from shoe #{shoe_id} (hash <code>{commitment}</code>), "
+        "cards {first}–{last}. Its seed is revealed when the shoe is replaced."
+    ),
     "verify.no_split": "Round #{round_id} ended before the envelope was split. Seed: <code>{seed}</code>",
     "table.opened": "The table is open. Start a round with /newround.",
     "table.closed": "The table is closed. A running round finishes; no new round starts.",
@@ -144,6 +171,10 @@ EN: dict[str, str] = {
     "config.usage": "Change one with <code>/set KEY VALUE</code>, e.g. <code>/set rake 5%</code>.",
     "set.usage": "Usage: <code>/set KEY VALUE</code>, e.g. <code>/set bet_seconds 40</code>.",
     "set.done": "{name}: {old} → {new}",
+    "set.table_defaults": "Table defaults of this game: rake {rake}, rebate {rebate}, bets {minimum}–{maximum}.",
+    "set.next_round": "It takes effect at the next round.",
+    "fund.done": "Funded the bank with {amount}. The bank holds {balance}.",
+    "bank.balance": "The bank holds {balance}. It deals when <code>/set dealer house</code>.",
     "credit.done": "Credited {amount} to {name}. Available now {available}.",
     "debit.done": "Debited {amount} from {name}. Available now {available}.",
     "ledger.header": "Statement of {name} (latest first):",
@@ -163,19 +194,51 @@ EN: dict[str, str] = {
         "/bet 20 – bet (again to change, /bet 0 to cancel)\n/balance – your chips\n"
         "/history – last rounds\n/rules – rules of this table\n/verify N – check round N\n"
         "<b>Admins</b>\n/open, /close – open or close the table\n/config – settings\n"
-        "/set KEY VALUE – change a setting\n/credit AMOUNT, /debit AMOUNT – as a reply\n"
+        "/set KEY VALUE – change a setting (e.g. <code>/set ruleset bullbull</code>, "
+        "<code>/set dealer house</code>)\n/credit AMOUNT, /debit AMOUNT – as a reply\n"
+        "/fund AMOUNT – fund the bank · /bank – its balance\n"
         "/ledger – a player's statement\n/audit – recent admin actions"
     ),
-    "rules": (
-        "<b>68 NiuNiu</b>\nHighest bid is the dealer. Envelope amount X.YZ: points are the "
+    "rules.dealer.bid": "Highest bid is the dealer.",
+    "rules.dealer.house": "The house deals from its bank; there is no bidding.",
+    "rules.table": (
+        "This table: bets {min_bet}–{max_bet}, min bid {min_bid}, rake {rake}, "
+        "rebate {rebate}, dealer fees {fees}."
+    ),
+    "rules.bullbull": (
+        "<b>Bull Bull</b> (five cards, a fresh deck every round)\n{dealer} A=1, 2–9 face, "
+        "10 J Q K = 10. Three cards summing to a multiple of 10 make a bull; the other two "
+        "give the points (last digit; 0 = Niu Niu). No such three: No Bull.\n"
+        "Highest first: Five Small (all under 5, sum ≤ 10) 5× · Bomb (four of a rank) 5× · "
+        "Five Face (all J Q K) 5× · Niu Niu 3× · Bull 9–7 2× · Bull 6–1 1× · No Bull 1×.\n"
+        "Same kind: the highest card (K high), then suit ♠ ♥ ♣ ♦. Winners get stake × their "
+        "multiplier; losers pay stake × the dealer's, so a bet holds 5× the stake. "
+        "At most 9 bets a round."
+    ),
+    "rules.poker29": (
+        "<b>Niu-Niu Poker</b> (five cards from a 6-deck shoe, reshuffled once more than half "
+        "is dealt)\n{dealer} Each hand is split into three cards (left) and two (right); the "
+        "bot finds the best split. J Q K = 10, A = 1.\nHighest first: Ultimate (all J Q K) "
+        "5× · Niu-Niu (both sides multiples of 10) 3× · Big Point 9–7 2× · Small Point 6–1 1× "
+        "· High Card (no left multiple of 10) 1×.\nSame pattern: the right hand's points, then "
+        "card by card (K high; suits ♠ ♥ ♦ ♣); identical hands push. A winner is paid by "
+        "their own pattern; a loser loses the stake. At most 30 bets a round."
+    ),
+    "rules.poker29_vn": (
+        "<b>Niu-Niu Poker, ties push</b> (five cards from a 6-deck shoe, reshuffled once more "
+        "than half is dealt)\n{dealer} As Niu-Niu Poker: Ultimate 5× · Niu-Niu 3× · Big Point "
+        "9–7 2× · Small Point 6–1 1× · High Card 1×, but equal pattern and points push (the "
+        "bet is returned): no card-by-card tie-break. At most 30 bets a round."
+    ),
+    "rules.envelope68": (
+        "<b>68 NiuNiu</b>\n{dealer} Envelope amount X.YZ: points are the "
         "last digit of X+Y+Z (0 = 10, Niu Niu).\n"
         "Kinds, highest first: 豹子 Baozi X=Y=Z 18× · 满牛 Manniu .00 15× · 反顺 Fanshun "
         "(2.10) 14× · 顺子 Shunzi (1.23) 13× · 对子 Duizi Y=Z 12× · 金牛 Jinniu 0.Y0 11× · "
         "ordinary: points = multiplier.\n"
         "Winners get stake × their multiplier; losers pay stake × the dealer's. Same kind: "
         "points, then amount. Pool runs out: 喝水 (refund). 0.01: 免死 for a player, re-deal "
-        "for the dealer.\nThis table: bets {min_bet}–{max_bet}, min bid {min_bid}, "
-        "rake {rake}, rebate {rebate}, dealer fees {fees}."
+        "for the dealer."
     ),
 }
 
@@ -213,13 +276,21 @@ ZH: dict[str, str] = {
     "error.round_not_found": "第 {round_id} 局不属于本群。",
     "error.round_not_finished": "第 {round_id} 局尚未结束，种子仍保密。",
     "error.internal": "出错了，没有任何改动。",
+    "error.table_full": "本局已满：每局最多 {maximum} 注，请等下一局。",
+    "error.bank_empty": "由庄房坐庄，但庄房余额为零。管理员可用 /fund 注资。",
     "answer.bid_placed": "你的抢庄 {amount} 目前最高。",
     "answer.bet_placed": "你已下注 {amount}。",
     "answer.bet_changed": "你的下注改为 {amount}。",
     "answer.bet_cancelled": "已取消下注 {amount}。",
     "answer.grabbed": "你抢到 {share}！",
     "answer.duplicate": "已处理。",
-    "board.title": "🧧 <b>68 牛牛</b> · 第 {round_id} 局",
+    "board.title": "<b>{game}</b> · 第 {round_id} 局",
+    "game.envelope68": "🧧 68 牛牛",
+    "game.bullbull": "🃏 斗牛",
+    "game.poker29": "🃏 牛牛扑克",
+    "game.poker29_vn": "🃏 牛牛扑克（同点和局）",
+    "board.shoe": "牌靴 #{shoe_id} 哈希：<code>{commitment}</code> · 已发 {offset} 张",
+    "board.house": "庄家：庄房 · 庄池 {pool}",
     "board.phase.bidding": "抢庄中 · 剩 {seconds} 秒",
     "board.phase.betting": "下注中 · 剩 {seconds} 秒",
     "board.phase.grabbing": "抢红包！· 剩 {seconds} 秒",
@@ -238,7 +309,9 @@ ZH: dict[str, str] = {
     "button.bet": "下注 {amount}",
     "button.cancel_bet": "取消下注",
     "button.grab": "🧧 抢红包",
-    "results.title": "🧧 <b>第 {round_id} 局结果</b>",
+    "results.title": "<b>第 {round_id} 局结果</b> · {game}",
+    "results.house_name": "庄房",
+    "results.shoe": "由牌靴 #{shoe_id} 发出第 {first}–{last} 张。牌靴更换时公布其种子，届时可用 /verify 验证本局。",
     "results.dealer": "庄家 {name}：{envelope} {kind} {multiplier}倍 · {net}",
     "results.player": "{name}：{envelope} {kind} {multiplier}倍 · {result} · {net}",
     "results.totals": "抽水 {rake} · 返水 {rebate} · 费用 {fees}",
@@ -255,6 +328,11 @@ ZH: dict[str, str] = {
     "result.refund": "退还",
     "kind.ordinary": "{points}点",
     "kind.special": "{chinese}",
+    "kind.cards": "{name}",
+    "shoe.replaced": (
+        "🔀 新牌靴 #{shoe_id}（牌靴 #{old_id} 已发出一半以上）。牌靴 #{old_id} 的种子："
+        "<code>{seed}</code> —— 可用 /verify 验证其发出的牌局。"
+    ),
     "balance.group": "{name}：可用 {available}，冻结 {held}。",
     "balance.private_header": "你的筹码：",
     "balance.private_line": "• {title}：可用 {available}，冻结 {held}",
@@ -270,6 +348,14 @@ ZH: dict[str, str] = {
         "自行验证：<code>niuniu-bot verify --seed {seed} --count {count} --total {total_plain}</code>"
     ),
     "verify.mismatch": "第 {round_id} 局：存储的分配与种子不符 ❌",
+    "verify.cards_ok": (
+        "第 {round_id} 局：种子的 SHA-256 与公布的哈希一致 ✅\n种子：<code>{seed}</code> · "
+        "{decks} 副牌，第 {first}–{last} 张轮流发出，庄家最后：{hands}"
+    ),
+    "verify.shoe_secret": (
+        "第 {round_id} 局由牌靴 #{shoe_id}（哈希 <code>{commitment}</code>）发出第 {first}–{last} 张。"
+        "牌靴更换时公布其种子。"
+    ),
     "verify.no_split": "第 {round_id} 局在发红包前结束。种子：<code>{seed}</code>",
     "table.opened": "牌桌已开，用 /newround 开局。",
     "table.closed": "牌桌已关闭。进行中的牌局会打完，不再开新局。",
@@ -280,6 +366,10 @@ ZH: dict[str, str] = {
     "config.usage": "用 <code>/set 名称 值</code> 修改，例如 <code>/set rake 5%</code>。",
     "set.usage": "用法：<code>/set 名称 值</code>，例如 <code>/set bet_seconds 40</code>。",
     "set.done": "{name}：{old} → {new}",
+    "set.table_defaults": "本游戏的默认桌设：抽水 {rake}，返水 {rebate}，下注 {minimum}–{maximum}。",
+    "set.next_round": "下一局起生效。",
+    "fund.done": "已向庄房注资 {amount}，庄房余额 {balance}。",
+    "bank.balance": "庄房余额 {balance}。<code>/set dealer house</code> 时由庄房坐庄。",
     "credit.done": "已给 {name} 上分 {amount}，可用 {available}。",
     "debit.done": "已从 {name} 下分 {amount}，可用 {available}。",
     "ledger.header": "{name} 的流水（最新在前）：",
@@ -297,14 +387,34 @@ ZH: dict[str, str] = {
         "<b>玩家</b>\n/newround – 开局\n/bid 500 – 抢庄\n/bet 20 – 下注（再发可改，/bet 0 取消）\n"
         "/balance – 我的筹码\n/history – 最近牌局\n/rules – 本桌规则\n/verify N – 验证第 N 局\n"
         "<b>管理员</b>\n/open、/close – 开桌、关桌\n/config – 设置\n/set 名称 值 – 修改设置\n"
-        "/credit 金额、/debit 金额 – 回复玩家消息\n/ledger – 玩家流水\n/audit – 管理记录"
+        "/credit 金额、/debit 金额 – 回复玩家消息\n/fund 金额 – 庄房注资 · /bank – 庄房余额\n"
+        "/ledger – 玩家流水\n/audit – 管理记录"
     ),
-    "rules": (
-        "<b>68 牛牛</b>\n出价最高者坐庄。红包金额 X.YZ：点数为 X+Y+Z 的个位（0 为 10 点牛牛）。\n"
+    "rules.dealer.bid": "出价最高者坐庄。",
+    "rules.dealer.house": "由庄房坐庄，不抢庄。",
+    "rules.table": "本桌：下注 {min_bet}–{max_bet}，最低抢庄 {min_bid}，抽水 {rake}，返水 {rebate}，庄家费用 {fees}。",
+    "rules.bullbull": (
+        "<b>斗牛</b>（五张牌，每局一副新牌）\n{dealer}A=1，2–9 按面值，10 J Q K = 10。任意三张之和为 10 "
+        "的倍数即有牛，另两张之和的个位为点数（0 为牛牛），否则没牛。\n从大到小：五小牛 5倍 · 炸弹 5倍 · "
+        "五花牛 5倍 · 牛牛 3倍 · 牛九至牛七 2倍 · 牛六至牛一 1倍 · 没牛 1倍。\n同牌型比最大单张（K 最大），"
+        "再比花色 ♠ ♥ ♣ ♦。闲家赢按自己倍数，输按庄家倍数，下注冻结 5 倍。每局最多 9 注。"
+    ),
+    "rules.poker29": (
+        "<b>牛牛扑克</b>（六副牌的牌靴，发出一半以上后重新洗牌）\n{dealer}每手分为三张（左）和两张（右），"
+        "由机器人选最佳分法。J Q K = 10，A = 1。\n从大到小：至尊牛牛 5倍 · 牛牛 3倍 · 大点 9–7 2倍 · "
+        "小点 6–1 1倍 · 高牌 1倍。\n同牌型比右手点数，再逐张比牌（K 最大；花色 ♠ ♥ ♦ ♣），完全相同为和局。"
+        "闲家赢按自己牌型赔付，输则输掉本金。每局最多 30 注。"
+    ),
+    "rules.poker29_vn": (
+        "<b>牛牛扑克（同点和局）</b>（六副牌的牌靴，发出一半以上后重新洗牌）\n{dealer}同牛牛扑克："
+        "至尊牛牛 5倍 · 牛牛 3倍 · 大点 2倍 · 小点 1倍 · 高牌 1倍，但牌型与点数相同即和局（退还下注），"
+        "不逐张比牌。每局最多 30 注。"
+    ),
+    "rules.envelope68": (
+        "<b>68 牛牛</b>\n{dealer}红包金额 X.YZ：点数为 X+Y+Z 的个位（0 为 10 点牛牛）。\n"
         "牌型从大到小：豹子 18倍 · 满牛 15倍 · 反顺 14倍 · 顺子 13倍 · 对子 12倍 · 金牛 11倍 · "
         "普通牌点数即倍数。\n闲家赢按自己牌型倍数，输按庄家倍数。同牌型比点数，再比金额。"
-        "庄池不足：喝水退本。0.01：闲家免死，庄家重新发牌。\n"
-        "本桌：下注 {min_bet}–{max_bet}，最低抢庄 {min_bid}，抽水 {rake}，返水 {rebate}，庄家费用 {fees}。"
+        "庄池不足：喝水退本。0.01：闲家免死，庄家重新发牌。"
     ),
 }
 

@@ -10,13 +10,16 @@ from __future__ import annotations
 import html
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup
 
 from bot.engine.round import Phase, Round, RoundSettled, RoundVoided, minimum_bid
 from bot.engine.settings import Settings
 from bot.money import format_amount, format_bps, format_signed
-from bot.rules.envelope import Hand, HandKind
+from bot.rules import envelope
+from bot.rules.cards import HAND_SIZE, format_cards
+from bot.rules.ruleset import get_ruleset
 from bot.service.game import Person
 from bot.telegram.i18n import translate
 
@@ -73,11 +76,26 @@ class Views:
         """An amount in the group's currency."""
         return format_amount(cents, self.currency)
 
-    def kind(self, hand: Hand) -> str:
+    def kind(self, hand: Any) -> str:
         """A hand's kind as shown in results (English and Chinese names, or points)."""
-        if hand.kind is HandKind.ORDINARY:
-            return self.t("kind.ordinary", points=hand.points)
-        return self.t("kind.special", english=hand.kind.english, chinese=hand.kind.chinese)
+        if isinstance(hand, envelope.Hand):
+            if hand.kind is envelope.HandKind.ORDINARY:
+                return self.t("kind.ordinary", points=hand.points)
+            return self.t("kind.special", english=hand.kind.english, chinese=hand.kind.chinese)
+        return self.t("kind.cards", name=hand.chinese if self.language == "zh" else hand.english)
+
+    def dealt(self, hand: Any) -> str:
+        """What a participant was dealt: an envelope's amount, or the cards with the bull
+        (or left hand) first: ``K♠ Q♥ 3♦ | 9♣ 8♠``."""
+        if isinstance(hand, envelope.Hand):
+            return self.money(hand.amount)
+        if hand.left:
+            return f"{format_cards(hand.left)} | {format_cards(hand.right)}"
+        return format_cards(hand.cards)
+
+    def game(self, ruleset: str) -> str:
+        """The name of the game a table plays."""
+        return self.t(f"game.{get_ruleset(ruleset).name}")
 
     # -- board ----------------------------------------------------------------------
 
@@ -86,12 +104,22 @@ class Views:
     ) -> tuple[str, InlineKeyboardMarkup | None]:
         """The live board of a round and its buttons."""
         seconds = max(0, (state.deadline_ms - now_ms + 999) // 1000)
-        lines = [
-            self.t("board.title", round_id=state.id),
-            self.t(f"board.phase.{state.phase.value}", seconds=seconds),
-            self.t("board.commitment", commitment=state.commitment),
-        ]
         settings = state.settings
+        lines = [
+            self.t("board.title", round_id=state.id, game=self.game(settings.ruleset)),
+            self.t(f"board.phase.{state.phase.value}", seconds=seconds),
+        ]
+        if state.shoe is not None:
+            lines.append(
+                self.t(
+                    "board.shoe",
+                    shoe_id=state.shoe.id,
+                    commitment=state.commitment,
+                    offset=state.shoe.offset,
+                )
+            )
+        else:
+            lines.append(self.t("board.commitment", commitment=state.commitment))
         if state.phase is Phase.BIDDING:
             if state.high_bidder is None:
                 lines.append(self.t("board.no_bid", minimum=minimum_bid(state)))
@@ -108,6 +136,8 @@ class Views:
             lines.append(
                 self.t("board.dealer", name=display_name(state.dealer_id, people), pool=state.pool)
             )
+        elif state.house_deals:
+            lines.append(self.t("board.house", pool=state.pool))
         if state.phase is Phase.BETTING and not state.bets:
             lines.append(
                 self.t("board.no_bets", minimum=settings.min_bet, maximum=settings.max_bet)
@@ -165,17 +195,23 @@ class Views:
         """The one message that closes a round: every participant's line, or why it ended."""
         if isinstance(ended, RoundVoided):
             text = self.t(f"results.void.{ended.reason.value}", round_id=state.id)
+            if state.shoe is not None:  # nothing was dealt; the shoe's seed stays secret
+                return text
             return text + "\n" + self.t("results.seed", seed=ended.seed.hex(), round_id=state.id)
         hands = state.hands()
         settlement = ended.settlement
-        lines = [self.t("results.title", round_id=state.id)]
-        assert state.dealer_id is not None
-        dealer = hands[state.dealer_id]
+        lines = [self.t("results.title", round_id=state.id, game=self.game(state.settings.ruleset))]
+        dealer = state.dealer_hand()
+        assert dealer is not None
+        if state.dealer_id is None:
+            dealer_name = self.t("results.house_name")
+        else:
+            dealer_name = display_name(state.dealer_id, people)
         lines.append(
             self.t(
                 "results.dealer",
-                name=display_name(state.dealer_id, people),
-                envelope=self.money(dealer.amount),
+                name=dealer_name,
+                envelope=self.dealt(dealer),
                 kind=self.kind(dealer),
                 multiplier=dealer.multiplier,
                 net=format_signed(settlement.dealer_net, self.currency),
@@ -188,7 +224,7 @@ class Views:
                 self.t(
                     "results.player",
                     name=display_name(placed.user_id, people),
-                    envelope=self.money(hand.amount),
+                    envelope=self.dealt(hand),
                     kind=self.kind(hand),
                     multiplier=hand.multiplier,
                     result=self.t(f"result.{outcome.result.value}"),
@@ -200,21 +236,32 @@ class Views:
                 "results.totals",
                 rake=settlement.rake_total,
                 rebate=settlement.rebate_total,
-                fees=state.settings.dealer_fees,
+                fees=0 if state.house_deals else state.settings.dealer_fees,
             )
         )
-        lines.append(self.t("results.seed", seed=ended.seed.hex(), round_id=state.id))
+        if state.shoe is not None:
+            first = state.shoe.offset + 1
+            last = state.shoe.offset + HAND_SIZE * len(state.shares)
+            lines.append(self.t("results.shoe", shoe_id=state.shoe.id, first=first, last=last))
+        else:
+            lines.append(self.t("results.seed", seed=ended.seed.hex(), round_id=state.id))
         return "\n".join(lines)
 
     def rules(self) -> str:
         """The rules of this table, with its limits and fees."""
         settings = self.settings
-        return self.t(
-            "rules",
-            min_bet=self.money(settings.min_bet),
-            max_bet=self.money(settings.max_bet),
-            min_bid=self.money(settings.min_bid),
-            rake=format_bps(settings.rake_bps),
-            rebate=format_bps(settings.rebate_bps),
-            fees=self.money(settings.dealer_fees),
+        game = get_ruleset(settings.ruleset).name
+        dealer = self.t(f"rules.dealer.{settings.dealer}")
+        return (
+            self.t(f"rules.{game}", dealer=dealer)
+            + "\n\n"
+            + self.t(
+                "rules.table",
+                min_bet=self.money(settings.min_bet),
+                max_bet=self.money(settings.max_bet),
+                min_bid=self.money(settings.min_bid),
+                rake=format_bps(settings.rake_bps),
+                rebate=format_bps(settings.rebate_bps),
+                fees=self.money(settings.dealer_fees),
+            )
         )
