@@ -37,6 +37,7 @@ from bot.engine.round import (
 )
 from bot.engine.settings import Settings
 from bot.engine.settlement import Result
+from bot.rules.cards import deal_packed
 from bot.rules.split import commitment, split_envelope
 from tests.store.helpers import find_seed
 
@@ -163,27 +164,45 @@ def command(usual: str) -> st.SearchStrategy[tuple[str, int, int]]:
 phases = st.tuples(*(st.lists(command(usual), max_size=10) for usual in ("bid", "bet", "grab")))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=600, deadline=None)
 @given(
     phases=phases,
     seed=st.binary(min_size=32, max_size=32),
     mean=st.sampled_from([2, 5, 50, 500]),
     chips=st.sampled_from([2_000, 20_000, 200_000]),
+    ruleset=st.sampled_from(["envelope68", "bullbull", "poker29", "poker29_vn"]),
+    dealer=st.sampled_from(["bid", "house"]),
+    bank=st.sampled_from([1, 3_000, 100_000]),
+    shoe_offset=st.integers(0, 156),
 )
 def test_random_commands_balance_and_keep_holds_equal_to_held_chips(
-    phases: tuple[list[tuple[str, int, int]], ...], seed: bytes, mean: int, chips: int
+    phases: tuple[list[tuple[str, int, int]], ...],
+    seed: bytes,
+    mean: int,
+    chips: int,
+    ruleset: str,
+    dealer: str,
+    bank: int,
+    shoe_offset: int,
 ) -> None:
-    """Any commands in any phase: postings sum to zero, the version moves by one, no
-    available balance goes below zero, and held chips equal ``holds()``.
+    """Any commands in any phase, for every game and both kinds of dealer: postings sum
+    to zero, the version moves by one, no available balance (nor the bank) goes below
+    zero, and held chips equal ``holds()``.
 
     Each phase's commands are followed by its deadline; ``early`` tries to advance before
     it (refused), ``wait`` lets ``amount`` ms pass (a late command is refused)."""
-    settings_ = dataclasses.replace(SETTINGS, envelope_mean_share=mean)
+    settings_ = dataclasses.replace(
+        SETTINGS, envelope_mean_share=mean, ruleset=ruleset, dealer=dealer
+    )
     book = Ledger()
     for user in (DEALER, ALICE, BOB, CAROL):
         book.balances[available(user)] = chips
-    book.balances[engine.MINT] = -4 * chips
-    state = started(settings_, seed)
+    book.balances[engine.BANK] = bank
+    book.balances[engine.MINT] = -4 * chips - bank
+    shoe = engine.ShoeRef(1, seed[::-1], shoe_offset) if ruleset.startswith("poker") else None
+    state = engine.start_round(
+        round_id=7, chat_id=-100, settings=settings_, seed=seed, now_ms=T0, bank=bank, shoe=shoe
+    ).round
     now = T0
     for phase_commands in phases:
         for name, user, amount in phase_commands:
@@ -211,7 +230,7 @@ def test_random_commands_balance_and_keep_holds_equal_to_held_chips(
         assert all(
             amount >= 0
             for ref, amount in book.balances.items()
-            if ref.kind in (AccountKind.AVAILABLE, AccountKind.HELD)
+            if ref.kind in (AccountKind.AVAILABLE, AccountKind.HELD, AccountKind.BANK)
         )
     assert not state.phase.is_open
     assert state.holds() == {}
@@ -587,3 +606,111 @@ def test_void_releases_exactly_the_holds(phase: str) -> None:
     assert transition.round.holds() == {}
     assert transition.round.version == state.version + 1
     assert transition.events == (RoundVoided(VoidReason.ERROR, state.seed),)
+
+
+# -- card games and the house as dealer ------------------------------------------------
+
+
+def card_settings(ruleset: str, dealer: str = "bid") -> Settings:
+    return dataclasses.replace(SETTINGS, ruleset=ruleset, dealer=dealer)
+
+
+def test_a_card_round_deals_as_betting_closes_and_settles_at_once() -> None:
+    state, book = betting(card_settings("bullbull"), seed=b"\x05" * 32)
+    for user, amount in ((ALICE, 500), (BOB, 1_000)):
+        state = book.apply(state, engine.bet(state, user, amount, free_chips=RICH, now_ms=T0 + 2))
+    transition = engine.advance(state, state.deadline_ms)
+    state = book.apply(state, transition)
+    assert state.phase is Phase.SETTLED
+    assert isinstance(transition.events[0], engine.CardsDealt)
+    assert transition.events[0] == engine.CardsDealt(3, 15)
+    assert isinstance(transition.events[-1], RoundSettled)
+    assert state.shares == deal_packed(b"\x05" * 32, 1, 3)
+    assert [(g.user_id, g.amount, g.auto) for g in state.grabs] == [
+        (ALICE, state.shares[0], True),
+        (BOB, state.shares[1], True),
+        (DEALER, state.shares[2], True),
+    ]
+    assert state.holds() == {}
+
+
+def test_a_card_bet_holds_the_games_largest_loss() -> None:
+    for ruleset, multiplier in (("bullbull", 5), ("poker29", 1), ("poker29_vn", 1)):
+        shoe = engine.ShoeRef(1, b"shoe", 0) if ruleset != "bullbull" else None
+        state = engine.start_round(
+            round_id=1,
+            chat_id=-1,
+            settings=card_settings(ruleset, "house"),
+            seed=b"s" * 32,
+            now_ms=T0,
+            bank=10_000,
+            shoe=shoe,
+        ).round
+        transition = engine.bet(state, ALICE, 1_000, free_chips=RICH, now_ms=T0)
+        assert transition.round.holds() == {ALICE: 1_000 * multiplier}, ruleset
+
+
+def test_bullbull_takes_nine_bets_and_the_tenth_is_table_full() -> None:
+    state, book = betting(card_settings("bullbull"))
+    for user in range(100, 109):
+        state = book.apply(state, engine.bet(state, user, 100, free_chips=RICH, now_ms=T0 + 2))
+    with pytest.raises(RuleViolation) as refused:
+        engine.verify_bet(state, 109, 100, free_chips=RICH, now_ms=T0 + 2)
+    assert (refused.value.key, refused.value.params) == ("table_full", {"maximum": 9})
+    # A seated player may still change or cancel.
+    engine.verify_bet(state, 100, 200, free_chips=RICH, now_ms=T0 + 2)
+    engine.verify_bet(state, 100, 0, free_chips=RICH, now_ms=T0 + 2)
+
+
+def test_a_shoe_round_deals_from_the_shoe_at_its_offset_and_commits_to_the_shoe() -> None:
+    shoe = engine.ShoeRef(4, b"the shoe's seed", 77)
+    state = engine.start_round(
+        round_id=1,
+        chat_id=-1,
+        settings=card_settings("poker29"),
+        seed=b"r" * 32,
+        now_ms=T0,
+        shoe=shoe,
+    ).round
+    assert state.commitment == commitment(b"the shoe's seed") and state.shoe == shoe
+    book = Ledger()
+    state = book.apply(state, engine.bid(state, DEALER, 5_000, free_chips=RICH, now_ms=T0))
+    state = book.apply(state, engine.advance(state, state.deadline_ms))
+    state = book.apply(state, engine.bet(state, ALICE, 100, free_chips=RICH, now_ms=T0 + 1))
+    state = book.apply(state, engine.advance(state, state.deadline_ms))
+    assert state.shares == deal_packed(b"the shoe's seed", 6, 2, 77)
+    with pytest.raises(ValueError):
+        engine.start_round(
+            round_id=1, chat_id=-1, settings=card_settings("poker29"), seed=b"r" * 32, now_ms=T0
+        )
+
+
+def test_when_the_house_deals_the_round_opens_for_bets_with_the_bank_as_pool() -> None:
+    transition = engine.start_round(
+        round_id=1,
+        chat_id=-1,
+        settings=card_settings("envelope68", "house"),
+        seed=b"h" * 32,
+        now_ms=T0,
+        bank=12_345,
+    )
+    state = transition.round
+    assert (state.phase, state.pool, state.dealer_id) == (Phase.BETTING, 12_345, None)
+    assert state.deadline_ms == T0 + SETTINGS.bet_seconds * 1000
+    with pytest.raises(RuleViolation) as refused:
+        engine.verify_bid(state, ALICE, 5_000, free_chips=RICH, now_ms=T0)
+    assert refused.value.key == "not_bidding"
+    # The house grabs nothing itself: its share is the one left after every player's.
+    book = Ledger()
+    state = book.apply(state, engine.bet(state, ALICE, 100, free_chips=RICH, now_ms=T0))
+    state = book.apply(state, engine.advance(state, state.deadline_ms))
+    assert state.phase is Phase.GRABBING and state.participants == (ALICE,)
+    transition = engine.grab(state, ALICE, state.deadline_ms - 1)
+    state = book.apply(state, transition)
+    assert not state.phase.is_open
+    assert state.dealer_outcome() == state.shares[1]
+    if state.phase is Phase.SETTLED:
+        (settled,) = [e for e in transition.events if isinstance(e, RoundSettled)]
+        # The bank's result, and no dealer fees (the house does not pay itself).
+        assert book.balances[engine.BANK] == settled.settlement.dealer_net
+        assert book.balances.get(HOUSE, 0) == settled.settlement.platform_net
