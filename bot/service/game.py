@@ -98,13 +98,15 @@ class CommandResult:
 
     ``round`` is the round after the command (``None`` if none was involved), ``events``
     what happened to it, ``started`` a round that began as a consequence (after a
-    re-deal), and ``duplicate`` is true when the update had been processed before.
+    re-deal), ``duplicate`` is true when the update had been processed before, and
+    ``refused`` is why a round due to start by itself could not.
     """
 
     round: Round | None = None
     events: tuple[Event, ...] = ()
     started: Round | None = None
     duplicate: bool = False
+    refused: GameError | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -602,16 +604,17 @@ class GameService:
             return [state for state in loaded if state is not None]
 
     async def start_due_round(self, chat_id: int) -> CommandResult:
-        """Start the round of a table whose pause is over; if it cannot start (closed, or a
-        round already runs), forget the pending start instead."""
+        """Start the round of a table whose pause is over; if it cannot start (closed, a
+        round already runs, the bank is empty), forget the pending start instead. The
+        result's ``refused`` names why, when the group should be told (the empty bank)."""
         try:
             return await self.start_round(chat_id)
-        except RuleViolation:
+        except RuleViolation as error:
             async with self._unit() as session:
                 await session.execute(
                     update(Chat).where(Chat.id == chat_id).values(next_round_at_ms=None)
                 )
-            return CommandResult()
+            return CommandResult(refused=error if error.key == "bank_empty" else None)
 
     async def sweep(self) -> list[CommandResult]:
         """Advance every overdue round and start the rounds whose pause is over."""

@@ -341,7 +341,10 @@ class GameBot:
 
     async def _start_due(self, chat_id: int) -> None:
         async with self.locks.lock(chat_id):
-            self.publish(chat_id, await self.service.start_due_round(chat_id))
+            result = await self.service.start_due_round(chat_id)
+            self.publish(chat_id, result)
+        if result.refused is not None:
+            self.outbox.put(chat_id, partial(self.send_refusal, chat_id, result.refused))
 
     async def advance(self, round_id: int, chat_id: int) -> None:
         """Apply a round's deadline under its chat's lock."""
@@ -506,6 +509,10 @@ class GameBot:
         except BadRequest as error:
             if "not modified" not in str(error).lower():
                 log.warning("board of round %s: %s", round_id, error)
+
+    async def send_refusal(self, chat_id: int, error: GameError) -> None:
+        """Tell the group why something it expected (a round starting) did not happen."""
+        await self.send(chat_id, await self.text(chat_id, f"error.{error.key}", **error.params))
 
     async def send_shoe_replaced(self, state: Round, started: RoundStarted) -> None:
         """Tell the group its shoe was replaced, revealing the old shoe's seed."""
@@ -725,12 +732,16 @@ class GameBot:
         people = await self.names([r.dealer_id for r in rounds if r.dealer_id is not None])
         lines = [views.t("history.header")]
         for summary in rounds:
-            if summary.phase is Phase.SETTLED and summary.dealer_id is not None:
+            if summary.phase is Phase.SETTLED:
+                if summary.dealer_id is None:
+                    name = views.t("results.house_name")
+                else:
+                    name = display_name(summary.dealer_id, people)
                 lines.append(
                     views.t(
                         "history.settled",
                         round_id=summary.id,
-                        name=display_name(summary.dealer_id, people),
+                        name=name,
                         pool=summary.pool,
                         net=format_signed(summary.dealer_net or 0, views.currency),
                     )

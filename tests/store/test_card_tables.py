@@ -27,7 +27,7 @@ from bot.rules.ruleset import get_ruleset
 from bot.rules.split import commitment, split_envelope
 from bot.service.game import GameService, Person
 from bot.store.db import Database
-from bot.store.models import ShoeRow
+from bot.store.models import Chat, ShoeRow
 from tests.conftest import Clock, Seeds
 from tests.store.helpers import ADMIN, DEALER, GROUP, PLAYERS, TEST_SETTINGS, check_all, fund
 
@@ -339,3 +339,18 @@ async def test_with_the_house_dealing_the_envelope_game_gives_the_house_the_last
     )
     assert settled.settlement == expected
     assert await service.bank_balance(GROUP) == 30_000 + expected.dealer_net
+
+
+async def test_a_round_due_to_start_with_an_empty_bank_says_why_and_stops_waiting(
+    service: GameService, clock: Clock, db: Database
+) -> None:
+    await table(service, "bullbull", dealer="house")
+    async with db.transaction() as session:
+        chat = await session.get(Chat, GROUP)
+        assert chat is not None
+        chat.next_round_at_ms = clock.now_ms
+    assert await service.due_chat_ids() == [GROUP]
+    result = await service.start_due_round(GROUP)
+    assert result.round is None
+    assert result.refused is not None and result.refused.key == "bank_empty"
+    assert await service.due_chat_ids() == []
