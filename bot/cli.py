@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections import Counter
 from collections.abc import Sequence
+from typing import Any, Protocol
 
 from bot.config import Config, ConfigError, load_config
 from bot.money import format_amount, parse_amount
+from bot.rules import bullbull, poker29
+from bot.rules.cards import HAND_SIZE, Card, format_cards, pack, parse_cards
 from bot.rules.envelope import Hand, HandKind, compare, evaluate
-from bot.rules.split import split_envelope
+from bot.rules.ruleset import RULESETS, Ruleset, get_ruleset
+from bot.rules.split import commitment, split_envelope
 
 EXIT_USAGE = 2
 
@@ -41,6 +46,12 @@ def _seed(text: str) -> bytes:
 def _positive_int(text: str) -> int:
     if not text.isdigit() or int(text) < 1:
         raise argparse.ArgumentTypeError(f"{text!r} is not a positive whole number")
+    return int(text)
+
+
+def _whole_number(text: str) -> int:
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number (0 or more)")
     return int(text)
 
 
@@ -81,6 +92,129 @@ def explain_comparison(a: Hand, b: Hand) -> str:
     return f"{format_amount(winner.amount)} beats {format_amount(loser.amount)}: {why}"
 
 
+#: The card games' rulesets: the ones dealt as betting closes instead of grabbed.
+CARD_RULESETS = tuple(name for name, ruleset in sorted(RULESETS.items()) if not ruleset.uses_grabs)
+
+
+class CardKind(Protocol):
+    """A card hand's kind (``bullbull.HandKind``, ``poker29.HandKind``)."""
+
+    @property
+    def english(self) -> str: ...
+
+
+class CardHand(Protocol):
+    """What the CLI shows of a card game's hand (``bullbull.Hand``, ``poker29.Hand``)."""
+
+    @property
+    def cards(self) -> tuple[Card, ...]: ...
+
+    @property
+    def kind(self) -> CardKind: ...
+
+    @property
+    def points(self) -> int: ...
+
+    @property
+    def strength(self) -> tuple[int, ...]: ...
+
+    @property
+    def left(self) -> tuple[Card, ...]: ...
+
+    @property
+    def right(self) -> tuple[Card, ...]: ...
+
+    @property
+    def english(self) -> str: ...
+
+    @property
+    def chinese(self) -> str: ...
+
+
+def describe_cards(ruleset: Ruleset[Any], hand: CardHand) -> str:
+    """One line about a card hand: its bull (left hand) | the other cards, its kind in
+    English and Chinese (with a bull's points) and what it pays when it wins."""
+    shown = format_cards(hand.cards)  # No Bull / High Card: the cards as dealt
+    if hand.left:
+        shown = f"{format_cards(hand.left)} | {format_cards(hand.right)}"
+    return f"{shown}  {hand.english} ({hand.chinese}), {ruleset.win_multiplier(hand)}x"
+
+
+_ORDINALS = ("highest", "second highest", "third highest", "fourth highest", "lowest")
+
+
+def _card_verdict(winner: Card, loser: Card, suits: str) -> str:
+    if winner.rank != loser.rank:
+        return f"{winner} beats {loser}"
+    return f"{winner} beats {loser} by suit ({suits})"
+
+
+def explain_cards(ruleset: Ruleset[Any], a: CardHand, b: CardHand) -> str:
+    """Say which of two card hands wins under ``ruleset``, and the rule that decides it:
+    kind, points, then the highest card (``bullbull``) or card by card (``poker29``), or
+    a push."""
+    verdict = ruleset.compare(a, b)
+    if verdict == 0:
+        if sorted(c.code for c in a.cards) == sorted(c.code for c in b.cards):
+            why = "the same kind, points and cards"
+        else:
+            why = f"the same kind and points ({ruleset.name} does not compare the cards)"
+        return f"hand 1 ({a.english}) and hand 2 ({b.english}) push: {why}"
+    winner, loser = (a, b) if verdict > 0 else (b, a)
+    names = ("hand 1", "hand 2") if verdict > 0 else ("hand 2", "hand 1")
+    head = f"{names[0]} ({winner.english}) beats {names[1]} ({loser.english})"
+    if winner.kind is not loser.kind:
+        return f"{head}: {winner.kind.english} outranks {loser.kind.english}"
+    if winner.points != loser.points:
+        return f"{head}: {winner.points} points beat {loser.points}"
+    if ruleset.name == bullbull.BULLBULL.name:
+        if winner.kind is bullbull.HandKind.BOMB:
+            four_w, four_l = (_four_of(hand) for hand in (winner, loser))
+            return f"{head}: a Bomb of {four_w}s beats a Bomb of {four_l}s"
+        top_w = max(winner.cards, key=bullbull.card_key)
+        top_l = max(loser.cards, key=bullbull.card_key)
+        suits = "spades > hearts > clubs > diamonds"
+        same = "same kind and points" if winner.points else "same kind"
+        return f"{head}: {same}; highest card {_card_verdict(top_w, top_l, suits)}"
+    ranked_w = sorted(winner.cards, key=poker29.card_key, reverse=True)
+    ranked_l = sorted(loser.cards, key=poker29.card_key, reverse=True)
+    for position, (card_w, card_l) in enumerate(zip(ranked_w, ranked_l, strict=True)):
+        if poker29.card_key(card_w) != poker29.card_key(card_l):
+            suits = "spades > hearts > diamonds > clubs"
+            return (
+                f"{head}: same kind and points; card by card, the {_ORDINALS[position]} "
+                f"card {_card_verdict(card_w, card_l, suits)}"
+            )
+    raise AssertionError("hands with equal cards cannot differ")  # pragma: no cover
+
+
+def _four_of(hand: CardHand) -> str:
+    ranks = Counter(card.rank_name for card in hand.cards)
+    return ranks.most_common(1)[0][0]
+
+
+def _parse_hand(text: str) -> tuple[Card, ...]:
+    cards = parse_cards(text)
+    if len(cards) != HAND_SIZE:
+        quote = ' (quote each hand: "KS QH 10D 7C AS")' if len(cards) == 1 else ""
+        unit = "card" if len(cards) == 1 else "cards"
+        raise ValueError(f"{text!r} is {len(cards)} {unit}; a hand is {HAND_SIZE}{quote}")
+    return cards
+
+
+def _check_decks(ruleset: Ruleset[Any], hands: Sequence[tuple[Card, ...]], where: str) -> None:
+    """``ValueError`` when ``hands`` hold a card more often than the ruleset's decks do."""
+    decks = ruleset.shoe_decks or bullbull.DECKS
+    counts = Counter(card for cards in hands for card in cards)
+    for card, count in counts.items():
+        if count > decks:
+            deck_text = "one deck" if decks == 1 else f"{decks} decks"
+            times = "twice" if count == 2 else f"{count} times"
+            raise ValueError(
+                f"{card} is {times} {where}, but {ruleset.name} deals from {deck_text}"
+            )
+
+
 def _build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="niuniu-bot", description="Host 68 NiuNiu in Telegram groups.")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -94,6 +228,25 @@ def _build_parser() -> argparse.ArgumentParser:
     verify.add_argument("--count", required=True, type=_positive_int, help="number of shares")
     verify.add_argument("--total", required=True, type=_amount, help="the envelope total")
     verify.add_argument("--max-share", default=999, type=_amount, help="largest share")
+
+    cards = commands.add_parser("cards", help="show the hand five cards make in a card game")
+    cards.add_argument(
+        "hands", nargs="+", metavar="HAND", help='five cards, quoted: "KS QH 10D 7C AS"'
+    )
+    cards.add_argument("--ruleset", choices=CARD_RULESETS, default="bullbull", help="the game")
+    cards.add_argument("--compare", action="store_true", help="compare exactly two hands")
+
+    deal = commands.add_parser("deal", help="recompute a card deal from its seed")
+    deal.add_argument("--ruleset", required=True, choices=CARD_RULESETS, help="the game")
+    deal.add_argument(
+        "--seed", required=True, type=_seed, help="the revealed seed, hex (poker29: the shoe's)"
+    )
+    deal.add_argument(
+        "--hands", required=True, type=_positive_int, help="bettors + 1 (the dealer, last)"
+    )
+    deal.add_argument(
+        "--offset", default=0, type=_whole_number, help="cards the shoe dealt before the round"
+    )
 
     db = commands.add_parser("db", help="manage the database")
     db.add_argument("action", choices=["upgrade"], help="upgrade: apply every migration")
@@ -128,6 +281,80 @@ def _run_rules(args: argparse.Namespace) -> int:
     return 0
 
 
+def _usage_error(message: str) -> int:
+    print(f"niuniu-bot: error: {message}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+def _run_cards(args: argparse.Namespace) -> int:
+    ruleset = get_ruleset(args.ruleset)
+    texts: list[str] = args.hands
+    if args.compare and len(texts) != 2:
+        return _usage_error("--compare needs exactly two hands")
+    hands: list[tuple[Card, ...]] = []
+    for number, text in enumerate(texts, start=1):
+        try:
+            cards = _parse_hand(text)
+            _check_decks(ruleset, [cards], "in one hand")
+        except ValueError as error:
+            return _usage_error(f"hand {number}: {error}" if len(texts) > 1 else str(error))
+        hands.append(cards)
+    if args.compare:
+        try:
+            _check_decks(ruleset, hands, "in the two hands")
+        except ValueError as error:
+            return _usage_error(str(error))
+    evaluated = [ruleset.evaluate(pack(cards)) for cards in hands]
+    for hand in evaluated:
+        print(describe_cards(ruleset, hand))
+    if args.compare:
+        print(explain_cards(ruleset, evaluated[0], evaluated[1]))
+    return 0
+
+
+def _run_deal(args: argparse.Namespace) -> int:
+    ruleset = get_ruleset(args.ruleset)
+    count: int = args.hands
+    offset: int = args.offset
+    most = (ruleset.max_bettors or 0) + 1
+    if count > most:
+        return _usage_error(
+            f"{ruleset.name} deals at most {most} hands ({most - 1} bettors and the dealer)"
+        )
+    if offset and not ruleset.shoe_decks:
+        return _usage_error(f"{ruleset.name} deals every round from a fresh deck: no --offset")
+    if offset > ruleset.reshuffle_after:
+        return _usage_error(
+            f"a {ruleset.name} shoe is replaced once more than {ruleset.reshuffle_after} of its"
+            f" cards are dealt: no round starts at offset {offset}"
+        )
+    try:
+        outcomes = ruleset.deal(args.seed, count, mean_share=0, offset=offset)
+    except ValueError as error:
+        return _usage_error(str(error))
+    decks = ruleset.shoe_decks or bullbull.DECKS
+    deck_text = "one deck" if decks == 1 else f"a shoe of {decks} decks"
+    first, last = offset + 1, offset + count * HAND_SIZE
+    print(f"{ruleset.name}: {count} hands from {deck_text}, cards {first}-{last} of the shuffle")
+    hands = [ruleset.evaluate(outcome) for outcome in outcomes]
+    dealer = hands[-1]
+    width = len(f"bettor {count - 1}")
+    for number, hand in enumerate(hands, start=1):
+        who = "dealer" if number == count else f"bettor {number}"
+        line = f"{who:>{width}}: {format_cards(hand.cards)}  =  {describe_cards(ruleset, hand)}"
+        if number < count:
+            verdict = ruleset.compare(hand, dealer)
+            if verdict > 0:
+                line += f"; beats the dealer: wins {ruleset.win_multiplier(hand)}x the stake"
+            elif verdict < 0:
+                line += f"; loses to the dealer: {ruleset.loss_multiplier(dealer)}x the stake"
+            else:
+                line += "; ties the dealer: the stake back"
+        print(line)
+    print(f"commitment (SHA-256 of the seed): {commitment(args.seed)}")
+    return 0
+
+
 def _run_verify(args: argparse.Namespace) -> int:
     try:
         shares = split_envelope(args.seed, args.count, args.total, max_share=args.max_share)
@@ -147,6 +374,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _run_rules(args)
     if args.command == "verify":
         return _run_verify(args)
+    if args.command == "cards":
+        return _run_cards(args)
+    if args.command == "deal":
+        return _run_deal(args)
     try:
         if args.command == "db":
             return _run_db(args)

@@ -1,4 +1,5 @@
-"""The ``niuniu-bot`` command line: ``rules``, ``rules --compare`` and ``verify``."""
+"""The ``niuniu-bot`` command line: ``rules``, ``rules --compare``, ``verify``, ``cards``,
+``cards --compare`` and ``deal``."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ from collections.abc import Sequence
 import pytest
 
 from bot.cli import main
-from bot.rules.split import split_envelope
+from bot.rules.cards import deal_hands, format_cards, pack
+from bot.rules.ruleset import get_ruleset
+from bot.rules.split import commitment, split_envelope
 
 
 def run(argv: Sequence[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
@@ -149,6 +152,218 @@ def test_verify_honours_max_share(capsys: pytest.CaptureFixture[str]) -> None:
     assert out.splitlines() == ["  1. 0.10", "  2. 0.10", "  3. 0.10", "total 0.30"]
 
 
+# --- cards --------------------------------------------------------------------------------
+
+
+def test_cards_seed_example_10_7_3_8_5_is_bull_3(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(["cards", "10S 7H 3D 8C 5S"], capsys)
+    assert (code, err) == (0, "")
+    assert out == "10♠ 7♥ 3♦ | 8♣ 5♠  Bull 3 (牛三), 1x\n"
+
+
+def test_cards_default_ruleset_is_bullbull(capsys: pytest.CaptureFixture[str]) -> None:
+    hands = ["10S 7H 3D 8C 5S", "KS 9H 7D 6C 4S"]
+    _, default, _ = run(["cards", *hands], capsys)
+    _, explicit, _ = run(["cards", "--ruleset", "bullbull", *hands], capsys)
+    assert default == explicit
+    assert len(default.splitlines()) == 2
+
+
+@pytest.mark.parametrize(
+    ("ruleset", "hand", "line"),
+    [
+        ("bullbull", "KS QH 3D 9C 8S", "3♦ 9♣ 8♠ | K♠ Q♥  Niu Niu (牛牛), 3x"),
+        ("bullbull", "10S 9H A♦ 9C 8S", "10♠ 9♥ A♦ | 9♣ 8♠  Bull 7 (牛七), 2x"),
+        ("bullbull", "kh kd ks kc 2s", "K♥ K♦ K♠ | K♣ 2♠  Bomb (炸弹), 5x"),
+        ("bullbull", "AS 2S AH 3C 2D", "A♠ 2♠ A♥ 3♣ 2♦  Five Small (五小牛), 5x"),
+        ("bullbull", "JS QH KD JC QS", "J♠ Q♥ K♦ | J♣ Q♠  Five Face Cards (五花牛), 5x"),
+        ("bullbull", "KS 9H 7D 5C 2S", "K♠ 9♥ 7♦ 5♣ 2♠  No Bull (没牛), 1x"),
+        ("poker29", "KS 9H 7D 5C 2S", "K♠ 9♥ 7♦ 5♣ 2♠  High Card (高牌), 1x"),
+        ("poker29", "10S 7H 3D 8C 5S", "10♠ 7♥ 3♦ | 8♣ 5♠  Small Point 3 (小点3), 1x"),
+        ("poker29", "10S 7H 3D 9C 9S", "10♠ 7♥ 3♦ | 9♣ 9♠  Big Point 8 (大点8), 2x"),
+        ("poker29_vn", "KS KS 4D 6C 10S", "K♠ K♠ 10♠ | 4♦ 6♣  Niu-Niu (牛牛), 3x"),
+        ("poker29_vn", "JS QH KD JS QS", "J♠ Q♥ K♦ | J♠ Q♠  Ultimate Niu-Niu (至尊牛牛), 5x"),
+    ],
+)
+def test_cards_shows_bull_or_left_cards_then_the_rest_kind_and_multiplier(
+    capsys: pytest.CaptureFixture[str], ruleset: str, hand: str, line: str
+) -> None:
+    code, out, err = run(["cards", "--ruleset", ruleset, hand], capsys)
+    assert (code, err) == (0, "")
+    assert out == line + "\n"
+
+
+@pytest.mark.parametrize(
+    ("ruleset", "a", "b", "verdict"),
+    [
+        (
+            "bullbull",
+            "JS QH KD JC QS",
+            "KS QD 3D 9C 8S",
+            "hand 1 (Five Face Cards) beats hand 2 (Niu Niu): Five Face Cards outranks Niu Niu",
+        ),
+        (
+            "bullbull",
+            "10S 7H 3D 8C 5S",
+            "10H 9H AD 9C 8S",
+            "hand 2 (Bull 7) beats hand 1 (Bull 3): 7 points beat 3",
+        ),
+        (
+            "bullbull",
+            "10D 7H 3D 8C 5S",
+            "10H 7S 3C 8D 5D",
+            "hand 2 (Bull 3) beats hand 1 (Bull 3): same kind and points; "
+            "highest card 10♥ beats 10♦ by suit (spades > hearts > clubs > diamonds)",
+        ),
+        (
+            "bullbull",
+            "KS QH 3D 9C 8S",
+            "JS 9H AD 2C 8D",
+            "hand 1 (Niu Niu) beats hand 2 (Niu Niu): same kind; highest card K♠ beats J♠",
+        ),
+        (
+            "bullbull",
+            "9S 9H 9D 9C 2D",
+            "KS KH KD KC 2S",
+            "hand 2 (Bomb) beats hand 1 (Bomb): a Bomb of Ks beats a Bomb of 9s",
+        ),
+        (
+            "poker29",
+            "10S 7H 3D 8C 5S",
+            "10S 7H 3D 8C 5D",
+            "hand 1 (Small Point 3) beats hand 2 (Small Point 3): same kind and points; card by "
+            "card, the fourth highest card 5♠ beats 5♦ by suit "
+            "(spades > hearts > diamonds > clubs)",
+        ),
+        (
+            "poker29",
+            "10S 7H 3D 8C 5S",
+            "QS 7D 3H 8D 5H",
+            "hand 2 (Small Point 3) beats hand 1 (Small Point 3): same kind and points; card "
+            "by card, the highest card Q♠ beats 10♠",
+        ),
+        (
+            "poker29",
+            "10S 7H 3D 8C 5S",
+            "8C 5S 10S 3D 7H",
+            "hand 1 (Small Point 3) and hand 2 (Small Point 3) push: the same kind, points "
+            "and cards",
+        ),
+        (
+            "poker29_vn",
+            "10S 7H 3D 8C 5S",
+            "QS 7D 3H 8D 5H",
+            "hand 1 (Small Point 3) and hand 2 (Small Point 3) push: the same kind and points "
+            "(poker29_vn does not compare the cards)",
+        ),
+        (
+            "poker29_vn",
+            "10S 7H 3D 9C 9S",
+            "10S 7H 3D 8C 5S",
+            "hand 1 (Big Point 8) beats hand 2 (Small Point 3): Big Point outranks Small Point",
+        ),
+    ],
+)
+def test_cards_compare_says_which_wins_and_why(
+    capsys: pytest.CaptureFixture[str], ruleset: str, a: str, b: str, verdict: str
+) -> None:
+    code, out, err = run(["cards", "--ruleset", ruleset, "--compare", a, b], capsys)
+    assert (code, err) == (0, "")
+    lines = out.splitlines()
+    assert len(lines) == 3
+    _, first, _ = run(["cards", "--ruleset", ruleset, a, b], capsys)
+    assert lines[:2] == first.splitlines()
+    assert lines[2] == verdict
+
+
+def test_cards_bad_card_reuses_the_parse_message(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(["cards", "10S 7H ZZ 8C 5S"], capsys)
+    assert (code, out) == (2, "")
+    assert err == (
+        "niuniu-bot: error: not a card: 'ZZ' "
+        "(write a rank A 2-10 J Q K, then a suit S H D C or ♠♥♦♣)\n"
+    )
+    _, _, err = run(["cards", "10S 7H 3D 8C 5S", "1S 2S 3S 4S 5S"], capsys)
+    assert err.startswith("niuniu-bot: error: hand 2: not a card: '1S'")
+
+
+def test_cards_unquoted_cards_are_told_to_quote_the_hand(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, _, err = run(["cards", "KS", "QH", "10D", "7C", "AS"], capsys)
+    assert code == 2
+    assert "quote each hand" in err
+
+
+def test_cards_one_deck_has_each_card_once(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(["cards", "--compare", "10S 7H 3D 8C 5S", "10S 9H AD 9C 8S"], capsys)
+    assert code == 2
+    assert "10♠ is twice in the two hands" in err
+    code, out, _ = run(["cards", "10S 7H 3D 8C 5S", "10S 9H AD 9C 8S"], capsys)
+    assert code == 0  # without --compare the hands are looked at one by one
+    assert len(out.splitlines()) == 2
+
+
+# --- deal ---------------------------------------------------------------------------------
+
+SEED = bytes(range(32))
+
+
+def test_deal_docs_worked_example(capsys: pytest.CaptureFixture[str]) -> None:
+    """docs/rules.md §7: seed 00 01 .. 1f, bullbull, two bettors and the dealer."""
+    code, out, err = run(
+        ["deal", "--ruleset", "bullbull", "--seed", SEED.hex(), "--hands", "3"], capsys
+    )
+    assert (code, err) == (0, "")
+    lines = out.splitlines()
+    assert len(lines) == 5
+    assert lines[0] == "bullbull: 3 hands from one deck, cards 1-15 of the shuffle"
+    assert lines[1].startswith("bettor 1: 3♣ 10♠ A♦ 6♥ 3♠  =  3♣ A♦ 6♥ | 10♠ 3♠  Bull 3 (牛三)")
+    assert lines[1].endswith("beats the dealer: wins 1x the stake")
+    assert lines[2].startswith("bettor 2: 8♦ K♥ 10♣ 10♥ 9♣  =  K♥ 10♣ 10♥ | 8♦ 9♣  Bull 7")
+    assert lines[2].endswith("beats the dealer: wins 2x the stake")
+    assert lines[3] == "  dealer: 8♥ 6♣ A♣ 4♦ 2♦  =  8♥ 6♣ A♣ 4♦ 2♦  No Bull (没牛), 1x"
+    assert lines[4] == (
+        "commitment (SHA-256 of the seed): "
+        "630dcd2966c4336691125448bbb25b4ff412a49c732db2c8abc1b8581bd710dd"
+    )
+
+
+@pytest.mark.parametrize(
+    ("ruleset", "hands", "offset"),
+    [
+        ("bullbull", 10, 0),
+        ("bullbull", 1, 0),
+        ("poker29", 31, 0),
+        ("poker29", 7, 156),
+        ("poker29_vn", 4, 23),
+    ],
+)
+def test_deal_prints_the_hands_of_deal_hands(
+    capsys: pytest.CaptureFixture[str], ruleset: str, hands: int, offset: int
+) -> None:
+    rules = get_ruleset(ruleset)
+    argv = ["deal", "--ruleset", ruleset, "--seed", SEED.hex(), "--hands", str(hands)]
+    code, out, err = run([*argv, "--offset", str(offset)], capsys)
+    assert (code, err) == (0, "")
+    lines = out.splitlines()
+    assert len(lines) == hands + 2
+    dealt = deal_hands(SEED, rules.shoe_decks or 1, hands, offset)
+    dealer = rules.evaluate(pack(dealt[-1]))
+    for number, (line, cards) in enumerate(zip(lines[1:-1], dealt, strict=True), start=1):
+        who = "dealer" if number == hands else f"bettor {number}"
+        assert line.lstrip().startswith(f"{who}: {format_cards(cards)}  =  ")
+        hand = rules.evaluate(pack(cards))
+        assert f"  {hand.english} ({hand.chinese}), {hand.multiplier}x" in line
+        if number < hands:
+            verdict = rules.compare(hand, dealer)
+            assert ("beats" if verdict > 0 else "loses" if verdict < 0 else "ties") in line
+    assert lines[-1].endswith(commitment(SEED))
+    if offset == 0:
+        _, default, _ = run(argv, capsys)
+        assert default == out
+
+
 # --- bad arguments ------------------------------------------------------------------------
 
 
@@ -177,6 +392,31 @@ def test_verify_honours_max_share(capsys: pytest.CaptureFixture[str]) -> None:
         ["verify", "--seed", "ab", "--count", "5", "--total", "0.04"],
         ["verify", "--seed", "ab", "--count", "2", "--total", "20"],
         ["verify", "--seed", "ab", "--count", "2", "--total", "1", "--max-share", "0"],
+        ["cards"],
+        ["cards", "10S 7H ZZ 8C 5S"],
+        ["cards", "10S 7H 3D 8C"],
+        ["cards", "10S 7H 3D 8C 5S 6S"],
+        ["cards", "10S 7H 3D 8C 5S", ""],
+        ["cards", "10S 10S 3D 8C 5S"],
+        ["cards", "--ruleset", "poker29", "--compare", "KS KS KS KS KS", "KS KS QH 2D 3C"],
+        ["cards", "--ruleset", "envelope68", "10S 7H 3D 8C 5S"],
+        ["cards", "--ruleset", "nope", "10S 7H 3D 8C 5S"],
+        ["cards", "--compare", "10S 7H 3D 8C 5S"],
+        ["cards", "--compare", "10S 7H 3D 8C 5S", "10H 7S 3C 8D 5D", "KS QS JS 9S 8S"],
+        ["cards", "--compare", "10S 7H 3D 8C 5S", "10S 9H AD 9C 8S"],
+        ["deal", "--seed", "ab", "--hands", "3"],
+        ["deal", "--ruleset", "bullbull", "--hands", "3"],
+        ["deal", "--ruleset", "bullbull", "--seed", "ab"],
+        ["deal", "--ruleset", "envelope68", "--seed", "ab", "--hands", "3"],
+        ["deal", "--ruleset", "bullbull", "--seed", "zz", "--hands", "3"],
+        ["deal", "--ruleset", "bullbull", "--seed", "ab", "--hands", "0"],
+        ["deal", "--ruleset", "bullbull", "--seed", "ab", "--hands", "11"],
+        ["deal", "--ruleset", "poker29", "--seed", "ab", "--hands", "32"],
+        ["deal", "--ruleset", "poker29", "--seed", "ab", "--hands", "3", "--offset", "-1"],
+        ["deal", "--ruleset", "poker29", "--seed", "ab", "--hands", "3", "--offset", "x"],
+        ["deal", "--ruleset", "bullbull", "--seed", "ab", "--hands", "3", "--offset", "1"],
+        ["deal", "--ruleset", "poker29", "--seed", "ab", "--hands", "3", "--offset", "157"],
+        ["deal", "--ruleset", "poker29_vn", "--seed", "ab", "--hands", "31", "--offset", "300"],
     ],
 )
 def test_bad_arguments_give_a_one_line_error_and_exit_2(
