@@ -478,7 +478,7 @@ def verify_bet(state: Round, user_id: UserId, amount: int, *, free_chips: int, n
         raise RuleViolation("bet_unchanged", amount=amount)
     seats = state.ruleset.max_bettors
     if current is None and seats is not None and len(state.bets) >= seats:
-        raise RuleViolation("table_full", maximum=seats)
+        raise RuleViolation("table_full", seats=seats)
     needed = amount * state.ruleset.largest_loss_multiplier
     own_hold = current.hold if current is not None else 0
     if free_chips + own_hold < needed:

@@ -70,7 +70,7 @@ EN: dict[str, str] = {
     "error.round_not_found": "Round {round_id} is not a round of this group.",
     "error.round_not_finished": "Round {round_id} has not ended; its seed is still secret.",
     "error.internal": "Something went wrong; nothing was changed.",
-    "error.table_full": "The table is full: {maximum} bets a round. Try the next round.",
+    "error.table_full": "The table is full: {seats} bets a round. Try the next round.",
     "error.bank_empty": "The house deals, but its bank is empty. An admin can /fund it.",
     # answers
     "answer.bid_placed": "Your bid of {amount} is the highest.",
@@ -276,7 +276,7 @@ ZH: dict[str, str] = {
     "error.round_not_found": "第 {round_id} 局不属于本群。",
     "error.round_not_finished": "第 {round_id} 局尚未结束，种子仍保密。",
     "error.internal": "出错了，没有任何改动。",
-    "error.table_full": "本局已满：每局最多 {maximum} 注，请等下一局。",
+    "error.table_full": "本局已满：每局最多 {seats} 注，请等下一局。",
     "error.bank_empty": "由庄房坐庄，但庄房余额为零。管理员可用 /fund 注资。",
     "answer.bid_placed": "你的抢庄 {amount} 目前最高。",
     "answer.bet_placed": "你已下注 {amount}。",

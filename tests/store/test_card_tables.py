@@ -164,7 +164,7 @@ async def test_bullbull_the_tenth_bet_gets_table_full(service: GameService, cloc
     await fund(service, extra[9], 10_000)
     with pytest.raises(RuleViolation) as refused:
         await service.bet(GROUP, extra[9], 100)
-    assert (refused.value.key, refused.value.params) == ("table_full", {"maximum": 9})
+    assert (refused.value.key, refused.value.params) == ("table_full", {"seats": 9})
     assert (await service.balance(GROUP, extra[9].id)).held == 0
     # A seated player can still change their bet.
     await service.bet(GROUP, extra[0], 200)

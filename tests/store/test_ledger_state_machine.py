@@ -1,8 +1,9 @@
 """Random commands across three groups, with the ledger checked after every step.
 
 A Hypothesis ``RuleBasedStateMachine`` drives the service with credits, debits, round
-starts, bids, bets (changes and cancels too), grabs, replayed updates, table switches and
-the clock (deadlines and sweeps). Commands may be refused (``GameError``); whatever
+starts, bids, bets (changes and cancels too), grabs, replayed updates, table switches,
+changes of game (the card games too) and of dealer (the house's bank, funded by admins)
+and the clock (deadlines and sweeps). Commands may be refused (``GameError``); whatever
 happens, after each step:
 
 - every ledger transaction sums to zero and cached balances equal their postings;
@@ -12,7 +13,8 @@ happens, after each step:
 - held chips equal the holds of the open rounds (``Round.holds()``): a finished round
   holds nothing;
 - bids, bets, cancels and voids only move a player's chips between their own accounts;
-- no round has more than one settle or void transaction.
+- no round has more than one settle or void transaction;
+- a shoe has dealt exactly the cards of the rounds dealt from it.
 
 The service is async and the machine is not: each machine runs its steps on an event
 loop of its own and builds its ``Database`` inside it. Each example starts from an empty
@@ -47,14 +49,15 @@ from bot.engine.round import MINT, Phase
 from bot.service.game import GameService, Person
 from bot.store import ledger
 from bot.store.db import Database
-from bot.store.models import LedgerTransaction
+from bot.store.models import LedgerTransaction, RoundRow, ShoeRow
 from tests.conftest import Clock, Seeds, _truncate
 from tests.store.helpers import ADMIN, TEST_SETTINGS, check_all
 
 T = TypeVar("T")
 
-#: Three groups: the test defaults; tiny envelopes (0.01 is frequent) with dealer fees;
-#: small envelopes with a higher rake and rebate and no pause between rounds.
+#: Four groups: the test defaults; tiny envelopes (0.01 is frequent) with dealer fees;
+#: small envelopes with a higher rake and rebate and no pause between rounds; Niu-Niu Poker
+#: with the house dealing.
 GROUP_SETTINGS: dict[int, dict[str, str]] = {
     -3001: {},
     -3002: {
@@ -64,6 +67,8 @@ GROUP_SETTINGS: dict[int, dict[str, str]] = {
         "envelope_fee": "0.25",
     },
     -3003: {"envelope_mean_share": "0.05", "rake": "10%", "rebate": "1%", "pause_seconds": "0"},
+    # A card table the house deals at (its bank funded at the start).
+    -3004: {"ruleset": "poker29", "dealer": "house"},
 }
 GROUPS = list(GROUP_SETTINGS)
 PEOPLE = [Person(200 + i, f"Random{i}", f"random{i}") for i in range(5)]
@@ -132,6 +137,8 @@ class LedgerMachine(RuleBasedStateMachine):
                 for person in PEOPLE:
                     await self.service.credit(chat_id, ADMIN, person.id, 100_000)
                     self.minted[chat_id] += 100_000
+                await self.service.fund(chat_id, ADMIN, 20_000)
+                self.minted[chat_id] += 20_000
 
         self.run(set_up())
 
@@ -245,6 +252,27 @@ class LedgerMachine(RuleBasedStateMachine):
         for group, (person, pick) in zip(GROUPS, moves, strict=True):
             self.play_the_current_phase(group, person, pick)
 
+    @rule(
+        group=groups,
+        ruleset=st.sampled_from(["envelope68", "bullbull", "poker29", "poker29_vn"]),
+        dealer=st.sampled_from(["bid", "house"]),
+    )
+    def an_admin_changes_the_game(self, group: int, ruleset: str, dealer: str) -> None:
+        async def change() -> None:
+            await self.service.change_setting(group, ADMIN, "ruleset", ruleset)
+            await self.service.change_setting(group, ADMIN, "dealer", dealer)
+
+        self.run(change())
+
+    @rule(group=groups, amount=st.sampled_from([1, 2_000, 50_000]))
+    def an_admin_funds_the_bank(self, group: int, amount: int) -> None:
+        result = self.command(
+            "fund",
+            lambda update_id: self.service.fund(group, ADMIN, amount, update_id=update_id),
+        )
+        if result is not None:
+            self.minted[group] += amount
+
     @rule(group=groups, on=st.sampled_from([True, True, True, False]))
     def switch_table(self, group: int, on: bool) -> None:
         self.run(self.service.set_open(group, ADMIN, on))
@@ -296,7 +324,7 @@ class LedgerMachine(RuleBasedStateMachine):
         name, call, update_id = self.last_update
         before = self.run(self._transaction_count())
         result = self.run(call(update_id))
-        if name not in ("credit", "debit"):
+        if name not in ("credit", "debit", "fund"):
             assert result.duplicate, f"replayed {name} update {update_id} ran again"
             assert result.events == ()
         assert self.run(self._transaction_count()) == before
@@ -327,6 +355,17 @@ class LedgerMachine(RuleBasedStateMachine):
             "the mint does not hold minus what admins credited and debited"
         )
         assert ended_twice == [], f"rounds settled or voided twice: {ended_twice}"
+        async with self.db.transaction() as session:
+            dealt: dict[int, int] = {}
+            rows = await session.execute(
+                select(RoundRow.shoe_id, RoundRow.shares).where(RoundRow.shoe_id.is_not(None))
+            )
+            for shoe_id, shares in rows:
+                dealt[shoe_id] = dealt.get(shoe_id, 0) + 5 * len(shares)
+            shoes = dict((await session.execute(select(ShoeRow.id, ShoeRow.dealt))).tuples().all())
+        assert shoes == {shoe_id: dealt.get(shoe_id, 0) for shoe_id in shoes}, (
+            f"shoes dealt {shoes}, their rounds took {dealt}"
+        )
 
 
 def _run_machine(prepare: Callable[[], Awaitable[str]]) -> None:

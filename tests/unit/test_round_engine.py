@@ -656,7 +656,7 @@ def test_bullbull_takes_nine_bets_and_the_tenth_is_table_full() -> None:
         state = book.apply(state, engine.bet(state, user, 100, free_chips=RICH, now_ms=T0 + 2))
     with pytest.raises(RuleViolation) as refused:
         engine.verify_bet(state, 109, 100, free_chips=RICH, now_ms=T0 + 2)
-    assert (refused.value.key, refused.value.params) == ("table_full", {"maximum": 9})
+    assert (refused.value.key, refused.value.params) == ("table_full", {"seats": 9})
     # A seated player may still change or cancel.
     engine.verify_bet(state, 100, 200, free_chips=RICH, now_ms=T0 + 2)
     engine.verify_bet(state, 100, 0, free_chips=RICH, now_ms=T0 + 2)
