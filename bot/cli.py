@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import Any, Protocol
 
 from bot.config import Config, ConfigError, load_config
+from bot.engine.settings import DEALERS
 from bot.money import format_amount, parse_amount
 from bot.rules import bullbull, poker29
 from bot.rules.cards import HAND_SIZE, Card, format_cards, pack, parse_cards
@@ -257,6 +258,15 @@ def _build_parser() -> argparse.ArgumentParser:
 
     demo = commands.add_parser("demo", help="play a few rounds offline against a fake Telegram")
     demo.add_argument("--rounds", type=_positive_int, default=3, help="rounds to play")
+    demo.add_argument(
+        "--ruleset", choices=sorted(RULESETS), default="envelope68", help="the game to play"
+    )
+    demo.add_argument(
+        "--dealer",
+        choices=DEALERS,
+        default="bid",
+        help="bid: players bid for the dealer; house: the group's bank deals",
+    )
     return parser
 
 
@@ -391,7 +401,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             from bot.telegram.demo import run_demo
 
-            return asyncio.run(run_demo(rounds=args.rounds))
+            return asyncio.run(
+                run_demo(rounds=args.rounds, ruleset=args.ruleset, dealer=args.dealer)
+            )
     except ConfigError as error:
         print(f"niuniu-bot: error: {error}", file=sys.stderr)
         return EXIT_USAGE

@@ -4,6 +4,12 @@ It starts the fake Bot API server, the bot (polling it) on a temporary SQLite fi
 a handful of simulated players: an admin opens the table and credits chips, players bid
 for dealer, bet and press "Grab". The group transcript is printed as it happens, and the
 chip totals at the end, which must add up to what was credited.
+
+``ruleset`` plays a card game instead (the admin sends ``/set ruleset bullbull``): the
+cards are dealt as betting closes, so nobody grabs. ``dealer="house"`` has the admin send
+``/set dealer house`` and ``/fund`` the group's bank, which then deals every round with no
+bidding; the bank counts in the end check, which must add up to what was credited and
+funded.
 """
 
 from __future__ import annotations
@@ -19,10 +25,10 @@ from pathlib import Path
 from typing import Any
 
 from bot.config import Config
-from bot.engine.round import Phase, Round
+from bot.engine.round import HOUSE_DEALER, Phase, Round
 from bot.engine.settings import Settings
 from bot.fakegram.server import FakeTelegram
-from bot.money import format_amount
+from bot.money import format_amount, parse_amount
 from bot.service.game import GameService
 from bot.store.db import Database
 from bot.store.migrate import upgrade_async
@@ -39,6 +45,8 @@ PLAYERS: list[dict[str, Any]] = [
     {"id": 1005, "first_name": "<b>Fay & co</b>", "username": "fay"},
 ]
 CREDIT = "2000"
+#: What the admin funds the bank with when the house deals.
+FUND = "1000"
 DEMO_SETTINGS = Settings(
     bid_seconds=3,
     bet_seconds=3,
@@ -95,29 +103,80 @@ async def _wait_round(
     raise TimeoutError("the demo round did not move on in time")
 
 
+async def _wait_until(
+    service: GameService, predicate: Callable[[Settings, int], bool], timeout: float = 10.0
+) -> None:
+    """Wait until the group's settings and bank balance satisfy ``predicate``."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while loop.time() < deadline:
+        settings = await service.settings(GROUP)
+        if predicate(settings, await service.bank_balance(GROUP)):
+            return
+        await asyncio.sleep(0.05)
+    raise TimeoutError("the demo's settings did not take effect in time")
+
+
+async def _top_up(
+    service: GameService, previous: int, say: Callable[[dict[str, Any], str], None]
+) -> int:
+    """Between rounds: when the bank that deals is down to less than half of ``FUND``, the
+    admin funds it again (and starts the round if the empty bank held it back); what was
+    funded."""
+    bank = await service.bank_balance(GROUP)
+    amount = parse_amount(FUND)
+    if bank >= amount // 2:
+        return 0
+    say(ADMIN, f"/fund {FUND}")
+    await _wait_until(service, lambda _, balance: balance == bank + amount)
+    if bank == 0:
+        # A round due while the bank was empty does not start: the table waits for one.
+        try:
+            await _wait_round(
+                service,
+                lambda r: r is not None and r.id != previous,
+                timeout=DEMO_SETTINGS.pause_seconds + 2,
+            )
+        except TimeoutError:
+            say(PLAYERS[0], "/newround")
+    return amount
+
+
 async def _play_round(
     fake: FakeTelegram,
     service: GameService,
-    number: int,
+    previous: int | None,
     rng: random.Random,
     say: Callable[[dict[str, Any], str], None],
 ) -> int:
-    state = await _wait_round(service, lambda r: r is not None and r.phase is Phase.BIDDING)
+    """Play the round after round ``previous``: bid (unless the house deals), bet, and
+    grab (unless cards are dealt as betting closes); its id once it is over."""
+
+    def opened(r: Round | None) -> bool:
+        return r is not None and r.id != previous and r.phase in (Phase.BIDDING, Phase.BETTING)
+
+    state = await _wait_round(service, opened)
     assert state is not None
     round_id = state.id
-    bidders = rng.sample(PLAYERS, 2)
-    say(bidders[0], "/bid 100")
-    await asyncio.sleep(0.3)
-    say(bidders[1], "150")  # a bare number is a bid while bidding
-    state = await _wait_round(service, lambda r: r is not None and r.phase is Phase.BETTING)
-    assert state is not None and state.dealer_id is not None
+    if state.phase is Phase.BIDDING:
+        bidders = rng.sample(PLAYERS, 2)
+        say(bidders[0], "/bid 100")
+        await asyncio.sleep(0.3)
+        say(bidders[1], "150")  # a bare number is a bid while bidding
+        state = await _wait_round(
+            service, lambda r: r is not None and r.id == round_id and r.phase is Phase.BETTING
+        )
+        assert state is not None and state.dealer_id is not None
     bettors = [p for p in PLAYERS if p["id"] != state.dealer_id]
     for player in bettors:
         say(player, rng.choice(["/bet 5", "/bet 10", "10", "20"]))
         await asyncio.sleep(0.1)
     board = await service.board_message(round_id)
-    state = await _wait_round(service, lambda r: r is None or r.phase is not Phase.BETTING)
-    if state is not None and state.phase is Phase.GRABBING and board:
+    state = await _wait_round(
+        service, lambda r: r is None or r.id != round_id or r.phase is not Phase.BETTING
+    )
+    # Card games are dealt and settled as betting closes: only envelopes are grabbed.
+    if state is not None and state.id == round_id and state.phase is Phase.GRABBING and board:
         for user_id in state.participants[: max(1, len(state.participants) - 1)]:
             player = next(p for p in [ADMIN, *PLAYERS] if p["id"] == user_id)
             fake.press_button(GROUP, board, player, f"{round_id}:grab:0")
@@ -127,8 +186,17 @@ async def _play_round(
     return round_id
 
 
-async def run_demo(rounds: int = 3, out: Callable[[str], None] = print, seed: int = 68) -> int:
-    """Play ``rounds`` rounds offline and print them; 0 when the chips add up."""
+async def run_demo(
+    rounds: int = 3,
+    out: Callable[[str], None] = print,
+    seed: int = 68,
+    *,
+    ruleset: str = "envelope68",
+    dealer: str = "bid",
+) -> int:
+    """Play ``rounds`` rounds of ``ruleset`` offline, with players bidding for the dealer
+    or (``dealer="house"``) the group's bank dealing, and print them; 0 when the chips add
+    up."""
     logging.basicConfig(level=logging.WARNING)
     rng = random.Random(seed)
     with tempfile.TemporaryDirectory(prefix="niuniu-demo-") as folder:
@@ -161,7 +229,9 @@ async def run_demo(rounds: int = 3, out: Callable[[str], None] = print, seed: in
             printer = asyncio.create_task(print_transcript())
             try:
                 async with running(application, game, poll_timeout=1):
-                    code = await _script(fake, service, rounds, rng, say, out)
+                    code = await _script(
+                        fake, service, rounds, rng, say, out, ruleset=ruleset, dealer=dealer
+                    )
             finally:
                 printer.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
@@ -178,6 +248,9 @@ async def _script(
     rng: random.Random,
     say: Callable[[dict[str, Any], str], None],
     out: Callable[[str], None],
+    *,
+    ruleset: str,
+    dealer: str,
 ) -> int:
     hellos = {}
     for player in PLAYERS:
@@ -192,13 +265,31 @@ async def _script(
             GROUP, ADMIN, f"/credit {CREDIT}", reply_to_message_id=hellos[player["id"]]
         )
     await asyncio.sleep(0.5)
+    defaults = await service.settings(GROUP)
+    if ruleset != defaults.ruleset:
+        say(ADMIN, f"/set ruleset {ruleset}")
+    if dealer != defaults.dealer:
+        say(ADMIN, f"/set dealer {dealer}")
+    funded = parse_amount(FUND) if dealer == HOUSE_DEALER else 0
+    if funded:
+        say(ADMIN, f"/fund {FUND}")
+    await _wait_until(
+        service,
+        lambda settings, bank: (
+            (settings.ruleset, settings.dealer, bank) == (ruleset, dealer, funded)
+        ),
+    )
     say(PLAYERS[0], "/newround")
-    played = [await _play_round(fake, service, number, rng, say) for number in range(rounds)]
+    played: list[int] = []
+    for _ in range(rounds):
+        if played and funded:
+            funded += await _top_up(service, played[-1], say)
+        played.append(await _play_round(fake, service, played[-1] if played else None, rng, say))
     say(ADMIN, "/close")
     await asyncio.sleep(0.5)
     numbers = ", ".join(f"#{number}" for number in played)
     out(f"\n=== chips after {len(played)} rounds ({numbers}) ===")
-    credited = len(PLAYERS) * 200_000
+    credited = len(PLAYERS) * parse_amount(CREDIT)
     total = 0
     for player in PLAYERS:
         balance = await service.balance(GROUP, player["id"])
@@ -209,11 +300,19 @@ async def _script(
         )
     house = await service.house_balance(GROUP)
     out(f"{'house':>14}: {format_amount(house, 'RM'):>10}  (rake and fees less rebates)")
-    out(f"{'total':>14}: {format_amount(total + house, 'RM'):>10}")
-    if total + house != credited:
-        out(f"chips do not add up: {format_amount(credited, 'RM')} were credited")
+    total += house
+    bank = await service.bank_balance(GROUP)
+    if funded or bank:
+        out(f"{'bank':>14}: {format_amount(bank, 'RM'):>10}  (the house's dealer pool)")
+        total += bank
+    out(f"{'total':>14}: {format_amount(total, 'RM'):>10}")
+    source = f"{format_amount(credited, 'RM')} were credited"
+    if funded:
+        source += f" and {format_amount(funded, 'RM')} funded"
+    if total != credited + funded:
+        out(f"chips do not add up: {source}")
         return 1
-    out(f"every chip is accounted for: {format_amount(credited, 'RM')} were credited")
+    out(f"every chip is accounted for: {source}")
     current = await service.current_round(GROUP)
     if current is not None:
         out("a round is still open; the demo stops here")

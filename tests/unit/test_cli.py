@@ -364,6 +364,40 @@ def test_deal_prints_the_hands_of_deal_hands(
         assert default == out
 
 
+# --- demo ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        ([], {"rounds": 3, "ruleset": "envelope68", "dealer": "bid"}),
+        (
+            ["--ruleset", "bullbull", "--dealer", "house", "--rounds", "2"],
+            {"rounds": 2, "ruleset": "bullbull", "dealer": "house"},
+        ),
+        (["--ruleset", "poker29"], {"rounds": 3, "ruleset": "poker29", "dealer": "bid"}),
+    ],
+)
+def test_demo_passes_ruleset_and_dealer_to_run_demo(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    argv: list[str],
+    expected: dict[str, object],
+) -> None:
+    import bot.telegram.demo as demo
+
+    calls: list[dict[str, object]] = []
+
+    async def fake_run_demo(**options: object) -> int:
+        calls.append(options)
+        return 0
+
+    monkeypatch.setattr(demo, "run_demo", fake_run_demo)
+    code, _, err = run(["demo", *argv], capsys)
+    assert (code, err) == (0, "")
+    assert calls == [expected]
+
+
 # --- bad arguments ------------------------------------------------------------------------
 
 
@@ -417,6 +451,9 @@ def test_deal_prints_the_hands_of_deal_hands(
         ["deal", "--ruleset", "bullbull", "--seed", "ab", "--hands", "3", "--offset", "1"],
         ["deal", "--ruleset", "poker29", "--seed", "ab", "--hands", "3", "--offset", "157"],
         ["deal", "--ruleset", "poker29_vn", "--seed", "ab", "--hands", "31", "--offset", "300"],
+        ["demo", "--ruleset", "poker"],
+        ["demo", "--dealer", "bank"],
+        ["demo", "--rounds", "0"],
     ],
 )
 def test_bad_arguments_give_a_one_line_error_and_exit_2(
