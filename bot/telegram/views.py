@@ -142,10 +142,13 @@ class Views:
             lines.append(
                 self.t("board.no_bets", minimum=settings.min_bet, maximum=settings.max_bet)
             )
+        # Once a card round is dealt, the board shows every hand, the dealer's last.
+        hands = state.hands() if not state.ruleset.uses_grabs else {}
         if state.bets:
             lines.append(self.t("board.bets_header", count=len(state.bets)))
             lines.extend(
                 self.t("board.bet_line", name=display_name(bet.user_id, people), stake=bet.amount)
+                + (self._hand_text(hands[bet.user_id]) if bet.user_id in hands else "")
                 for bet in state.bets[:BOARD_BETS_SHOWN]
             )
             if len(state.bets) > BOARD_BETS_SHOWN:
@@ -154,7 +157,13 @@ class Views:
             lines.append(
                 self.t("board.grabbed", grabbed=len(state.grabs), count=len(state.participants))
             )
+        dealer = state.dealer_hand() if hands else None
+        if dealer is not None:
+            lines.append(self.t("board.dealer_hand") + self._hand_text(dealer))
         return "\n".join(lines), self.keyboard(state)
+
+    def _hand_text(self, hand: Any) -> str:
+        return f" · {self.dealt(hand)} {self.kind(hand)}"
 
     def keyboard(self, state: Round) -> InlineKeyboardMarkup | None:
         """Quick bids, quick bets and cancel, or the Grab button, by phase."""
