@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 from alembic import context
+from sqlalchemy import event
 from sqlalchemy.engine import Connection
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.store.db import DEFAULT_DATABASE_URL, create_engine
 from bot.store.models import Base
@@ -31,11 +34,29 @@ def _run(connection: Connection) -> None:
     context.configure(connection=connection, target_metadata=target_metadata, render_as_batch=True)
     with context.begin_transaction():
         context.run_migrations()
+        if connection.dialect.name == "sqlite":
+            broken = connection.exec_driver_sql("PRAGMA foreign_key_check").fetchall()
+            if broken:
+                raise RuntimeError(f"the migration broke foreign keys: {broken[:5]}")
+
+
+def _sqlite_foreign_keys_off(engine: AsyncEngine) -> None:
+    # SQLite's batch migrations rebuild a table (copy, drop, rename); with foreign keys
+    # enforced, dropping a table that other rows refer to fails. They are checked at the
+    # end of the migration instead (``_run``). The pragma only works outside a transaction,
+    # hence on connect (after the engine's own listener turned them on).
+    @event.listens_for(engine.sync_engine, "connect")
+    def _off(dbapi_connection: Any, _record: Any) -> None:
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA foreign_keys=OFF")
+        cursor.close()
 
 
 async def run_migrations_online() -> None:
     """Run the migrations on a live connection of the async engine."""
     engine = create_engine(_url())
+    if engine.dialect.name == "sqlite":
+        _sqlite_foreign_keys_off(engine)
     try:
         async with engine.connect() as connection:
             await connection.run_sync(_run)

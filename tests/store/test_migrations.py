@@ -151,3 +151,67 @@ def test_the_db_upgrade_command_reports_a_database_it_cannot_open_in_one_line(
     assert "Traceback" not in result.stderr
     assert result.stderr.startswith("niuniu-bot: error: ")
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+#: A played round as revision 0002 stored it: a chat, accounts, a settled round with a bet,
+#: a grab and outcomes, and its balanced ledger transaction.
+PLAYED_AT_0002 = [
+    "INSERT INTO chats (id, title, is_group, is_open, settings, created_at_ms) "
+    "VALUES (-7, 'played', true, true, '{}', 0)",
+    "INSERT INTO accounts (id, chat_id, kind, user_id, balance) VALUES "
+    "(1, -7, 'mint', 0, -1000), (2, -7, 'available', 5, 1000)",
+    "INSERT INTO ledger_transactions (id, chat_id, kind, created_at_ms, memo) "
+    "VALUES (1, -7, 'credit', 0, '')",
+    "INSERT INTO postings (transaction_id, account_id, amount) VALUES (1, 1, -1000), (1, 2, 1000)",
+    "INSERT INTO rounds (id, chat_id, phase, version, deadline_ms, commitment, seed, settings, "
+    "high_bid, bid_hold, pool, shares, started_at_ms, ended_at_ms, announced_at_ms) VALUES "
+    "(1, -7, 'settled', 5, 0, 'c', 'seed', '{\"ruleset\": \"red_envelope\"}', 0, 0, 0, "
+    "'[100, 200]', 0, 1, 1)",
+    "INSERT INTO bets (round_id, user_id, amount, hold, position, placed_at_ms) "
+    "VALUES (1, 5, 100, 1800, 1, 0)",
+    "INSERT INTO grabs (round_id, user_id, amount, position, auto) VALUES (1, 5, 100, 0, false)",
+]
+
+
+async def _execute(url: str, statements: list[str]) -> None:
+    database = Database.from_url(url)
+    try:
+        async with database.engine.begin() as connection:
+            for statement in statements:
+                await connection.execute(text(statement))
+    finally:
+        await database.dispose()
+
+
+async def _count(url: str, table: str) -> int:
+    database = Database.from_url(url)
+    try:
+        async with database.engine.connect() as connection:
+            return int(
+                (await connection.execute(text(f"SELECT count(*) FROM {table}"))).scalar_one()
+            )
+    finally:
+        await database.dispose()
+
+
+def test_a_database_with_played_rounds_upgrades_to_head_keeping_them(
+    empty_database_url: str,
+) -> None:
+    # SQLite rebuilds tables to change them; rows referring to them must not stop it.
+    upgrade(empty_database_url, "0002")
+    asyncio.run(_execute(empty_database_url, PLAYED_AT_0002))
+    upgrade(empty_database_url)
+    diff, _, revision = asyncio.run(schema_of(empty_database_url))
+    assert diff == [] and revision == head_revision()
+    for table, rows in (("rounds", 1), ("bets", 1), ("grabs", 1), ("postings", 2), ("accounts", 2)):
+        assert asyncio.run(_count(empty_database_url, table)) == rows, table
+    # The bank is an account kind now, and still never below zero.
+    bank = "INSERT INTO accounts (id, chat_id, kind, user_id, balance) VALUES (3, -7, 'bank', 0, 5)"
+    asyncio.run(_execute(empty_database_url, [bank]))
+    with pytest.raises(Exception, match=r"(?i)check"):
+        asyncio.run(
+            _execute(
+                empty_database_url,
+                ["UPDATE accounts SET balance = -1 WHERE kind = 'bank'"],
+            )
+        )
