@@ -393,6 +393,7 @@ def start_round(
     house = settings.dealer == HOUSE_DEALER
     if bank < 0:
         raise ValueError("the bank cannot be negative")
+    kept_shoe = shoe if ruleset.shoe_decks else None
     window = settings.bet_seconds if house else settings.bid_seconds
     state = Round(
         id=round_id,
@@ -402,9 +403,9 @@ def start_round(
         deadline_ms=now_ms + window * 1000,
         settings=settings,
         seed=seed,
-        commitment=commitment(shoe.seed if shoe is not None else seed),
+        commitment=commitment(kept_shoe.seed if kept_shoe is not None else seed),
         pool=bank if house else 0,
-        shoe=shoe if ruleset.shoe_decks else None,
+        shoe=kept_shoe,
     )
     return Transition(state, (RoundStarted(state.commitment, state.deadline_ms, retired_shoe),))
 

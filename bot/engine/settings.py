@@ -23,6 +23,9 @@ DEALERS = ("bid", "house")
 CARD_TABLE_DEFAULTS: dict[str, int] = {
     "rake_bps": 0,
     "rebate_bps": 0,
+    "dealer_fee": 0,
+    "service_fee": 0,
+    "envelope_fee": 0,
     "min_bet": 100,
     "max_bet": 50_000,
 }

@@ -98,8 +98,9 @@ class CommandResult:
 
     ``round`` is the round after the command (``None`` if none was involved), ``events``
     what happened to it, ``started`` a round that began as a consequence (after a
-    re-deal), ``duplicate`` is true when the update had been processed before, and
-    ``refused`` is why a round due to start by itself could not.
+    re-deal) and ``started_events`` what its start did, ``duplicate`` is true when the
+    update had been processed before, and ``refused`` is why a round due to start by
+    itself could not.
     """
 
     round: Round | None = None
@@ -107,6 +108,7 @@ class CommandResult:
     started: Round | None = None
     duplicate: bool = False
     refused: GameError | None = None
+    started_events: tuple[Event, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,7 +183,19 @@ class _Attempt:
 
     before: Round
     transition: Transition
-    started: Round | None = None
+    started: Transition | None = None
+    refused: GameError | None = None
+
+    def result(self) -> CommandResult:
+        """What the shell needs to know of this attempt."""
+        started = self.started
+        return CommandResult(
+            self.transition.round,
+            self.transition.events,
+            started.round if started else None,
+            refused=self.refused,
+            started_events=started.events if started else (),
+        )
 
 
 _TRANSACTION_KIND = {
@@ -387,10 +401,9 @@ class GameService:
             chat.next_round_at_ms = now + after.settings.pause_seconds * 1000
         elif after.void_reason in _REDEALS and chat.is_open:
             try:
-                started = await self._insert_round(session, chat, now)
-            except RuleViolation:  # the bank is empty: the table waits for /fund
-                return
-            attempt.started = started.round
+                attempt.started = await self._insert_round(session, chat, now)
+            except RuleViolation as error:  # the bank is empty: the table waits for /fund
+                attempt.refused = error
 
     async def _run(
         self,
@@ -449,9 +462,7 @@ class GameService:
                     raise
                 # Writing the transition failed: void the round, so none is left half-done.
                 return await self._void_after_error(located, error)
-            return CommandResult(
-                attempt.transition.round, attempt.transition.events, attempt.started
-            )
+            return attempt.result()
         raise RuntimeError(f"round command did not settle after {MAX_ATTEMPTS} attempts")
 
     async def _void_after_error(self, round_id: int, error: Exception) -> CommandResult:
@@ -464,7 +475,7 @@ class GameService:
                 return CommandResult(state)
             attempt = _Attempt(state, engine.void(state, VoidReason.ERROR))
             await self._write(session, attempt, now)
-        return CommandResult(attempt.transition.round, attempt.transition.events, attempt.started)
+        return attempt.result()
 
     # -- rounds -----------------------------------------------------------------------
 

@@ -341,10 +341,7 @@ class GameBot:
 
     async def _start_due(self, chat_id: int) -> None:
         async with self.locks.lock(chat_id):
-            result = await self.service.start_due_round(chat_id)
-            self.publish(chat_id, result)
-        if result.refused is not None:
-            self.outbox.put(chat_id, partial(self.send_refusal, chat_id, result.refused))
+            self.publish(chat_id, await self.service.start_due_round(chat_id))
 
     async def advance(self, round_id: int, chat_id: int) -> None:
         """Apply a round's deadline under its chat's lock."""
@@ -390,6 +387,8 @@ class GameBot:
     def publish(self, chat_id: int, result: CommandResult) -> None:
         """Tell the group what a command or deadline did (through the chat's outbox, so
         the caller never waits on Telegram) and schedule the next deadline."""
+        if result.refused is not None:
+            self.outbox.put(chat_id, partial(self.send_refusal, chat_id, result.refused))
         state = result.round
         if state is None or result.duplicate:
             return
@@ -404,6 +403,11 @@ class GameBot:
         if result.events and not any(isinstance(e, RoundStarted) for e in result.events):
             self.refresh_board(state)
         if result.started is not None:
+            for event in result.started_events:
+                if isinstance(event, RoundStarted) and event.retired_shoe is not None:
+                    self.outbox.put(
+                        chat_id, partial(self.send_shoe_replaced, result.started, event)
+                    )
             self.outbox.put(chat_id, partial(self.send_board, result.started.id))
             self.schedule(result.started)
 
@@ -785,7 +789,10 @@ class GameBot:
         views = await self.views(chat_id)
         seed = state.seed.hex()
         if not state.shares:
-            await self.reply(update, views.t("verify.no_split", round_id=round_id, seed=seed))
+            if state.shoe is not None:  # nothing was dealt; the shoe's seed stays secret
+                await self.reply(update, views.t("verify.no_deal_shoe", round_id=round_id))
+            else:
+                await self.reply(update, views.t("verify.no_split", round_id=round_id, seed=seed))
             return
         if not state.ruleset.uses_grabs:
             await self._verify_cards(update, state, views)
@@ -954,6 +961,7 @@ class GameBot:
                     "set.table_defaults",
                     rake=format_bps(settings.rake_bps),
                     rebate=format_bps(settings.rebate_bps),
+                    fees=settings.dealer_fees,
                     minimum=settings.min_bet,
                     maximum=settings.max_bet,
                 )
@@ -1095,6 +1103,7 @@ BOT_COMMANDS = [
     ("history", "Last rounds"),
     ("rules", "Rules of this table"),
     ("verify", "Check a round: /verify 12"),
+    ("bank", "The group bank's balance"),
     ("help", "All commands"),
 ]
 

@@ -71,7 +71,9 @@ EN: dict[str, str] = {
     "error.round_not_finished": "Round {round_id} has not ended; its seed is still secret.",
     "error.internal": "Something went wrong; nothing was changed.",
     "error.table_full": "The table is full: {seats} bets a round. Try the next round.",
-    "error.bank_empty": "The house deals, but its bank is empty. An admin can /fund it.",
+    "error.bank_empty": (
+        "The house deals, but its bank is empty: an admin can /fund it, then /newround."
+    ),
     # answers
     "answer.bid_placed": "Your bid of {amount} is the highest.",
     "answer.bet_placed": "Your bet of {amount} is in.",
@@ -108,7 +110,7 @@ EN: dict[str, str] = {
     "button.grab": "🧧 Grab",
     # results
     "results.title": "<b>Round #{round_id} results</b> · {game}",
-    "results.house_name": "the house",
+    "results.house_name": "(the house)",
     "results.shoe": (
         "Dealt from shoe #{shoe_id}, cards {first}–{last}. The shoe's seed is revealed when "
         "it is replaced; then /verify checks this round."
@@ -162,7 +164,10 @@ EN: dict[str, str] = {
         "Round #{round_id} was dealt from shoe #{shoe_id} (hash <code>{commitment}</code>), "
         "cards {first}–{last}. Its seed is revealed when the shoe is replaced."
     ),
-    "verify.no_split": "Round #{round_id} ended before the envelope was split. Seed: <code>{seed}</code>",
+    "verify.no_split": "Round #{round_id} ended before anything was dealt. Seed: <code>{seed}</code>",
+    "verify.no_deal_shoe": (
+        "Round #{round_id} ended before anything was dealt: no card of the shoe was used."
+    ),
     "table.opened": "The table is open. Start a round with /newround.",
     "table.closed": "The table is closed. A running round finishes; no new round starts.",
     "table.already_open": "The table is already open.",
@@ -172,7 +177,10 @@ EN: dict[str, str] = {
     "config.usage": "Change one with <code>/set KEY VALUE</code>, e.g. <code>/set rake 5%</code>.",
     "set.usage": "Usage: <code>/set KEY VALUE</code>, e.g. <code>/set bet_seconds 40</code>.",
     "set.done": "{name}: {old} → {new}",
-    "set.table_defaults": "Table defaults of this game: rake {rake}, rebate {rebate}, bets {minimum}–{maximum}.",
+    "set.table_defaults": (
+        "Table defaults of this game: rake {rake}, rebate {rebate}, dealer fees {fees}, "
+        "bets {minimum}–{maximum}."
+    ),
     "set.next_round": "It takes effect at the next round.",
     "fund.done": "Funded the bank with {amount}. The bank holds {balance}.",
     "bank.balance": "The bank holds {balance}. It deals when <code>/set dealer house</code>.",
@@ -206,6 +214,7 @@ EN: dict[str, str] = {
         "This table: bets {min_bet}–{max_bet}, min bid {min_bid}, rake {rake}, "
         "rebate {rebate}, dealer fees {fees}."
     ),
+    "rules.table_house": "This table: bets {min_bet}–{max_bet}, rake {rake}, rebate {rebate}.",
     "rules.bullbull": (
         "<b>Bull Bull</b> (five cards, a fresh deck every round)\n{dealer} A=1, 2–9 face, "
         "10 J Q K = 10. Three cards summing to a multiple of 10 make a bull; the other two "
@@ -278,7 +287,7 @@ ZH: dict[str, str] = {
     "error.round_not_finished": "第 {round_id} 局尚未结束，种子仍保密。",
     "error.internal": "出错了，没有任何改动。",
     "error.table_full": "本局已满：每局最多 {seats} 注，请等下一局。",
-    "error.bank_empty": "由庄房坐庄，但庄房余额为零。管理员可用 /fund 注资。",
+    "error.bank_empty": "由庄房坐庄，但庄房余额为零：管理员可用 /fund 注资，然后 /newround。",
     "answer.bid_placed": "你的抢庄 {amount} 目前最高。",
     "answer.bet_placed": "你已下注 {amount}。",
     "answer.bet_changed": "你的下注改为 {amount}。",
@@ -312,7 +321,7 @@ ZH: dict[str, str] = {
     "button.cancel_bet": "取消下注",
     "button.grab": "🧧 抢红包",
     "results.title": "<b>第 {round_id} 局结果</b> · {game}",
-    "results.house_name": "庄房",
+    "results.house_name": "（庄房）",
     "results.shoe": "由牌靴 #{shoe_id} 发出第 {first}–{last} 张。牌靴更换时公布其种子，届时可用 /verify 验证本局。",
     "results.dealer": "庄家 {name}：{envelope} {kind} {multiplier}倍 · {net}",
     "results.player": "{name}：{envelope} {kind} {multiplier}倍 · {result} · {net}",
@@ -358,7 +367,8 @@ ZH: dict[str, str] = {
         "第 {round_id} 局由牌靴 #{shoe_id}（哈希 <code>{commitment}</code>）发出第 {first}–{last} 张。"
         "牌靴更换时公布其种子。"
     ),
-    "verify.no_split": "第 {round_id} 局在发红包前结束。种子：<code>{seed}</code>",
+    "verify.no_split": "第 {round_id} 局在发牌（发红包）前结束。种子：<code>{seed}</code>",
+    "verify.no_deal_shoe": "第 {round_id} 局在发牌前结束，未用牌靴中的牌。",
     "table.opened": "牌桌已开，用 /newround 开局。",
     "table.closed": "牌桌已关闭。进行中的牌局会打完，不再开新局。",
     "table.already_open": "牌桌已经是开着的。",
@@ -368,7 +378,9 @@ ZH: dict[str, str] = {
     "config.usage": "用 <code>/set 名称 值</code> 修改，例如 <code>/set rake 5%</code>。",
     "set.usage": "用法：<code>/set 名称 值</code>，例如 <code>/set bet_seconds 40</code>。",
     "set.done": "{name}：{old} → {new}",
-    "set.table_defaults": "本游戏的默认桌设：抽水 {rake}，返水 {rebate}，下注 {minimum}–{maximum}。",
+    "set.table_defaults": (
+        "本游戏的默认桌设：抽水 {rake}，返水 {rebate}，庄家费用 {fees}，下注 {minimum}–{maximum}。"
+    ),
     "set.next_round": "下一局起生效。",
     "fund.done": "已向庄房注资 {amount}，庄房余额 {balance}。",
     "bank.balance": "庄房余额 {balance}。<code>/set dealer house</code> 时由庄房坐庄。",
@@ -395,6 +407,7 @@ ZH: dict[str, str] = {
     "rules.dealer.bid": "出价最高者坐庄。",
     "rules.dealer.house": "由庄房坐庄，不抢庄。",
     "rules.table": "本桌：下注 {min_bet}–{max_bet}，最低抢庄 {min_bid}，抽水 {rake}，返水 {rebate}，庄家费用 {fees}。",
+    "rules.table_house": "本桌：下注 {min_bet}–{max_bet}，抽水 {rake}，返水 {rebate}。",
     "rules.bullbull": (
         "<b>斗牛</b>（五张牌，每局一副新牌）\n{dealer}A=1，2–9 按面值，10 J Q K = 10。任意三张之和为 10 "
         "的倍数即有牛，另两张之和的个位为点数（0 为牛牛），否则没牛。\n从大到小：五小牛 5倍 · 炸弹 5倍 · "

@@ -222,7 +222,8 @@ class Views:
                 name=dealer_name,
                 envelope=self.dealt(dealer),
                 kind=self.kind(dealer),
-                multiplier=dealer.multiplier,
+                # What a loser pays against it (Niu-Niu Poker: always 1x).
+                multiplier=state.ruleset.loss_multiplier(dealer),
                 net=format_signed(settlement.dealer_net, self.currency),
             )
         )
@@ -265,7 +266,7 @@ class Views:
             self.t(f"rules.{game}", dealer=dealer)
             + "\n\n"
             + self.t(
-                "rules.table",
+                "rules.table_house" if settings.dealer == "house" else "rules.table",
                 min_bet=self.money(settings.min_bet),
                 max_bet=self.money(settings.max_bet),
                 min_bid=self.money(settings.min_bid),

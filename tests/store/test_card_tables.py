@@ -29,7 +29,16 @@ from bot.service.game import GameService, Person
 from bot.store.db import Database
 from bot.store.models import Chat, ShoeRow
 from tests.conftest import Clock, Seeds
-from tests.store.helpers import ADMIN, DEALER, GROUP, PLAYERS, TEST_SETTINGS, check_all, fund
+from tests.store.helpers import (
+    ADMIN,
+    DEALER,
+    GROUP,
+    PLAYERS,
+    TEST_SETTINGS,
+    check_all,
+    find_seed,
+    fund,
+)
 
 SECONDS = TEST_SETTINGS.bet_seconds
 
@@ -79,9 +88,11 @@ async def available(service: GameService, person: Person) -> int:
 
 async def test_switching_to_a_card_game_applies_its_table_defaults(service: GameService) -> None:
     await service.set_open(GROUP, ADMIN, True)
+    await service.change_setting(GROUP, ADMIN, "dealer_fee", "2")
     await service.change_setting(GROUP, ADMIN, "ruleset", "bullbull")
     settings = await service.settings(GROUP)
     assert (settings.ruleset, settings.rake_bps, settings.rebate_bps) == ("bullbull", 0, 0)
+    assert settings.dealer_fees == 0  # seed 001: no commission
     assert (settings.min_bet, settings.max_bet) == (100, 50_000)
     await service.change_setting(GROUP, ADMIN, "rake", "2%")
     assert (await service.settings(GROUP)).rake_bps == 200
@@ -354,3 +365,23 @@ async def test_a_round_due_to_start_with_an_empty_bank_says_why_and_stops_waitin
     assert result.round is None
     assert result.refused is not None and result.refused.key == "bank_empty"
     assert await service.due_chat_ids() == []
+
+
+async def test_a_redeal_that_cannot_start_for_an_empty_bank_says_why(
+    service: GameService, clock: Clock, seeds: Seeds
+) -> None:
+    await service.set_open(GROUP, ADMIN, True)
+    await service.change_setting(GROUP, ADMIN, "envelope_mean_share", "0.05")
+    seeds.queued.append(find_seed(2, 10, lambda shares: shares[1] == 1))  # the dealer's 0.01
+    state = await betting_with_a_dealer(service, clock, pool=1_000)
+    await place(service, [(PLAYERS[0], 100)])
+    clock.advance(SECONDS)
+    await service.advance(state.id)
+    # The next round is the house's, and its bank is empty.
+    await service.change_setting(GROUP, ADMIN, "dealer", "house")
+    await service.grab(GROUP, PLAYERS[0])
+    result = await service.grab(GROUP, DEALER)
+    assert any(isinstance(e, RoundVoided) for e in result.events)
+    assert result.started is None
+    assert result.refused is not None and result.refused.key == "bank_empty"
+    assert await service.current_round(GROUP) is None

@@ -52,7 +52,7 @@ def test_card_results_show_the_cards_and_name_the_house() -> None:
     text = Views(state.settings).results(state, ended, PEOPLE)
     dealer = state.dealer_hand()
     assert dealer is not None
-    assert "Dealer the house:" in text and format_cards(dealer.right) in text
+    assert "Dealer (the house):" in text and format_cards(dealer.right) in text
     assert sum(symbol in text for symbol in "♠♥♦♣") >= 2
     assert state.seed.hex() in text  # a round's own seed is revealed as it ends
 

@@ -683,6 +683,16 @@ def test_a_shoe_round_deals_from_the_shoe_at_its_offset_and_commits_to_the_shoe(
         engine.start_round(
             round_id=1, chat_id=-1, settings=card_settings("poker29"), seed=b"r" * 32, now_ms=T0
         )
+    # A game without a shoe ignores one: it deals from, and commits to, its own seed.
+    fresh = engine.start_round(
+        round_id=1,
+        chat_id=-1,
+        settings=card_settings("bullbull"),
+        seed=b"r" * 32,
+        now_ms=T0,
+        shoe=shoe,
+    ).round
+    assert fresh.shoe is None and fresh.commitment == commitment(b"r" * 32)
 
 
 def test_when_the_house_deals_the_round_opens_for_bets_with_the_bank_as_pool() -> None:
