@@ -83,12 +83,12 @@ def round_of(count: int) -> dict[str, object]:
     numbers = pseudo_random(2 * count, b"settle")
     stakes = [
         Stake(
-            player_id=i, amount=100 + numbers[2 * i] % 10_000, envelope=1 + numbers[2 * i + 1] % 999
+            player_id=i, amount=100 + numbers[2 * i] % 10_000, outcome=1 + numbers[2 * i + 1] % 999
         )
         for i in range(count)
     ]
     return {
-        "dealer_envelope": 14,  # 0.14, 5 points: roughly half the players win
+        "dealer_outcome": 14,  # 0.14, 5 points: roughly half the players win
         "pool": 1_000_000,  # 10,000.00: not enough for every winner, so some drink
         "stakes": stakes,
         "rake_bps": 500,

@@ -110,7 +110,8 @@ class Bet:
 
 @dataclass(frozen=True, slots=True)
 class Grab:
-    """An envelope share taken by a participant; ``auto`` when taken for them at the deadline."""
+    """An outcome taken by a participant: an envelope share grabbed, or cards dealt (``auto``:
+    taken for them, at the deadline or as the cards are dealt)."""
 
     user_id: UserId
     amount: int
@@ -286,7 +287,7 @@ class Round:
         """The user's grab in this round, if any."""
         return next((grab for grab in self.grabs if grab.user_id == user_id), None)
 
-    def envelopes(self) -> dict[UserId, int]:
+    def dealt(self) -> dict[UserId, int]:
         """What each participant grabbed (or was dealt) so far."""
         return {grab.user_id: grab.amount for grab in self.grabs}
 
@@ -620,12 +621,12 @@ def _finish(state: Round) -> Transition:
     """Settle a round whose participants have all grabbed (same version: part of one step)."""
     dealer_outcome = state.dealer_outcome()
     assert dealer_outcome is not None
-    envelope_of = state.envelopes()
+    outcome_of = state.dealt()
     settings = state.settings
     settlement = settle(
-        dealer_envelope=dealer_outcome,
+        dealer_outcome=dealer_outcome,
         pool=state.pool,
-        stakes=[Stake(bet.user_id, bet.amount, envelope_of[bet.user_id]) for bet in state.bets],
+        stakes=[Stake(bet.user_id, bet.amount, outcome_of[bet.user_id]) for bet in state.bets],
         rake_bps=settings.rake_bps,
         rebate_bps=settings.rebate_bps,
         dealer_fees=0 if state.house_deals else settings.dealer_fees,

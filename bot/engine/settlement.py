@@ -35,7 +35,7 @@ class Stake:
 
     player_id: Hashable
     amount: int
-    envelope: int
+    outcome: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,7 +78,7 @@ def _share(gross: int, bps: int) -> int:
 
 def settle(
     *,
-    dealer_envelope: int,
+    dealer_outcome: int,
     pool: int,
     stakes: Sequence[Stake],
     rake_bps: int,
@@ -91,7 +91,7 @@ def settle(
     ``stakes`` come in the order the bets were placed; each player appears once.
 
     - A dealer hand that re-deals (0.01): every outcome is ``refund``, nothing is charged.
-    - ``dealer_envelope`` and each stake's ``envelope`` are dealt outcomes that the
+    - ``dealer_outcome`` and each stake's ``outcome`` are dealt outcomes that the
       ``ruleset`` evaluates (an envelope's cents, or five packed cards).
     - A player who beats the dealer wins stake x the win multiplier; one who loses pays
       stake x the loss multiplier, unless immune (免死: refunded). Equal hands tie.
@@ -115,7 +115,7 @@ def settle(
             raise ValueError(f"player {stake.player_id!r} has two stakes")
         seen.add(stake.player_id)
 
-    dealer = ruleset.evaluate(dealer_envelope)
+    dealer = ruleset.evaluate(dealer_outcome)
     if ruleset.is_redeal(dealer):
         return Settlement(
             redeal=True,
@@ -129,7 +129,7 @@ def settle(
     collected = 0  # what losers paid into the pool, after rake
     platform_net = dealer_fees
     for order, stake in enumerate(stakes):
-        hand = ruleset.evaluate(stake.envelope)
+        hand = ruleset.evaluate(stake.outcome)
         verdict = ruleset.compare(hand, dealer)
         if verdict > 0:
             winners.append((order, stake, hand))

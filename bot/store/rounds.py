@@ -248,7 +248,7 @@ async def _save_bets(session: AsyncSession, before: Round, after: Round, now_ms:
 
 
 async def _save_outcomes(session: AsyncSession, state: Round, event: RoundSettled) -> None:
-    outcome_of = state.envelopes()
+    outcome_of = state.dealt()
     dealer_outcome = state.dealer_outcome()
     assert dealer_outcome is not None
     # The house has no user id: its line is user 0 with the role "house".

@@ -125,7 +125,7 @@ async def check_settlement(
 
     # ... is what the settlement rules compute from the dealt hands, stakes and pool ...
     expected = settle(
-        dealer_envelope=hands[-1],
+        dealer_outcome=hands[-1],
         pool=ended.pool,
         stakes=[
             Stake(b["id"], stake, hand)

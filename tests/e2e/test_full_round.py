@@ -75,7 +75,7 @@ async def test_full_round_settles_as_the_settlement_rules_say(e2e: E2E) -> None:
     settings = await e2e.service.settings(GROUP)
     assert settings == ended.settings
     expected = settle(
-        dealer_envelope=results[DEALER["id"]].envelope,
+        dealer_outcome=results[DEALER["id"]].envelope,
         pool=ended.pool,
         stakes=[Stake(b["id"], results[b["id"]].stake, results[b["id"]].envelope) for b in BETTORS],
         rake_bps=settings.rake_bps,

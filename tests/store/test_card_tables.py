@@ -134,7 +134,7 @@ async def test_bullbull_deals_from_the_rounds_seed_and_settles_as_betting_closes
     (settled,) = [e for e in events if isinstance(e, RoundSettled)]
     hands = deal_packed(state.seed, 1, 4)
     expected = settle(
-        dealer_envelope=hands[3],
+        dealer_outcome=hands[3],
         pool=50_000,
         stakes=[Stake(p.id, amount, hand) for (p, amount), hand in zip(bets, hands, strict=False)],
         rake_bps=0,
@@ -304,7 +304,7 @@ async def test_with_the_house_dealing_bidding_is_skipped_and_the_bank_is_the_poo
     assert stored is not None and stored.phase is Phase.SETTLED
     assert len(stored.shares) == 4 and stored.dealer_outcome() == stored.shares[3]
     expected = settle(
-        dealer_envelope=stored.shares[3],
+        dealer_outcome=stored.shares[3],
         pool=30_000,
         stakes=[Stake(p.id, a, s) for (p, a), s in zip(bets, stored.shares, strict=False)],
         rake_bps=0,
@@ -341,7 +341,7 @@ async def test_with_the_house_dealing_the_envelope_game_gives_the_house_the_last
         assert shares[2] == 1
         return
     expected = settle(
-        dealer_envelope=shares[2],
+        dealer_outcome=shares[2],
         pool=30_000,
         stakes=[Stake(PLAYERS[0].id, 100, shares[1]), Stake(PLAYERS[1].id, 200, shares[0])],
         rake_bps=TEST_SETTINGS.rake_bps,

@@ -74,7 +74,7 @@ def rounds(draw: st.DrawFn) -> dict[str, object]:
     envelope = st.one_of(amounts, amounts, amounts, amounts, st.just(dealer), st.just(1))
     stakes = [Stake(player, draw(stake_amount), draw(envelope)) for player in ids]
     return {
-        "dealer_envelope": dealer,
+        "dealer_outcome": dealer,
         "pool": draw(st.one_of(st.integers(0, 10**7), st.integers(0, 20_000))),
         "stakes": stakes,
         "rake_bps": draw(st.one_of(st.integers(0, 10_000), st.sampled_from([0, 500]))),
@@ -124,12 +124,12 @@ def test_outcomes_are_keyed_by_every_player_in_bet_order(round_: dict[str, objec
 @given(rounds())
 def test_each_result_follows_the_hands(round_: dict[str, object]) -> None:
     result = settled(round_)
-    dealer = evaluate(round_["dealer_envelope"])  # type: ignore[arg-type]
+    dealer = evaluate(round_["dealer_outcome"])  # type: ignore[arg-type]
     stakes: list[Stake] = round_["stakes"]  # type: ignore[assignment]
     assert result.redeal == (dealer.amount == 1)
     for stake in stakes:
         outcome = result.outcomes[stake.player_id]
-        hand = evaluate(stake.envelope)
+        hand = evaluate(stake.outcome)
         verdict = compare(hand, dealer)
         if result.redeal:
             assert outcome.result == Result.REFUND
@@ -137,7 +137,7 @@ def test_each_result_follows_the_hands(round_: dict[str, object]) -> None:
             assert outcome.result in (Result.WIN, Result.DRINK)
         elif verdict == 0:
             assert outcome.result == Result.TIE
-        elif stake.envelope == 1:
+        elif stake.outcome == 1:
             assert outcome.result == Result.IMMUNE
         else:
             assert outcome.result == Result.LOSE
@@ -186,7 +186,7 @@ def test_drink_only_when_payment_would_exceed_what_is_left(round_: dict[str, obj
     if result.redeal:
         return
     stakes: list[Stake] = round_["stakes"]  # type: ignore[assignment]
-    dealer = evaluate(round_["dealer_envelope"])  # type: ignore[arg-type]
+    dealer = evaluate(round_["dealer_outcome"])  # type: ignore[arg-type]
     left: int = round_["pool"] + sum(  # type: ignore[operator]
         o.gross - o.rake for o in result.outcomes.values() if o.result == Result.LOSE
     )
@@ -194,14 +194,14 @@ def test_drink_only_when_payment_would_exceed_what_is_left(round_: dict[str, obj
     beaters = [
         (index, stake)
         for index, stake in enumerate(stakes)
-        if compare(evaluate(stake.envelope), dealer) > 0
+        if compare(evaluate(stake.outcome), dealer) > 0
     ]
     beaters.sort(key=lambda entry: entry[0])
-    beaters.sort(key=lambda entry: evaluate(entry[1].envelope).strength, reverse=True)
+    beaters.sort(key=lambda entry: evaluate(entry[1].outcome).strength, reverse=True)
     drinking = False
     for _, stake in beaters:
         outcome = result.outcomes[stake.player_id]
-        owed = stake.amount * evaluate(stake.envelope).multiplier
+        owed = stake.amount * evaluate(stake.outcome).multiplier
         if drinking:
             assert outcome.result == Result.DRINK
         elif owed > left:

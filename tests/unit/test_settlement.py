@@ -31,7 +31,7 @@ def run(
 ) -> Settlement:
     """Settle with stakes given as (player, stake, envelope) text triples."""
     return settle(
-        dealer_envelope=c(dealer),
+        dealer_outcome=c(dealer),
         pool=c(pool),
         stakes=[Stake(player, c(amount), c(envelope)) for player, amount, envelope in stakes],
         rake_bps=rake_bps,
@@ -328,7 +328,7 @@ def test_immune_hand_that_wins_is_paid_at_its_normal_multiplier() -> None:
             return player.amount == 5
 
     settlement = settle(
-        dealer_envelope=4,
+        dealer_outcome=4,
         pool=10_000,
         stakes=[Stake("p", 100, 5)],
         rake_bps=0,
@@ -349,12 +349,12 @@ def test_immune_hand_that_wins_is_paid_at_its_normal_multiplier() -> None:
         {"stakes": [Stake("a", 0, 342)]},
         {"stakes": [Stake("a", 100, 342), Stake("a", 100, 88)]},
         {"stakes": [Stake("a", 100, 1000)]},
-        {"dealer_envelope": 0},
+        {"dealer_outcome": 0},
     ],
 )
 def test_impossible_inputs_are_refused(kwargs: dict[str, object]) -> None:
     arguments: dict[str, object] = {
-        "dealer_envelope": 342,
+        "dealer_outcome": 342,
         "pool": 10_000,
         "stakes": [Stake("a", 100, 88)],
         "rake_bps": 500,
