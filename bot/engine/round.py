@@ -75,6 +75,8 @@ class AccountRef:
     user_id: UserId | None = None
 
 
+#: The group's platform account: rake and dealer fees in, rebates out. It never deals:
+#: when "the house deals" (``dealer house``), the dealer is the ``BANK``.
 HOUSE = AccountRef(AccountKind.HOUSE)
 MINT = AccountRef(AccountKind.MINT)
 #: The group's bank: admins fund it, and it is the dealer when the house deals.
