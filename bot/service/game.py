@@ -314,10 +314,7 @@ class GameService:
             bank = await ledger.account_balance(session, chat.id, BANK)
             if bank <= 0:
                 raise RuleViolation("bank_empty")
-        shoe, retired = None, None
-        ruleset = get_ruleset(settings.ruleset)
-        if ruleset.shoe_decks:
-            shoe, retired = await self._current_shoe(session, chat.id, ruleset, now)
+        shoe, retired = await self._shoe_for(session, chat.id, get_ruleset(settings.ruleset), now)
         transition = engine.start_round(
             round_id=0,
             chat_id=chat.id,
@@ -332,11 +329,14 @@ class GameService:
         chat.next_round_at_ms = None
         return dataclasses.replace(transition, round=stored)
 
-    async def _current_shoe(
+    async def _shoe_for(
         self, session: AsyncSession, chat_id: int, ruleset: Ruleset[Any], now: int
-    ) -> tuple[ShoeRef, RetiredShoe | None]:
-        """The group's shoe for the next round: the current one, or a new one if it is
-        spent (its seed is then revealed)."""
+    ) -> tuple[ShoeRef | None, RetiredShoe | None]:
+        """The shoe the group's next round deals from (``None`` for a game without one),
+        and the shoe retired for it, whose seed is revealed: a spent shoe is replaced, and
+        a table that moved to another game retires its shoe, so that the rounds dealt from
+        it can be verified. (The round being started is the chat's only open round, so
+        none is still to be dealt from a retired shoe.)"""
         row = await session.scalar(
             select(ShoeRow)
             .where(ShoeRow.chat_id == chat_id, ShoeRow.replaced_at_ms.is_(None))
@@ -349,6 +349,8 @@ class GameService:
             retired = RetiredShoe(row.id, bytes(row.seed))
             await session.flush()
             row = None
+        if not decks:
+            return None, retired
         if row is None:
             seed = self.seed_source()
             row = ShoeRow(

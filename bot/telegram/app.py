@@ -519,16 +519,17 @@ class GameBot:
         await self.send(chat_id, await self.text(chat_id, f"error.{error.key}", **error.params))
 
     async def send_shoe_replaced(self, state: Round, started: RoundStarted) -> None:
-        """Tell the group its shoe was replaced, revealing the old shoe's seed."""
+        """Tell the group its shoe was replaced (or retired, the table having moved to a
+        game without one), revealing the old shoe's seed."""
         retired = started.retired_shoe
-        assert retired is not None and state.shoe is not None
-        text = await self.text(
-            state.chat_id,
-            "shoe.replaced",
-            shoe_id=state.shoe.id,
-            old_id=retired.id,
-            seed=retired.seed.hex(),
-        )
+        assert retired is not None
+        seed = retired.seed.hex()
+        if state.shoe is None:
+            text = await self.text(state.chat_id, "shoe.retired", old_id=retired.id, seed=seed)
+        else:
+            text = await self.text(
+                state.chat_id, "shoe.replaced", shoe_id=state.shoe.id, old_id=retired.id, seed=seed
+            )
         await self.send(state.chat_id, text)
 
     async def send_results(self, state: Round, ended: RoundSettled | RoundVoided) -> None:

@@ -138,6 +138,10 @@ EN: dict[str, str] = {
         "🔀 New shoe #{shoe_id} (more than half of shoe #{old_id} was dealt). Shoe "
         "#{old_id}'s seed: <code>{seed}</code> — /verify checks the rounds dealt from it."
     ),
+    "shoe.retired": (
+        "Shoe #{old_id} is retired: this table plays another game now. Its seed: "
+        "<code>{seed}</code> — /verify checks the rounds dealt from it."
+    ),
     # commands
     "balance.group": "{name}: available {available}, held {held}.",
     "balance.private_header": "Your chips:",
@@ -343,6 +347,10 @@ ZH: dict[str, str] = {
     "shoe.replaced": (
         "🔀 新牌靴 #{shoe_id}（牌靴 #{old_id} 已发出一半以上）。牌靴 #{old_id} 的种子："
         "<code>{seed}</code> —— 可用 /verify 验证其发出的牌局。"
+    ),
+    "shoe.retired": (
+        "牌靴 #{old_id} 已停用：本桌现在玩其他游戏。其种子：<code>{seed}</code> —— "
+        "可用 /verify 验证其发出的牌局。"
     ),
     "balance.group": "{name}：可用 {available}，冻结 {held}。",
     "balance.private_header": "你的筹码：",

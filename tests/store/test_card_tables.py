@@ -385,3 +385,28 @@ async def test_a_redeal_that_cannot_start_for_an_empty_bank_says_why(
     assert result.started is None
     assert result.refused is not None and result.refused.key == "bank_empty"
     assert await service.current_round(GROUP) is None
+
+
+async def test_a_table_that_leaves_niu_niu_poker_retires_its_shoe_and_reveals_the_seed(
+    service: GameService, clock: Clock, db: Database
+) -> None:
+    await table(service, "poker29")
+    first = await betting_with_a_dealer(service, clock)
+    await place(service, [(PLAYERS[0], 1_000)])
+    await close_betting(service, clock, first.id)
+    await service.change_setting(GROUP, ADMIN, "ruleset", "bullbull")
+    clock.advance(TEST_SETTINGS.pause_seconds)
+    started = await service.start_round(GROUP, actor=ADMIN)
+    (event,) = [e for e in started.events if isinstance(e, RoundStarted)]
+    (shoe,) = await shoe_rows(db)
+    assert shoe.replaced_at_ms is not None
+    assert event.retired_shoe is not None and event.retired_shoe.seed == bytes(shoe.seed)
+    assert started.round is not None and started.round.shoe is None
+    # Back at Niu-Niu Poker later: a fresh shoe.
+    clock.advance(TEST_SETTINGS.bid_seconds)
+    await service.advance(started.round.id)  # nobody bid: void
+    await service.change_setting(GROUP, ADMIN, "ruleset", "poker29")
+    again = await service.start_round(GROUP, actor=ADMIN)
+    assert again.round is not None and again.round.shoe is not None
+    assert again.round.shoe.id != shoe.id and again.round.shoe.offset == 0
+    assert all(e.retired_shoe is None for e in again.events if isinstance(e, RoundStarted))

@@ -27,7 +27,7 @@ from bot.engine.round import (
 )
 from bot.service.game import CommandResult, GameService, Person
 from bot.store.db import Database
-from bot.store.models import BetRow, LedgerTransaction
+from bot.store.models import BetRow, LedgerTransaction, ShoeRow
 from tests.conftest import Clock, Seeds, _truncate
 from tests.store.helpers import (
     ADMIN,
@@ -325,3 +325,32 @@ async def test_everyone_grabbing_at_once_takes_each_share_once(
     stored = await main.round(state.id)
     assert stored is not None and not stored.phase.is_open
     assert [g.amount for g in stored.grabs] == list(grabbing.shares)
+
+
+async def test_two_workers_dealing_from_one_shoe_deal_each_round_once(
+    url: str, main: GameService, clock: Clock
+) -> None:
+    """House-dealt Niu-Niu Poker: both workers fire each betting deadline at once; each
+    round is dealt and settled once, and the shoe moves on by exactly its cards."""
+    await open_table(main)
+    await main.change_setting(GROUP, ADMIN, "ruleset", "poker29")
+    await main.change_setting(GROUP, ADMIN, "dealer", "house")
+    await main.fund(GROUP, ADMIN, 1_000_000)
+    for person in CROWD[:4]:
+        await fund(main, person, 100_000)
+    dealt = 0
+    async with workers(url, 2, clock, Seeds()) as (first, second):
+        for _ in range(3):
+            started = (await main.start_round(GROUP, actor=ADMIN)).round
+            assert started is not None and started.shoe is not None
+            assert started.shoe.offset == dealt
+            for person in CROWD[:4]:
+                await main.bet(GROUP, person, 1_000)
+            clock.advance(TEST_SETTINGS.bet_seconds)
+            results = await asyncio.gather(first.advance(started.id), second.advance(started.id))
+            assert len(round_ends(list(results))) == 1
+            assert (await round_transactions(main.db, started.id)).count("settle") == 1
+            dealt += 5 * 5
+            async with main.db.transaction() as session:
+                assert await session.scalar(select(ShoeRow.dealt)) == dealt
+            clock.advance(TEST_SETTINGS.pause_seconds)
