@@ -200,7 +200,10 @@ EN: dict[str, str] = {
         "Hi! I host 68 NiuNiu red-envelope rounds in groups.\n"
         "1. Add me to your group.\n2. An admin sends /open, credits chips with /credit "
         "(as a reply to a player's message), then /newround.\n"
-        "3. Players bid for dealer, bet, and grab the envelope.\nSee /help and /rules."
+        "3. Players bid for dealer, bet, and grab the envelope.\n"
+        "Admins can also deal the card games: <code>/set ruleset bullbull</code> (or poker29, "
+        "poker29_vn), with the group's bank as dealer: <code>/set dealer house</code>.\n"
+        "See /help and /rules."
     ),
     "help": (
         "<b>Players</b>\n/newround – start a round\n/bid 500 – bid for dealer\n"
@@ -403,7 +406,8 @@ ZH: dict[str, str] = {
     "private.start": (
         "你好！我在群里主持 68 牛牛红包游戏。\n1. 把我加入群组。\n"
         "2. 管理员发送 /open，回复玩家消息用 /credit 上分，然后 /newround。\n"
-        "3. 玩家抢庄、下注、抢红包。详见 /help 和 /rules。"
+        "3. 玩家抢庄、下注、抢红包。\n管理员也可以开牌局：<code>/set ruleset bullbull</code>"
+        "（或 poker29、poker29_vn），由庄房坐庄：<code>/set dealer house</code>。\n详见 /help 和 /rules。"
     ),
     "help": (
         "<b>玩家</b>\n/newround – 开局\n/bid 500 – 抢庄\n/bet 20 – 下注（再发可改，/bet 0 取消）\n"
