@@ -410,3 +410,22 @@ async def test_a_table_that_leaves_niu_niu_poker_retires_its_shoe_and_reveals_th
     assert again.round is not None and again.round.shoe is not None
     assert again.round.shoe.id != shoe.id and again.round.shoe.offset == 0
     assert all(e.retired_shoe is None for e in again.events if isinstance(e, RoundStarted))
+
+
+async def test_a_card_round_whose_betting_closed_while_stopped_is_dealt_once_on_recovery(
+    service: GameService, clock: Clock, db: Database, seeds: Seeds
+) -> None:
+    await table(service, "poker29", dealer="house")
+    await service.fund(GROUP, ADMIN, 50_000)
+    started = await service.start_round(GROUP, actor=ADMIN)
+    assert started.round is not None
+    await place(service, [(PLAYERS[0], 1_000), (PLAYERS[1], 2_000)])
+    # The process stops; betting closes while nobody runs; a new process recovers.
+    clock.advance(SECONDS + 60)
+    restarted = GameService(db, TEST_SETTINGS, clock=clock, seed_source=seeds)
+    results, still_open = await restarted.recover()
+    settled = [e for r in results for e in r.events if isinstance(e, RoundSettled)]
+    assert len(settled) == 1 and still_open == []
+    assert (await restarted.recover()) == ([], [])
+    (shoe,) = await shoe_rows(db)
+    assert shoe.dealt == 15
