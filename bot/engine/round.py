@@ -24,13 +24,13 @@ from typing import Any
 from bot.engine.errors import NotDue, RuleViolation
 from bot.engine.settings import Settings
 from bot.engine.settlement import Settlement, Stake, settle
+from bot.rules.cards import HAND_SIZE
 from bot.rules.ruleset import AnyHand, Ruleset, get_ruleset
 from bot.rules.split import commitment
 
 UserId = int
 #: ``Settings.dealer`` when the group's bank deals; ``"bid"`` when players bid for it.
 HOUSE_DEALER = "house"
-CARDS_PER_HAND = 5
 
 
 class Phase(StrEnum):
@@ -125,7 +125,8 @@ class Grab:
 
 @dataclass(frozen=True, slots=True)
 class RetiredShoe:
-    """A shoe replaced before this round: its seed is revealed now."""
+    """A shoe replaced (spent) or retired (the table changed game) as this round starts:
+    its seed is revealed now."""
 
     id: int
     seed: bytes
@@ -602,7 +603,7 @@ def advance(state: Round, now_ms: int) -> Transition:
             )
             after = _next(state, shares=shares, grabs=dealt)
             final = _finish(after)
-            event = CardsDealt(count, count * CARDS_PER_HAND)
+            event = CardsDealt(count, count * HAND_SIZE)
             return Transition(final.round, (event, *final.events), final.postings)
         total = sum(shares)
         deadline = now_ms + settings.grab_seconds * 1000
