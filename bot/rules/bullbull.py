@@ -31,7 +31,16 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from bot.rules import cards as cards_module
-from bot.rules.cards import HAND_SIZE, Card, bull_positions, card_value
+from bot.rules._fivecard import (
+    CardRuleset,
+    FiveCardHand,
+    RankClasses,
+    card_keys,
+    new,
+    rank_key,
+    slot_setters,
+)
+from bot.rules.cards import Card, bull_positions
 
 #: One deck per round, and at most nine bettors: ten hands use 50 of its 52 cards.
 DECKS = 1
@@ -102,15 +111,16 @@ KIND_MULTIPLIERS = {
 LARGEST_MULTIPLIER = 5
 #: Suit order for ties: spades > hearts > clubs > diamonds (higher is stronger).
 SUIT_ORDER = {"S": 3, "H": 2, "C": 1, "D": 0}
+_CARD_KEY = card_keys(SUIT_ORDER)
 
 
 def card_key(card: Card) -> int:
     """A card's tie-break order, greater is higher: rank x 4 + suit (S 3, H 2, C 1, D 0)."""
-    return card.rank * 4 + SUIT_ORDER[card.suit]
+    return _CARD_KEY[card.code]
 
 
 @dataclass(frozen=True, slots=True)
-class Hand:
+class Hand(FiveCardHand):
     """Five cards and what they make.
 
     ``points`` are a bull's points 1-9, and 0 for every other kind (Niu Niu, No Bull, Five
@@ -136,19 +146,7 @@ class Hand:
 
         Shown whatever the kind: a Bomb or Five Face hand may hold a bull too.
         """
-        return bull_positions([card_value(card) for card in self.cards])
-
-    @property
-    def left(self) -> tuple[Card, ...]:
-        """The three bull cards in dealt order; empty when there is no bull."""
-        trio = self.bull
-        return () if trio is None else tuple(self.cards[i] for i in trio)
-
-    @property
-    def right(self) -> tuple[Card, ...]:
-        """The cards outside the bull in dealt order: two, or all five when there is none."""
-        trio = self.bull or ()
-        return tuple(card for i, card in enumerate(self.cards) if i not in trio)
+        return self._trio
 
     @property
     def english(self) -> str:
@@ -184,42 +182,21 @@ def _classify(ranks: Sequence[int]) -> tuple[HandKind, int, int]:
     return HandKind.BULL, points, 0
 
 
-# Every hand's kind depends only on its multiset of ranks. A multiset is keyed by the sum
-# of 1 << (3 x (rank - 1)) over its cards (3 bits count up to 7 of a rank), so the key of
-# five cards is five table look-ups added up, whatever their order. Each multiset (at most
-# 6,188) is classified the first time it is seen.
-_RANK_BIT = tuple(1 << (3 * (card.rank - 1)) for card in cards_module.CARDS)
-_CARD_KEY = tuple(card_key(card) for card in cards_module.CARDS)
-_CLASSES: dict[int, tuple[HandKind, int, int, int]] = {}
-
-
-def _learn(key: int, ranks: Sequence[int]) -> tuple[HandKind, int, int, int]:
+def _entry(ranks: Sequence[int]) -> tuple[HandKind, int, int, int]:
+    """What ``evaluate_cards`` needs of a multiset of ranks: kind, points, kind rank and
+    the last part of a Bomb's strength (0 for the other kinds)."""
     kind, points, four = _classify(ranks)
-    entry = _CLASSES[key] = (kind, points, _KIND_RANK[kind], four * 4)
-    return entry
+    return kind, points, _KIND_RANK[kind], four * 4
 
 
-# The frozen dataclass's __init__ sets each field through object.__setattr__, which is
-# most of the time evaluating a hand takes; these set the same slots directly.
-_new = object.__new__
-_SET_CARDS, _SET_KIND, _SET_POINTS, _SET_STRENGTH = (
-    Hand.__dict__[name].__set__ for name in ("cards", "kind", "points", "strength")
-)
+_CLASSES = RankClasses(_entry)
+_SET_CARDS, _SET_KIND, _SET_POINTS, _SET_STRENGTH = slot_setters(Hand)
 
 
 def evaluate_cards(cards: Sequence[Card]) -> Hand:
     """The hand five cards make (in dealt order). Raises ``ValueError`` unless five cards."""
-    try:
-        a, b, c, d, e = cards
-        key = (
-            _RANK_BIT[a.code] + _RANK_BIT[b.code] + _RANK_BIT[c.code] + _RANK_BIT[d.code]
-        ) + _RANK_BIT[e.code]
-    except (ValueError, TypeError, AttributeError):
-        raise ValueError(f"a hand is {HAND_SIZE} cards, not {cards!r}") from None
-    entry = _CLASSES.get(key)
-    if entry is None:
-        entry = _learn(key, (a.rank, b.rank, c.rank, d.rank, e.rank))
-    kind, points, kind_rank, four = entry
+    kind, points, kind_rank, four = _CLASSES[rank_key(cards)]
+    a, b, c, d, e = cards
     top = four or max(
         _CARD_KEY[a.code],
         _CARD_KEY[b.code],
@@ -227,7 +204,7 @@ def evaluate_cards(cards: Sequence[Card]) -> Hand:
         _CARD_KEY[d.code],
         _CARD_KEY[e.code],
     )
-    hand: Hand = _new(Hand)
+    hand: Hand = new(Hand)
     _SET_CARDS(hand, (a, b, c, d, e))
     _SET_KIND(hand, kind)
     _SET_POINTS(hand, points)
@@ -248,7 +225,7 @@ def compare(a: Hand, b: Hand) -> int:
     return (key_a > key_b) - (key_a < key_b)
 
 
-class BullBullRuleset:
+class BullBullRuleset(CardRuleset[Hand]):
     """Niu Niu (Bull Bull), seed 001: a fresh deck each round, payouts 1x/2x/3x/5x both ways.
 
     Five cards each, round-robin, bettors in bet order and the dealer last. A winner is
@@ -257,15 +234,10 @@ class BullBullRuleset:
 
     name = "bullbull"
     largest_loss_multiplier = LARGEST_MULTIPLIER
-    uses_grabs = False
     max_bettors = MAX_BETTORS
+    decks = DECKS
     shoe_decks = 0
     reshuffle_after = 0
-
-    def deal(self, seed: bytes, count: int, *, mean_share: int, offset: int = 0) -> tuple[int, ...]:
-        """The packed hands of ``count`` participants from one deck shuffled by ``seed``
-        (``bot.rules.cards``); ``mean_share`` is unused."""
-        return cards_module.deal_packed(seed, DECKS, count, offset)
 
     def evaluate(self, outcome: int) -> Hand:
         """The hand of a packed outcome."""
@@ -275,21 +247,9 @@ class BullBullRuleset:
         """See ``bot.rules.bullbull.compare``."""
         return compare(a, b)
 
-    def win_multiplier(self, hand: Hand) -> int:
-        """A winner is paid by their own hand's multiplier."""
-        return hand.multiplier
-
     def loss_multiplier(self, dealer_hand: Hand) -> int:
         """A loser pays by the dealer's multiplier."""
         return dealer_hand.multiplier
-
-    def is_redeal(self, dealer: Hand) -> bool:
-        """No hand re-deals a round."""
-        return False
-
-    def is_immune(self, player: Hand) -> bool:
-        """No hand is immune."""
-        return False
 
 
 BULLBULL = BullBullRuleset()

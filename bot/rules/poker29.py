@@ -37,7 +37,16 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from bot.rules import cards as cards_module
-from bot.rules.cards import HAND_SIZE, Card, bull_positions, card_value
+from bot.rules._fivecard import (
+    CardRuleset,
+    FiveCardHand,
+    RankClasses,
+    card_keys,
+    new,
+    rank_key,
+    slot_setters,
+)
+from bot.rules.cards import HAND_SIZE, Card, bull_positions
 
 #: Decks in the shoe.
 SHOE_DECKS = 6
@@ -110,15 +119,16 @@ _MULTIPLIER = {
 LOSS_MULTIPLIER = 1
 #: Suit order for the card-by-card tie-break: spades > hearts > diamonds > clubs.
 SUIT_ORDER = {"S": 3, "H": 2, "D": 1, "C": 0}
+_CARD_KEY = card_keys(SUIT_ORDER)
 
 
 def card_key(card: Card) -> int:
     """A card's tie-break order, greater is higher: rank x 4 + suit (S 3, H 2, D 1, C 0)."""
-    return card.rank * 4 + SUIT_ORDER[card.suit]
+    return _CARD_KEY[card.code]
 
 
 @dataclass(frozen=True, slots=True)
-class Hand:
+class Hand(FiveCardHand):
     """Five cards and the pattern they make.
 
     ``points`` are the right hand's points for Big and Small Point (1-9), and 0 for
@@ -139,20 +149,7 @@ class Hand:
     @property
     def division(self) -> tuple[int, int, int] | None:
         """Positions (in ``cards``) of the left hand, or None for High Card."""
-        return bull_positions([card_value(card) for card in self.cards])
-
-    @property
-    def left(self) -> tuple[Card, ...]:
-        """The left hand (three cards adding up to a multiple of 10), dealt order; empty
-        for High Card."""
-        trio = self.division
-        return () if trio is None else tuple(self.cards[i] for i in trio)
-
-    @property
-    def right(self) -> tuple[Card, ...]:
-        """The right hand in dealt order: two cards, or all five for High Card."""
-        trio = self.division or ()
-        return tuple(card for i, card in enumerate(self.cards) if i not in trio)
+        return self._trio
 
     @property
     def english(self) -> str:
@@ -182,43 +179,22 @@ def _classify(ranks: Sequence[int]) -> tuple[HandKind, int]:
     return (HandKind.BIG_POINT if points >= 7 else HandKind.SMALL_POINT), points
 
 
-# As in bot.rules.bullbull: the pattern depends only on the multiset of ranks, keyed by the
-# sum of 1 << (3 x (rank - 1)) (up to five of a rank fit in 3 bits), and each multiset is
-# classified the first time it is seen.
-_RANK_BIT = tuple(1 << (3 * (card.rank - 1)) for card in cards_module.CARDS)
-_CARD_KEY = tuple(card_key(card) for card in cards_module.CARDS)
-_CLASSES: dict[int, tuple[HandKind, int, int]] = {}
-
-
-def _learn(key: int, ranks: Sequence[int]) -> tuple[HandKind, int, int]:
+def _entry(ranks: Sequence[int]) -> tuple[HandKind, int, int]:
+    """What ``evaluate_cards`` needs of a multiset of ranks: pattern, points and kind rank."""
     kind, points = _classify(ranks)
-    entry = _CLASSES[key] = (kind, points, _KIND_RANK[kind])
-    return entry
+    return kind, points, _KIND_RANK[kind]
 
 
-# The frozen dataclass's __init__ sets each field through object.__setattr__, which is
-# most of the time evaluating a hand takes; these set the same slots directly.
-_new = object.__new__
-_SET_CARDS, _SET_KIND, _SET_POINTS, _SET_STRENGTH = (
-    Hand.__dict__[name].__set__ for name in ("cards", "kind", "points", "strength")
-)
+_CLASSES = RankClasses(_entry)
+_SET_CARDS, _SET_KIND, _SET_POINTS, _SET_STRENGTH = slot_setters(Hand)
 
 
 def evaluate_cards(cards: Sequence[Card], *, card_tie_break: bool = True) -> Hand:
     """The hand five cards make (in dealt order); ``card_tie_break=False`` for the rules of
     seed 004, whose ``strength`` is only (kind, points). ``ValueError`` unless five cards."""
-    try:
-        a, b, c, d, e = cards
-        key = (
-            _RANK_BIT[a.code] + _RANK_BIT[b.code] + _RANK_BIT[c.code] + _RANK_BIT[d.code]
-        ) + _RANK_BIT[e.code]
-    except (ValueError, TypeError, AttributeError):
-        raise ValueError(f"a hand is {HAND_SIZE} cards, not {cards!r}") from None
-    entry = _CLASSES.get(key)
-    if entry is None:
-        entry = _learn(key, (a.rank, b.rank, c.rank, d.rank, e.rank))
-    kind, points, kind_rank = entry
-    hand: Hand = _new(Hand)
+    kind, points, kind_rank = _CLASSES[rank_key(cards)]
+    a, b, c, d, e = cards
+    hand: Hand = new(Hand)
     _SET_CARDS(hand, (a, b, c, d, e))
     _SET_KIND(hand, kind)
     _SET_POINTS(hand, points)
@@ -256,7 +232,7 @@ def compare(a: Hand, b: Hand) -> int:
     return (key_a > key_b) - (key_a < key_b)
 
 
-class Poker29Ruleset:
+class Poker29Ruleset(CardRuleset[Hand]):
     """Niu-Niu Poker 2.9 from a 6-deck shoe: payouts by the player's pattern, losses 1x.
 
     ``card_tie_break`` True plays seed 002 (``poker29``: equal kind and points go card by
@@ -264,20 +240,14 @@ class Poker29Ruleset:
     """
 
     largest_loss_multiplier = LOSS_MULTIPLIER
-    uses_grabs = False
     max_bettors = MAX_BETTORS
+    decks = SHOE_DECKS
     shoe_decks = SHOE_DECKS
     reshuffle_after = RESHUFFLE_AFTER
 
     def __init__(self, name: str, *, card_tie_break: bool) -> None:
         self.name = name
         self.card_tie_break = card_tie_break
-
-    def deal(self, seed: bytes, count: int, *, mean_share: int, offset: int = 0) -> tuple[int, ...]:
-        """The packed hands of ``count`` participants from the shoe shuffled by ``seed``,
-        after the ``offset`` cards dealt before; ``mean_share`` is unused. ``ValueError``
-        when the shoe runs out."""
-        return cards_module.deal_packed(seed, SHOE_DECKS, count, offset)
 
     def evaluate(self, outcome: int) -> Hand:
         """The hand of a packed outcome."""
@@ -287,21 +257,9 @@ class Poker29Ruleset:
         """See ``bot.rules.poker29.compare``."""
         return compare(a, b)
 
-    def win_multiplier(self, hand: Hand) -> int:
-        """A winner is paid by their own pattern (5, 3, 2, 1 or 1)."""
-        return hand.multiplier
-
     def loss_multiplier(self, dealer_hand: Hand) -> int:
         """A loser loses the stake, whatever the dealer holds."""
         return LOSS_MULTIPLIER
-
-    def is_redeal(self, dealer: Hand) -> bool:
-        """No hand re-deals a round."""
-        return False
-
-    def is_immune(self, player: Hand) -> bool:
-        """No hand is immune."""
-        return False
 
 
 POKER29 = Poker29Ruleset("poker29", card_tie_break=True)

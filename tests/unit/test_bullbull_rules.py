@@ -298,6 +298,7 @@ def test_bullbull_evaluated_hands_equal_hands_built_field_by_field() -> None:
     assert hash(built) == hash(Hand(built.cards, HandKind.BULL, 3, (1, 3, 43)))
     with pytest.raises(AttributeError):
         built.points = 4  # type: ignore[misc]
+    assert not hasattr(built, "__dict__")  # slots only, like the cards
 
 
 def test_bullbull_kind_names() -> None:

@@ -256,6 +256,7 @@ def test_poker29_evaluated_hands_equal_hands_built_field_by_field() -> None:
     built = hand("KS QH JD 10C 9S")
     keys = tuple(sorted((card_key(card) for card in built.cards), reverse=True))
     assert built == Hand(built.cards, HandKind.BIG_POINT, 9, (2, 9, *keys))
+    assert not hasattr(built, "__dict__")  # slots only, like the cards
 
 
 # --- poker29_vn (seed 004) ------------------------------------------------------------------
