@@ -30,6 +30,9 @@ NAMING = {
 }
 
 OPEN_PHASES_SQL = "phase IN ('bidding', 'betting', 'grabbing')"
+#: Row ids: BIGINT on PostgreSQL (postings pass 2^31 long before an operator's last round);
+#: on SQLite an INTEGER PRIMARY KEY is already 64-bit, and only it autoincrements.
+ID_TYPE = BigInteger().with_variant(Integer(), "sqlite")
 
 
 class Base(DeclarativeBase):
@@ -75,7 +78,7 @@ class Account(Base):
         CheckConstraint("kind IN ('available', 'held', 'house', 'mint', 'bank')", name="kind"),
         CheckConstraint("kind IN ('house', 'mint') OR balance >= 0", name="not_negative"),
     )
-    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    id: Mapped[int] = mapped_column(ID_TYPE, primary_key=True, autoincrement=True)
     chat_id: Mapped[int] = mapped_column(ForeignKey("chats.id"))
     kind: Mapped[str] = mapped_column(String(16))
     #: 0 for the group's house and mint accounts.
@@ -87,7 +90,7 @@ class LedgerTransaction(Base):
     """One balanced movement of chips: its postings sum to zero."""
 
     __tablename__ = "ledger_transactions"
-    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    id: Mapped[int] = mapped_column(ID_TYPE, primary_key=True, autoincrement=True)
     chat_id: Mapped[int] = mapped_column(ForeignKey("chats.id"), index=True)
     kind: Mapped[str] = mapped_column(String(32))
     round_id: Mapped[int | None] = mapped_column(ForeignKey("rounds.id"), index=True)
@@ -101,7 +104,7 @@ class Posting(Base):
 
     __tablename__ = "postings"
     __table_args__ = (CheckConstraint("amount <> 0", name="not_zero"),)
-    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    id: Mapped[int] = mapped_column(ID_TYPE, primary_key=True, autoincrement=True)
     transaction_id: Mapped[int] = mapped_column(ForeignKey("ledger_transactions.id"), index=True)
     account_id: Mapped[int] = mapped_column(ForeignKey("accounts.id"), index=True)
     amount: Mapped[int]
@@ -125,7 +128,7 @@ class RoundRow(Base):
             "phase IN ('bidding', 'betting', 'grabbing', 'settled', 'void')", name="phase"
         ),
     )
-    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    id: Mapped[int] = mapped_column(ID_TYPE, primary_key=True, autoincrement=True)
     chat_id: Mapped[int] = mapped_column(ForeignKey("chats.id"))
     phase: Mapped[str] = mapped_column(String(16))
     version: Mapped[int] = mapped_column(Integer)
@@ -170,7 +173,7 @@ class ShoeRow(Base):
         ),
         CheckConstraint("dealt >= 0 AND dealt <= decks * 52", name="dealt"),
     )
-    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    id: Mapped[int] = mapped_column(ID_TYPE, primary_key=True, autoincrement=True)
     chat_id: Mapped[int] = mapped_column(ForeignKey("chats.id"))
     decks: Mapped[int] = mapped_column(Integer)
     seed: Mapped[bytes] = mapped_column(LargeBinary(64))
@@ -184,7 +187,7 @@ class BidRow(Base):
     """Every bid placed (the history; the round row holds the highest)."""
 
     __tablename__ = "bids"
-    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    id: Mapped[int] = mapped_column(ID_TYPE, primary_key=True, autoincrement=True)
     round_id: Mapped[int] = mapped_column(ForeignKey("rounds.id"), index=True)
     user_id: Mapped[int]
     amount: Mapped[int]
@@ -199,7 +202,7 @@ class BetRow(Base):
         UniqueConstraint("round_id", "user_id", name="uq_bets_round_user"),
         CheckConstraint("amount > 0 AND hold >= amount", name="positive"),
     )
-    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    id: Mapped[int] = mapped_column(ID_TYPE, primary_key=True, autoincrement=True)
     round_id: Mapped[int] = mapped_column(ForeignKey("rounds.id"), index=True)
     user_id: Mapped[int]
     amount: Mapped[int]
@@ -216,7 +219,7 @@ class GrabRow(Base):
         UniqueConstraint("round_id", "user_id", name="uq_grabs_round_user"),
         UniqueConstraint("round_id", "position", name="uq_grabs_round_position"),
     )
-    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    id: Mapped[int] = mapped_column(ID_TYPE, primary_key=True, autoincrement=True)
     round_id: Mapped[int] = mapped_column(ForeignKey("rounds.id"), index=True)
     user_id: Mapped[int]
     amount: Mapped[int]
@@ -229,7 +232,7 @@ class OutcomeRow(Base):
 
     __tablename__ = "outcomes"
     __table_args__ = (UniqueConstraint("round_id", "user_id", name="uq_outcomes_round_user"),)
-    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    id: Mapped[int] = mapped_column(ID_TYPE, primary_key=True, autoincrement=True)
     round_id: Mapped[int] = mapped_column(ForeignKey("rounds.id"), index=True)
     user_id: Mapped[int]
     role: Mapped[str] = mapped_column(String(8))
@@ -257,7 +260,7 @@ class AuditEntry(Base):
     """An admin action: who, what, and the old and new values."""
 
     __tablename__ = "audit_log"
-    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    id: Mapped[int] = mapped_column(ID_TYPE, primary_key=True, autoincrement=True)
     chat_id: Mapped[int] = mapped_column(ForeignKey("chats.id"), index=True)
     actor_id: Mapped[int]
     action: Mapped[str] = mapped_column(String(32))

@@ -149,12 +149,13 @@ async def ending(session: AsyncSession, state: Round) -> RoundSettled | RoundVoi
 
 async def open_round_id(session: AsyncSession, chat_id: int) -> int | None:
     """The id of the chat's open round, if it has one."""
-    return await session.scalar(
+    round_id: int | None = await session.scalar(
         select(RoundRow.id).where(
             RoundRow.chat_id == chat_id,
             RoundRow.phase.in_(OPEN_PHASES),
         )
     )
+    return round_id
 
 
 async def insert_round(session: AsyncSession, state: Round, now_ms: int) -> Round:

@@ -215,3 +215,28 @@ def test_a_database_with_played_rounds_upgrades_to_head_keeping_them(
                 ["UPDATE accounts SET balance = -1 WHERE kind = 'bank'"],
             )
         )
+
+
+def test_postgresql_row_ids_and_their_sequences_are_bigint(fresh_postgres_url: str) -> None:
+    upgrade(fresh_postgres_url, "0003")
+    asyncio.run(_execute(fresh_postgres_url, PLAYED_AT_0002))
+    upgrade(fresh_postgres_url)
+
+    async def types() -> tuple[set[str], set[str]]:
+        database = Database.from_url(fresh_postgres_url)
+        try:
+            async with database.engine.connect() as connection:
+                columns = await connection.execute(
+                    text(
+                        "SELECT data_type FROM information_schema.columns "
+                        "WHERE table_schema = 'public' AND column_name = 'id'"
+                    )
+                )
+                sequences = await connection.execute(text("SELECT data_type FROM pg_sequences"))
+                return set(columns.scalars()), set(sequences.scalars())
+        finally:
+            await database.dispose()
+
+    assert asyncio.run(types()) == ({"bigint"}, {"bigint"})
+    # The rows written before keep their ids and references.
+    assert asyncio.run(_count(fresh_postgres_url, "postings")) == 2
