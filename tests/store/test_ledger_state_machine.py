@@ -78,7 +78,7 @@ people = st.sampled_from(PEOPLE)
 picks = st.integers(min_value=0, max_value=5)
 
 MACHINE_SETTINGS = settings(
-    max_examples=15,
+    max_examples=10,
     stateful_step_count=50,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
