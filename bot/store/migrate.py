@@ -7,6 +7,7 @@ from pathlib import Path
 
 from alembic import command
 from alembic.config import Config
+from sqlalchemy.engine import make_url
 
 from bot.store.db import normalize_url
 
@@ -28,7 +29,17 @@ def alembic_config(url: str) -> Config:
 
 
 def upgrade(url: str, revision: str = "head") -> None:
-    """Bring the database at ``url`` up to ``revision`` (blocking; runs its own event loop)."""
+    """Bring the database at ``url`` up to ``revision`` (blocking; runs its own event loop).
+
+    Raises ``OSError`` at once for a SQLite file whose directory does not exist: SQLite
+    cannot create it, and letting the driver fail on it races its worker thread against
+    the closing event loop (a traceback on stderr).
+    """
+    parsed = make_url(normalize_url(url))
+    if parsed.get_backend_name() == "sqlite" and parsed.database not in (None, "", ":memory:"):
+        directory = Path(parsed.database).expanduser().absolute().parent
+        if not directory.is_dir():
+            raise FileNotFoundError(f"unable to open database file: no directory {directory}")
     command.upgrade(alembic_config(url), revision)
 
 
