@@ -70,6 +70,9 @@ class Settlement:
 
 
 _REFUND = Outcome(Result.REFUND, 0, 0, 0, 0)
+_TIE = Outcome(Result.TIE, 0, 0, 0, 0)
+_IMMUNE = Outcome(Result.IMMUNE, 0, 0, 0, 0)
+_DRINK = Outcome(Result.DRINK, 0, 0, 0, 0)
 
 
 def _share(gross: int, bps: int) -> int:
@@ -125,20 +128,23 @@ def settle(
         )
 
     outcomes: dict[Hashable, Outcome] = {}
-    winners: list[tuple[int, Stake, Any]] = []
+    winners: list[tuple[Stake, Any]] = []
     collected = 0  # what losers paid into the pool, after rake
     platform_net = dealer_fees
-    for order, stake in enumerate(stakes):
-        hand = ruleset.evaluate(stake.outcome)
-        verdict = ruleset.compare(hand, dealer)
+    # Looked up once: a round can have thousands of stakes.
+    evaluate, compare, is_immune = ruleset.evaluate, ruleset.compare, ruleset.is_immune
+    loss_multiplier = ruleset.loss_multiplier(dealer)
+    for stake in stakes:
+        hand = evaluate(stake.outcome)
+        verdict = compare(hand, dealer)
         if verdict > 0:
-            winners.append((order, stake, hand))
+            winners.append((stake, hand))
         elif verdict == 0:
-            outcomes[stake.player_id] = Outcome(Result.TIE, 0, 0, 0, 0)
-        elif ruleset.is_immune(hand):
-            outcomes[stake.player_id] = Outcome(Result.IMMUNE, 0, 0, 0, 0)
+            outcomes[stake.player_id] = _TIE
+        elif is_immune(hand):
+            outcomes[stake.player_id] = _IMMUNE
         else:
-            gross = stake.amount * ruleset.loss_multiplier(dealer)
+            gross = stake.amount * loss_multiplier
             rake, rebate = _share(gross, rake_bps), _share(gross, rebate_bps)
             collected += gross - rake
             platform_net += rake - rebate
@@ -147,13 +153,13 @@ def settle(
     payable = pool + collected
     paid = 0
     drinking = False
-    # Strongest first; sort is stable on the bet order for equal strength.
-    winners.sort(key=lambda entry: (entry[2].strength, -entry[0]), reverse=True)
-    for _, stake, hand in winners:
+    # Strongest first; equal strength keeps the bet order (a reversed sort is still stable).
+    winners.sort(key=lambda entry: entry[1].strength, reverse=True)
+    for stake, hand in winners:
         gross = stake.amount * ruleset.win_multiplier(hand)
         if drinking or gross > payable - paid:
             drinking = True
-            outcomes[stake.player_id] = Outcome(Result.DRINK, 0, 0, 0, 0)
+            outcomes[stake.player_id] = _DRINK
             continue
         paid += gross
         rake, rebate = _share(gross, rake_bps), _share(gross, rebate_bps)

@@ -7,7 +7,7 @@ amounts are integer cents (1..999).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 
 MIN_AMOUNT = 1
@@ -80,16 +80,15 @@ class Hand:
     kind: HandKind
     points: int
     multiplier: int
+    #: A key that orders hands exactly as ``compare`` does (greater is stronger): kind
+    #: first; two Duizi then by their pair number YZ; then points; then amount. Different
+    #: amounts always give different keys, so only equal amounts tie. (A field, not a
+    #: property: settling a round reads it for every stake, several times.)
+    strength: tuple[int, int, int, int] = field(init=False, compare=False, repr=False)
 
-    @property
-    def strength(self) -> tuple[int, int, int, int]:
-        """A key that orders hands exactly as ``compare`` does (greater is stronger).
-
-        Kind first; two Duizi then by their pair number YZ; then points; then amount.
-        Different amounts always give different keys, so only equal amounts tie.
-        """
+    def __post_init__(self) -> None:
         pair = self.amount % 100 if self.kind is HandKind.DUIZI else 0
-        return self.kind.rank, pair, self.points, self.amount
+        object.__setattr__(self, "strength", (self.kind.rank, pair, self.points, self.amount))
 
     @property
     def is_niuniu(self) -> bool:
