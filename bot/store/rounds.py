@@ -96,7 +96,10 @@ async def _load_where(
 ) -> Round | None:
     # Plain rows, not ORM objects: this runs on every command and the objects cost more.
     rounds = RoundRow.__table__.c
-    query = select(*rounds).where(*where)
+    # The shoe's seed comes in the same query (a subquery, so that FOR UPDATE locks only
+    # the round).
+    shoe_seed = select(ShoeRow.seed).where(ShoeRow.id == RoundRow.shoe_id).scalar_subquery()
+    query = select(*rounds, shoe_seed.label("shoe_seed")).where(*where)
     if lock:
         query = query.with_for_update(skip_locked=skip_locked)
     row = (await session.execute(query)).first()
@@ -118,9 +121,7 @@ async def _load_where(
         ).all()
     shoe = None
     if row.shoe_id is not None:
-        seed = await session.scalar(select(ShoeRow.seed).where(ShoeRow.id == row.shoe_id))
-        assert seed is not None
-        shoe = ShoeRef(row.shoe_id, bytes(seed), row.deal_offset)
+        shoe = ShoeRef(row.shoe_id, bytes(row.shoe_seed), row.deal_offset)
     return _to_round(row, [Bet(*bet) for bet in bets], [Grab(*grab) for grab in grabs], shoe)
 
 
