@@ -309,6 +309,12 @@ class Round:
         grab = self.grab_of(self.dealer_id) if self.dealer_id is not None else None
         return grab.amount if grab is not None else None
 
+    def cards_dealt(self) -> tuple[int, int]:
+        """The first and last positions (from 1) of the cards this card round was dealt
+        in its deck or shoe."""
+        offset = self.shoe.offset if self.shoe is not None else 0
+        return offset + 1, offset + HAND_SIZE * len(self.shares)
+
     def dealer_hand(self) -> AnyHand | None:
         """The dealer's hand once it is known."""
         outcome = self.dealer_outcome()

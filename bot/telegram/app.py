@@ -55,7 +55,6 @@ from bot.engine.round import (
 )
 from bot.engine.settings import SETTING_NAMES, Settings
 from bot.money import format_amount, format_bps, format_signed, parse_amount
-from bot.rules.cards import HAND_SIZE
 from bot.rules.split import commitment
 from bot.service.game import CommandResult, GameService, Person, wall_clock_ms
 from bot.telegram.delivery import ChatOutbox, SendRateLimiter, SlidingWindow
@@ -826,8 +825,8 @@ class GameBot:
     async def _verify_cards(self, update: Update, state: Round, views: Views) -> None:
         """Recompute a card round's deal from its seed, or its shoe's once revealed."""
         count = len(state.shares)
-        offset = state.shoe.offset if state.shoe is not None else 0
-        first, last = offset + 1, offset + HAND_SIZE * count
+        first, last = state.cards_dealt()
+        offset = first - 1
         seed = state.seed
         decks = 1
         if state.shoe is not None:

@@ -14,11 +14,11 @@ from typing import Any
 
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup
 
-from bot.engine.round import Phase, Round, RoundSettled, RoundVoided, minimum_bid
+from bot.engine.round import HOUSE_DEALER, Phase, Round, RoundSettled, RoundVoided, minimum_bid
 from bot.engine.settings import Settings
 from bot.money import format_amount, format_bps, format_signed
 from bot.rules import envelope
-from bot.rules.cards import HAND_SIZE, format_cards
+from bot.rules.cards import format_cards
 from bot.rules.ruleset import get_ruleset
 from bot.service.game import Person
 from bot.telegram.i18n import translate
@@ -250,8 +250,7 @@ class Views:
             )
         )
         if state.shoe is not None:
-            first = state.shoe.offset + 1
-            last = state.shoe.offset + HAND_SIZE * len(state.shares)
+            first, last = state.cards_dealt()
             lines.append(self.t("results.shoe", shoe_id=state.shoe.id, first=first, last=last))
         else:
             lines.append(self.t("results.seed", seed=ended.seed.hex(), round_id=state.id))
@@ -266,7 +265,7 @@ class Views:
             self.t(f"rules.{game}", dealer=dealer)
             + "\n\n"
             + self.t(
-                "rules.table_house" if settings.dealer == "house" else "rules.table",
+                "rules.table_house" if settings.dealer == HOUSE_DEALER else "rules.table",
                 min_bet=self.money(settings.min_bet),
                 max_bet=self.money(settings.max_bet),
                 min_bid=self.money(settings.min_bid),
