@@ -250,8 +250,28 @@ class ShoeRef:
 
 
 @dataclass(frozen=True, slots=True)
+class Tally:
+    """How many bets and grabs a round has in all, when its ``bets`` and ``grabs`` hold
+    only those of the player a command is about (a command never loads every bet)."""
+
+    bets: int
+    grabs: int
+
+
+class PartialRound(Exception):
+    """A step needs every bet and grab of a round that was loaded for one player only:
+    load it whole and apply the step again. Never a user error."""
+
+
+@dataclass(frozen=True, slots=True)
 class Round:
-    """A round's whole state. Immutable: commands return a new ``Round``."""
+    """A round's state. Immutable: commands return a new ``Round``.
+
+    ``tally`` is ``None`` when ``bets`` and ``grabs`` hold all of them; otherwise they
+    hold the acting player's own only, and ``tally`` counts them all. Bids, bets, grabs
+    before the last and the deadlines of bidding and an envelope's betting need no more;
+    a step that does (settling, dealing cards, voiding with bets) raises ``PartialRound``.
+    """
 
     id: int
     chat_id: int
@@ -271,6 +291,37 @@ class Round:
     grabs: tuple[Grab, ...] = ()
     void_reason: VoidReason | None = None
     shoe: ShoeRef | None = None
+    tally: Tally | None = None
+
+    @property
+    def is_whole(self) -> bool:
+        """True when ``bets`` and ``grabs`` hold every bet and grab of the round."""
+        tally = self.tally
+        return tally is None or (tally.bets == len(self.bets) and tally.grabs == len(self.grabs))
+
+    def require_whole(self) -> None:
+        """Raise ``PartialRound`` unless every bet and grab is loaded."""
+        if not self.is_whole:
+            raise PartialRound(self.id)
+
+    @property
+    def bet_count(self) -> int:
+        """How many bets the round has."""
+        return self.tally.bets if self.tally is not None else len(self.bets)
+
+    @property
+    def grab_count(self) -> int:
+        """How many outcomes were grabbed (or dealt) so far."""
+        return self.tally.grabs if self.tally is not None else len(self.grabs)
+
+    @property
+    def participant_count(self) -> int:
+        """How many grab: the bettors and, unless the house deals, the dealer."""
+        return self.bet_count + (0 if self.dealer_id is None else 1)
+
+    def takes_part(self, user_id: UserId) -> bool:
+        """True for the dealer and the bettors (a partial round holds the player's bet)."""
+        return user_id == self.dealer_id or self.bet_of(user_id) is not None
 
     @property
     def ruleset(self) -> Ruleset[Any]:
@@ -292,10 +343,12 @@ class Round:
 
     def dealt(self) -> dict[UserId, int]:
         """What each participant grabbed (or was dealt) so far."""
+        self.require_whole()
         return {grab.user_id: grab.amount for grab in self.grabs}
 
     def hands(self) -> dict[UserId, Any]:
         """The hand each participant's outcome makes, by the round's ruleset."""
+        self.require_whole()
         ruleset = self.ruleset
         return {grab.user_id: ruleset.evaluate(grab.amount) for grab in self.grabs}
 
@@ -303,8 +356,8 @@ class Round:
         """The dealer's outcome once it is known: the dealer's grab, or for the house the
         last share (taken after every player's)."""
         if self.house_deals:
-            if self.shares and len(self.grabs) == len(self.bets):
-                return self.shares[len(self.bets)]
+            if self.shares and self.grab_count == self.bet_count:
+                return self.shares[self.bet_count]
             return None
         grab = self.grab_of(self.dealer_id) if self.dealer_id is not None else None
         return grab.amount if grab is not None else None
@@ -324,11 +377,13 @@ class Round:
     def participants(self) -> tuple[UserId, ...]:
         """Who grabs: the bettors in bet order, then the dealer (unless the house deals:
         its share is the one left after every player's)."""
+        self.require_whole()
         dealer = () if self.dealer_id is None else (self.dealer_id,)
         return tuple(bet.user_id for bet in self.bets) + dealer
 
     def holds(self) -> dict[UserId, int]:
         """Chips each user has held by this round right now."""
+        self.require_whole()
         result: dict[UserId, int] = {}
         if self.phase is Phase.BIDDING and self.high_bidder is not None:
             result[self.high_bidder] = self.bid_hold
@@ -347,6 +402,13 @@ class Transition:
     round: Round
     events: tuple[Event, ...]
     postings: tuple[Posting, ...] = ()
+
+
+def _counted(state: Round, *, bets: int = 0, grabs: int = 0) -> Tally | None:
+    """The tally of a partial round after a step adds or removes bets and grabs."""
+    if state.tally is None:
+        return None
+    return Tally(state.tally.bets + bets, state.tally.grabs + grabs)
 
 
 def _next(state: Round, **changes: object) -> Round:
@@ -488,7 +550,7 @@ def verify_bet(state: Round, user_id: UserId, amount: int, *, free_chips: int, n
     if current is not None and current.amount == amount:
         raise RuleViolation("bet_unchanged", amount=amount)
     seats = state.ruleset.max_bettors
-    if current is None and seats is not None and len(state.bets) >= seats:
+    if current is None and seats is not None and state.bet_count >= seats:
         raise RuleViolation("table_full", seats=seats)
     needed = amount * state.ruleset.largest_loss_multiplier
     own_hold = current.hold if current is not None else 0
@@ -512,7 +574,7 @@ def bet(state: Round, user_id: UserId, amount: int, *, free_chips: int, now_ms: 
         assert current is not None  # verify_bet refuses to cancel a missing bet
         bets = tuple(b for b in state.bets if b.user_id != user_id)
         return Transition(
-            _next(state, bets=bets),
+            _next(state, bets=bets, tally=_counted(state, bets=-1)),
             (BetCancelled(user_id, current.amount),),
             merge_postings(postings),
         )
@@ -520,10 +582,12 @@ def bet(state: Round, user_id: UserId, amount: int, *, free_chips: int, now_ms: 
     postings += _hold(user_id, new_bet.hold)
     if current is None:
         bets = (*state.bets, new_bet)
+        tally = _counted(state, bets=1)
     else:
         bets = tuple(new_bet if b.user_id == user_id else b for b in state.bets)
+        tally = state.tally
     event = BetPlaced(user_id, amount, current.amount if current is not None else 0)
-    return Transition(_next(state, bets=bets), (event,), merge_postings(postings))
+    return Transition(_next(state, bets=bets, tally=tally), (event,), merge_postings(postings))
 
 
 # -- grabbing -----------------------------------------------------------------------------
@@ -535,7 +599,7 @@ def verify_grab(state: Round, user_id: UserId, now_ms: int) -> None:
     A second grab raises ``already_grabbed`` with the share they got.
     """
     _require_phase(state, Phase.GRABBING, now_ms)
-    if user_id not in state.participants:
+    if not state.takes_part(user_id):
         raise RuleViolation("not_in_round")
     existing = state.grab_of(user_id)
     if existing is not None:
@@ -545,10 +609,10 @@ def verify_grab(state: Round, user_id: UserId, now_ms: int) -> None:
 def grab(state: Round, user_id: UserId, now_ms: int) -> Transition:
     """Take the next share of the envelope. The last grab settles the round."""
     verify_grab(state, user_id, now_ms)
-    taken = Grab(user_id, state.shares[len(state.grabs)])
-    after = _next(state, grabs=(*state.grabs, taken))
+    taken = Grab(user_id, state.shares[state.grab_count])
+    after = _next(state, grabs=(*state.grabs, taken), tally=_counted(state, grabs=1))
     events: tuple[Event, ...] = (Grabbed(user_id, taken.amount, False),)
-    if len(after.grabs) < len(after.participants):
+    if after.grab_count < after.participant_count:
         return Transition(after, events)
     final = _finish(after)
     return Transition(final.round, events + final.events, final.postings)
@@ -587,10 +651,12 @@ def advance(state: Round, now_ms: int) -> Transition:
         )
         return Transition(new_state, (DealerChosen(state.high_bidder, state.high_bid, deadline),))
     if state.phase is Phase.BETTING:
-        if not state.bets:
+        if not state.bet_count:
             return void(state, VoidReason.NO_BETS)
-        count = len(state.bets) + 1
+        count = state.bet_count + 1
         ruleset = state.ruleset
+        if not ruleset.uses_grabs:
+            state.require_whole()  # the cards are dealt and settled at once
         if state.shoe is not None:
             shares = ruleset.deal(
                 state.shoe.seed,
@@ -628,6 +694,7 @@ def advance(state: Round, now_ms: int) -> Transition:
 
 def _finish(state: Round) -> Transition:
     """Settle a round whose participants have all grabbed (same version: part of one step)."""
+    state.require_whole()
     dealer_outcome = state.dealer_outcome()
     assert dealer_outcome is not None
     outcome_of = state.dealt()

@@ -50,6 +50,12 @@ from bot.rules.ruleset import Ruleset, get_ruleset
 from bot.rules.split import SEED_BYTES, commitment
 from bot.store import ledger, rounds
 from bot.store.db import Database, dialect_insert
+from bot.store.errors import (
+    PROCESSED_UPDATE,
+    TRANSIENT_SQLSTATES,
+    TransientDatabaseError,
+    violated_constraint,
+)
 from bot.store.ledger import Balance
 from bot.store.models import (
     Account,
@@ -63,6 +69,7 @@ from bot.store.models import (
     User,
 )
 from bot.store.models import Posting as PostingRow
+from bot.store.round_commands import AlreadyProcessed, Decide, Located, NotOnHotPath, RoundCommands
 
 log = logging.getLogger(__name__)
 _T = TypeVar("_T")
@@ -217,8 +224,12 @@ class GameService:
         *,
         clock: Callable[[], int] = wall_clock_ms,
         seed_source: Callable[[], bytes] = random_seed,
+        bot_id: int = 0,
     ) -> None:
         self.db = db
+        #: Processed updates are recorded per bot (the token's numeric prefix).
+        self.bot_id = bot_id
+        self.round_commands = RoundCommands(db, bot_id=bot_id)
         self.defaults = defaults or Settings()
         self.clock = clock
         self.seed_source = seed_source
@@ -232,7 +243,9 @@ class GameService:
         which the callers turn into a duplicate result."""
         if update_id is not None:
             await session.execute(
-                insert(ProcessedUpdate).values(update_id=update_id, processed_at_ms=now)
+                insert(ProcessedUpdate).values(
+                    bot_id=self.bot_id, update_id=update_id, processed_at_ms=now
+                )
             )
 
     @asynccontextmanager
@@ -251,12 +264,7 @@ class GameService:
             if self._people_stored.get(person.id) == person:
                 continue
             session.info.setdefault("people", {})[person.id] = person
-            values = {
-                "username": person.username,
-                "first_name": person.first_name[:256],
-                "last_name": person.last_name,
-                "seen_at_ms": now,
-            }
+            values = _user_columns(person, now)
             # An upsert: two first commands of a new user at once must both go through.
             statement = dialect_insert(session, User).values(id=person.id, **values)
             await session.execute(
@@ -412,60 +420,132 @@ class GameService:
         *,
         chat_id: int | None,
         round_id: int | None,
-        apply: Callable[[AsyncSession, Round, int], Awaitable[Transition]],
+        decide: Decide,
+        actor: Person | None = None,
         update_id: int | None = None,
-        people: Sequence[Person] = (),
         skip_locked: bool = False,
     ) -> CommandResult:
-        """Run a round command: locate, apply, write; retry on a stale version.
+        """Run a round command: on the hot path (two round trips) when it covers the
+        step, else on the general path (the round loaded whole); retry on a stale version.
 
         ``round_id`` given with ``chat_id`` means the command names a round (a button):
         it is refused unless that is the chat's open round.
         """
+
+        def checked(state: Round, free_chips: int, now: int) -> Transition:
+            if chat_id is not None and round_id is not None and round_id != state.id:
+                raise RuleViolation("stale_button")
+            return decide(state, free_chips, now)
+
+        hot = True
         for _ in range(MAX_ATTEMPTS):
-            located: int | None = None
+            if hot:
+                try:
+                    return await self._run_hot(
+                        chat_id, round_id, checked, actor, update_id, skip_locked
+                    )
+                except rounds.StaleRound:
+                    continue
+                except AlreadyProcessed:
+                    return CommandResult(duplicate=True)
+                except NotOnHotPath:
+                    hot = False
+                except GameError:
+                    raise
+                except Exception as error:
+                    if _is_transient(error):
+                        raise
+                    log.exception("round command: the hot path failed; the general path runs")
+                    hot = False
             try:
-                async with self._unit() as session:
-                    # The clock is read once the transaction has its turn to write.
-                    now = self.clock()
-                    await self._claim_update(session, update_id, now)
-                    await self._touch_people(session, people, now)
-                    if chat_id is not None:
-                        state = await rounds.load_open(session, chat_id)
-                        if state is None:
-                            raise RuleViolation("stale_button" if round_id else "no_round")
-                        if round_id is not None and round_id != state.id:
-                            raise RuleViolation("stale_button")
-                    else:
-                        assert round_id is not None
-                        state = await rounds.load(session, round_id, skip_locked=skip_locked)
-                        if state is None:
-                            return CommandResult()
-                    located = state.id
-                    try:
-                        transition = await apply(session, state, now)
-                    except (GameError, DBAPIError):
-                        raise  # refused, or the database's trouble (decided below)
-                    except Exception:
-                        log.exception("round %s: error in a transition; voiding it", state.id)
-                        transition = engine.void(state, VoidReason.ERROR)
-                    attempt = _Attempt(state, transition)
-                    await self._write(session, attempt, now)
+                return await self._run_whole(
+                    chat_id, round_id, checked, actor, update_id, skip_locked
+                )
             except rounds.StaleRound:
                 continue
-            except GameError:
-                raise
-            except Exception as error:
-                if _is_repeat(error, update_id):
-                    return CommandResult(duplicate=True)
-                if located is None or _is_transient(error):
-                    # Nothing was written; the command can be sent again, the sweep will
-                    # apply a deadline again.
-                    raise
-                # Writing the transition failed: void the round, so none is left half-done.
-                return await self._void_after_error(located, error)
-            return attempt.result()
         raise RuntimeError(f"round command did not settle after {MAX_ATTEMPTS} attempts")
+
+    async def _run_hot(
+        self,
+        chat_id: int | None,
+        round_id: int | None,
+        decide: Decide,
+        actor: Person | None,
+        update_id: int | None,
+        skip_locked: bool,
+    ) -> CommandResult:
+        user_row = None
+        if actor is not None and self._people_stored.get(actor.id) != actor:
+            user_row = {"id": actor.id, **_user_columns(actor, self.clock())}
+        where = Located(chat_id, None if chat_id is not None else round_id, skip_locked)
+        applied = await self.round_commands.run(
+            where,
+            decide,
+            clock=self.clock,
+            user_id=actor.id if actor is not None else None,
+            update_id=update_id,
+            user_row=user_row,
+        )
+        if actor is not None:
+            self._people_stored[actor.id] = actor
+        if applied is None:
+            if chat_id is not None:
+                raise RuleViolation("stale_button" if round_id else "no_round")
+            return CommandResult()
+        return CommandResult(applied.transition.round, applied.transition.events)
+
+    async def _run_whole(
+        self,
+        chat_id: int | None,
+        round_id: int | None,
+        decide: Decide,
+        actor: Person | None,
+        update_id: int | None,
+        skip_locked: bool,
+    ) -> CommandResult:
+        """The general path: the round loaded whole, then written by ``_write``. Raises
+        ``StaleRound`` to be tried again."""
+        located: int | None = None
+        try:
+            async with self._unit() as session:
+                # The clock is read once the transaction has its turn to write.
+                now = self.clock()
+                await self._claim_update(session, update_id, now)
+                await self._touch_people(session, [actor] if actor else [], now)
+                if chat_id is not None:
+                    state = await rounds.load_open(session, chat_id)
+                    if state is None:
+                        raise RuleViolation("stale_button" if round_id else "no_round")
+                else:
+                    assert round_id is not None
+                    state = await rounds.load(session, round_id, skip_locked=skip_locked)
+                    if state is None:
+                        return CommandResult()
+                located = state.id
+                free = 0
+                if actor is not None:
+                    free = (await ledger.balance(session, state.chat_id, actor.id)).available
+                try:
+                    transition = decide(state, free, now)
+                except (GameError, DBAPIError):
+                    raise  # refused, or the database's trouble (decided below)
+                except Exception:
+                    log.exception("round %s: error in a transition; voiding it", state.id)
+                    transition = engine.void(state, VoidReason.ERROR)
+                attempt = _Attempt(state, transition)
+                await self._write(session, attempt, now)
+        except (rounds.StaleRound, GameError):
+            raise
+        except Exception as error:
+            if _is_repeat(error, update_id):
+                return CommandResult(duplicate=True)
+            if located is None or _is_transient(error):
+                # Nothing was written; the command can be sent again, the sweep will
+                # apply a deadline again.
+                raise
+            # Writing the transition failed: void the round, so none is left half-done.
+            return await self._void_after_error(located, error)
+        return attempt.result()
 
     async def _void_after_error(self, round_id: int, error: Exception) -> CommandResult:
         """Void a round whose transition could not be written, with every hold released."""
@@ -550,12 +630,11 @@ class GameService:
         round_id: int | None,
         update_id: int | None,
     ) -> CommandResult:
-        async def apply(session: AsyncSession, state: Round, now: int) -> Transition:
-            free = (await ledger.balance(session, chat_id, actor.id)).available
-            return command(state, actor.id, amount, free_chips=free, now_ms=now)
+        def decide(state: Round, free_chips: int, now: int) -> Transition:
+            return command(state, actor.id, amount, free_chips=free_chips, now_ms=now)
 
         return await self._run(
-            chat_id=chat_id, round_id=round_id, apply=apply, update_id=update_id, people=[actor]
+            chat_id=chat_id, round_id=round_id, decide=decide, actor=actor, update_id=update_id
         )
 
     async def grab(
@@ -568,22 +647,22 @@ class GameService:
     ) -> CommandResult:
         """Grab the next share of the chat's envelope; the last grab settles the round."""
 
-        async def apply(session: AsyncSession, state: Round, now: int) -> Transition:
+        def decide(state: Round, free_chips: int, now: int) -> Transition:
             return engine.grab(state, actor.id, now)
 
         return await self._run(
-            chat_id=chat_id, round_id=round_id, apply=apply, update_id=update_id, people=[actor]
+            chat_id=chat_id, round_id=round_id, decide=decide, actor=actor, update_id=update_id
         )
 
     async def advance(self, round_id: int) -> CommandResult:
         """Apply a round's deadline if it has passed; nothing if not (a duplicate timer),
         or if another worker is advancing it right now."""
 
-        async def apply(session: AsyncSession, state: Round, now: int) -> Transition:
+        def decide(state: Round, free_chips: int, now: int) -> Transition:
             return engine.advance(state, now)
 
         try:
-            return await self._run(chat_id=None, round_id=round_id, apply=apply, skip_locked=True)
+            return await self._run(chat_id=None, round_id=round_id, decide=decide, skip_locked=True)
         except NotDue:
             return CommandResult()
 
@@ -1053,30 +1132,35 @@ class GameService:
             )
 
 
+def _user_columns(person: Person, now: int) -> dict[str, Any]:
+    """The ``users`` columns of a person, as stored when the bot sees them."""
+    return {
+        "username": person.username,
+        "first_name": person.first_name[:256],
+        "last_name": person.last_name,
+        "seen_at_ms": now,
+    }
+
+
 def _is_repeat(error: Exception, update_id: int | None) -> bool:
     """True when ``error`` says the update was recorded as processed already."""
     return (
         update_id is not None
         and isinstance(error, IntegrityError)
-        and "processed_updates" in str(error)
+        and violated_constraint(error) == PROCESSED_UPDATE
     )
 
 
 def _is_transient(error: Exception) -> bool:
     """True for a lost connection, a busy database, a deadlock or a timeout: worth trying
     again, not voiding a round for."""
-    if isinstance(error, OperationalError | InterfaceError):
+    if isinstance(error, OperationalError | InterfaceError | TransientDatabaseError):
         return True
     if not isinstance(error, DBAPIError):
         return False
     return error.connection_invalidated or (
-        getattr(error.orig, "sqlstate", None) in _TRANSIENT_SQLSTATES
+        getattr(error.orig, "sqlstate", None) in TRANSIENT_SQLSTATES
     )
-
-
-#: PostgreSQL's serialization failure, deadlock and statement timeout (asyncpg reports
-#: them as plain DBAPIError).
-_TRANSIENT_SQLSTATES = frozenset({"40001", "40P01", "57014"})
 
 
 #: Voids after which play goes on at once: the dealer's 0.01, and system errors (seed 000:

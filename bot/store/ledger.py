@@ -50,6 +50,14 @@ async def account_ids(
         return {}
     found = await _select_accounts(session, chat_id, wanted)
     missing = [owner for owner in wanted if owner not in found]
+    # A player's held account is created with their available one, so that the hot
+    # path (a bid or bet moves chips between the two) never has to create one.
+    missing += [
+        (AccountKind.HELD.value, user)
+        for kind, user in missing
+        if kind == AccountKind.AVAILABLE.value and (AccountKind.HELD.value, user) not in found
+    ]
+    missing = list(dict.fromkeys(missing))
     if missing:
         statement = (
             dialect_insert(session, Account)

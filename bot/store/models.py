@@ -153,6 +153,9 @@ class RoundRow(Base):
     #: When the results message went out; an ended round without it is announced again
     #: after a restart (messages waiting to be sent do not survive one).
     announced_at_ms: Mapped[int | None]
+    #: How many bets and grabs the round has (so a command loads only its player's own).
+    bet_count: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    grab_count: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
 
 
 class ShoeRow(Base):
@@ -203,7 +206,8 @@ class BetRow(Base):
         CheckConstraint("amount > 0 AND hold >= amount", name="positive"),
     )
     id: Mapped[int] = mapped_column(ID_TYPE, primary_key=True, autoincrement=True)
-    round_id: Mapped[int] = mapped_column(ForeignKey("rounds.id"), index=True)
+    #: Looked up by the unique key on (round_id, user_id), which starts with it.
+    round_id: Mapped[int] = mapped_column(ForeignKey("rounds.id"))
     user_id: Mapped[int]
     amount: Mapped[int]
     hold: Mapped[int]
@@ -220,7 +224,8 @@ class GrabRow(Base):
         UniqueConstraint("round_id", "position", name="uq_grabs_round_position"),
     )
     id: Mapped[int] = mapped_column(ID_TYPE, primary_key=True, autoincrement=True)
-    round_id: Mapped[int] = mapped_column(ForeignKey("rounds.id"), index=True)
+    #: Looked up by the unique key on (round_id, user_id), which starts with it.
+    round_id: Mapped[int] = mapped_column(ForeignKey("rounds.id"))
     user_id: Mapped[int]
     amount: Mapped[int]
     position: Mapped[int] = mapped_column(Integer)
@@ -233,7 +238,8 @@ class OutcomeRow(Base):
     __tablename__ = "outcomes"
     __table_args__ = (UniqueConstraint("round_id", "user_id", name="uq_outcomes_round_user"),)
     id: Mapped[int] = mapped_column(ID_TYPE, primary_key=True, autoincrement=True)
-    round_id: Mapped[int] = mapped_column(ForeignKey("rounds.id"), index=True)
+    #: Looked up by the unique key on (round_id, user_id), which starts with it.
+    round_id: Mapped[int] = mapped_column(ForeignKey("rounds.id"))
     user_id: Mapped[int]
     role: Mapped[str] = mapped_column(String(8))
     stake: Mapped[int]
@@ -249,11 +255,17 @@ class OutcomeRow(Base):
 
 
 class ProcessedUpdate(Base):
-    """A Telegram update already applied; recorded in the transaction of its effect."""
+    """A Telegram update already applied; recorded in the transaction of its effect.
+
+    Keyed by the bot (a token's numeric prefix) and the update id, and pruned after a
+    window: Telegram restarts update ids after a week without updates, and another
+    token may be pointed at the same database.
+    """
 
     __tablename__ = "processed_updates"
+    bot_id: Mapped[int] = mapped_column(primary_key=True, autoincrement=False)
     update_id: Mapped[int] = mapped_column(primary_key=True, autoincrement=False)
-    processed_at_ms: Mapped[int]
+    processed_at_ms: Mapped[int] = mapped_column(index=True)
 
 
 class AuditEntry(Base):

@@ -73,6 +73,8 @@ def _columns(state: Round) -> dict[str, object]:
         "pool": state.pool,
         "shares": list(state.shares),
         "void_reason": state.void_reason.value if state.void_reason else None,
+        "bet_count": state.bet_count,
+        "grab_count": state.grab_count,
     }
 
 

@@ -173,8 +173,27 @@ PLAYED_AT_0002 = [
 ]
 
 
+HELD_OF_PLAYER_5 = "SELECT balance FROM accounts WHERE kind = 'held' AND user_id = 5"
+ROUND_COUNTS = "SELECT bet_count * 10 + grab_count FROM rounds WHERE id = 1"
+
+
+async def _scalar(url: str, statement: str) -> object:
+    database = Database.from_url(url)
+    try:
+        async with database.engine.connect() as connection:
+            return (await connection.execute(text(statement))).scalar_one()
+    finally:
+        await database.dispose()
+
+
 async def _execute(url: str, statements: list[str]) -> None:
     database = Database.from_url(url)
+    if database.dialect == "postgresql":
+        # Rows given explicit ids leave their sequences behind (a real database's are not).
+        statements = [
+            *statements,
+            "SELECT setval('accounts_id_seq', (SELECT coalesce(max(id), 1) FROM accounts))",
+        ]
     try:
         async with database.engine.begin() as connection:
             for statement in statements:
@@ -203,10 +222,14 @@ def test_a_database_with_played_rounds_upgrades_to_head_keeping_them(
     upgrade(empty_database_url)
     diff, _, revision = asyncio.run(schema_of(empty_database_url))
     assert diff == [] and revision == head_revision()
-    for table, rows in (("rounds", 1), ("bets", 1), ("grabs", 1), ("postings", 2), ("accounts", 2)):
+    # 0006 created the player's held account beside their available one.
+    for table, rows in (("rounds", 1), ("bets", 1), ("grabs", 1), ("postings", 2), ("accounts", 3)):
         assert asyncio.run(_count(empty_database_url, table)) == rows, table
+    assert asyncio.run(_scalar(empty_database_url, HELD_OF_PLAYER_5)) == 0
+    # 0006 counted the round's bets and grabs.
+    assert asyncio.run(_scalar(empty_database_url, ROUND_COUNTS)) == 11
     # The bank is an account kind now, and still never below zero.
-    bank = "INSERT INTO accounts (id, chat_id, kind, user_id, balance) VALUES (3, -7, 'bank', 0, 5)"
+    bank = "INSERT INTO accounts (chat_id, kind, user_id, balance) VALUES (-7, 'bank', 0, 5)"
     asyncio.run(_execute(empty_database_url, [bank]))
     with pytest.raises(Exception, match=r"(?i)check"):
         asyncio.run(

@@ -112,8 +112,8 @@ CHILD = """
 import asyncio, sys
 
 from bot.service.game import GameService
-from bot.store import ledger
 from bot.store.db import Database
+from bot.store.round_commands import RoundCommands
 from tests.conftest import Clock, Seeds
 from tests.store.helpers import ADMIN, DEALER, GROUP, PLAYERS, TEST_SETTINGS, fund, open_table
 
@@ -131,16 +131,16 @@ async def main(url: str, start_ms: int) -> None:
     await service.advance(started.id)
     for player in PLAYERS[:3]:
         await service.bet(GROUP, player, 500)
-    original_post = ledger.post
+    original_write = RoundCommands._run_sqlite
 
-    async def post_then_hang(session, **kwargs):
-        transaction_id = await original_post(session, **kwargs)
+    def write_then_hang(self, connection, job):
+        applied = original_write(self, connection, job)
         # Inside the fourth bet's transaction, its writes made but not committed.
         print("READY", started.id, flush=True)
         sys.stdin.readline()  # blocks until the parent kills this process
-        return transaction_id
+        return applied
 
-    ledger.post = post_then_hang
+    RoundCommands._run_sqlite = write_then_hang
     await service.bet(GROUP, PLAYERS[3], 500)
 
 

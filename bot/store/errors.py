@@ -1,0 +1,76 @@
+"""Database errors recognised by the name of the constraint they violate.
+
+PostgreSQL (asyncpg) reports the name as an attribute of its error. SQLite reports it
+only in its fixed message format: ``CHECK constraint failed: NAME`` for a check, and
+``UNIQUE constraint failed: TABLE.COLUMN, ...`` for a unique key or index, whose name is
+then found in the schema by its table and columns.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import Index, PrimaryKeyConstraint, UniqueConstraint
+from sqlalchemy.exc import IntegrityError
+
+from bot.store.models import Base
+
+#: A player's or the bank's balance would go below zero.
+NOT_NEGATIVE = "ck_accounts_not_negative"
+#: The update was recorded as processed already.
+PROCESSED_UPDATE = "pk_processed_updates"
+#: A second open round in a chat.
+ONE_OPEN_ROUND = "uq_rounds_one_open_per_chat"
+
+#: PostgreSQL's serialization failure, deadlock and statement timeout: worth trying again.
+TRANSIENT_SQLSTATES = frozenset({"40001", "40P01", "57014"})
+
+
+class TransientDatabaseError(Exception):
+    """A lost connection, a deadlock or a timeout on a path that talks to the driver
+    directly: nothing was written, and the command may be tried again."""
+
+
+_SQLITE_CHECK = "CHECK constraint failed: "
+_SQLITE_UNIQUE = "UNIQUE constraint failed: "
+
+
+def _unique_keys() -> dict[tuple[str, frozenset[str]], str]:
+    keys: dict[tuple[str, frozenset[str]], str] = {}
+    for table in Base.metadata.tables.values():
+        for constraint in table.constraints:
+            if isinstance(constraint, UniqueConstraint | PrimaryKeyConstraint):
+                columns = frozenset(column.name for column in constraint.columns)
+                keys[(table.name, columns)] = str(constraint.name)
+        for index in table.indexes:
+            if isinstance(index, Index) and index.unique:
+                columns = frozenset(column.name for column in index.columns)
+                keys[(table.name, columns)] = str(index.name)
+    return keys
+
+
+_UNIQUE_KEYS = _unique_keys()
+
+
+def sqlite_check_failed(error: BaseException) -> str | None:
+    """The name of the CHECK constraint a ``sqlite3.IntegrityError`` reports."""
+    message = str(error)
+    return (
+        message.removeprefix(_SQLITE_CHECK).strip() if message.startswith(_SQLITE_CHECK) else None
+    )
+
+
+def violated_constraint(error: IntegrityError) -> str | None:
+    """The name of the constraint ``error`` violates, if the database says."""
+    cause = error.orig.__cause__ if error.orig is not None else None
+    name = getattr(cause, "constraint_name", None)
+    if isinstance(name, str):
+        return name
+    message = str(error.orig)
+    if message.startswith(_SQLITE_CHECK):
+        return sqlite_check_failed(error.orig or error)
+    if message.startswith(_SQLITE_UNIQUE):
+        qualified = [part.strip() for part in message.removeprefix(_SQLITE_UNIQUE).split(",")]
+        tables = {part.split(".")[0] for part in qualified}
+        columns = frozenset(part.split(".")[-1] for part in qualified)
+        if len(tables) == 1:
+            return _UNIQUE_KEYS.get((tables.pop(), columns))
+    return None
