@@ -164,6 +164,7 @@ _SQLITE_READS = {
     False: f"{_READ_COLUMNS} WHERE {_BY_ID}",
 }
 
+
 def _round_values(state: Round) -> dict[str, Any]:
     return {
         "phase": state.phase.value,
