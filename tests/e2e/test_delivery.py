@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
-from sqlalchemy import func, select
+from sqlalchemy import func, select, update
 
 from bot.engine.round import Phase
 from bot.store.ledger import Balance
@@ -192,3 +192,37 @@ async def test_a_board_claimed_when_the_bot_was_killed_is_posted_after_a_restart
     assert bid is not None and bid.high_bidder == DEALER["id"]
     assert await ledger_size(e2e) == transactions + 1  # the bid, nothing else
     assert (await balances(e2e))[BETTORS[0]["id"]] == chips[BETTORS[0]["id"]]
+
+
+async def test_a_running_bot_sends_the_results_another_worker_claimed_and_died_with(
+    e2e: E2E,
+) -> None:
+    await open_table(e2e, GROUP, ADMIN, PEOPLE)
+    e2e.fake.hold_sends(RESULTS_TEXT)
+    round_id = await play_a_round_until_its_results_are_held(e2e)
+    await kill_while_held(e2e)
+    # Another worker takes the job over once the dead bot's lease ran out, for long.
+    await eventually(
+        lambda: e2e.service.claim_announcement(round_id, lease_ms=600_000),
+        what="the dead bot's lease to run out",
+    )
+    await e2e.bot.start()
+    await e2e.barrier(GROUP, ADMIN)
+    # Started (start-up is over before the bot polls): it left the job to its holder.
+    assert sent_matching(e2e, f"/verify {round_id})") == []
+    assert (await round_row(e2e, round_id)).announced_at_ms is None
+
+    # That worker dies: its lease runs out (moved to now rather than waited for).
+    async with e2e.database.transaction() as session:
+        await session.execute(
+            update(RoundRow)
+            .where(RoundRow.id == round_id)
+            .values(announcement_claimed_until_ms=e2e.service.clock())
+        )
+
+    async def announced() -> bool:
+        return (await round_row(e2e, round_id)).announced_at_ms is not None
+
+    # Only the running bot's sweep can send them now.
+    await eventually(announced, what="the sweep to send the results", on_timeout=e2e.bot.log)
+    assert len(sent_matching(e2e, f"/verify {round_id})")) == 1
