@@ -47,6 +47,9 @@ class Config:
     game: Settings = field(default_factory=Settings)
     sweep_seconds: float = 1.0
     board_edit_seconds: float = 3.0
+    #: How long a worker holds the job of sending a board or results (the service's
+    #: ``DELIVERY_LEASE_MS``, which says why): how late one whose sender died goes out.
+    delivery_lease_seconds: float = 10.0
     admin_cache_seconds: float = 60.0
     log_level: str = "INFO"
 
@@ -111,11 +114,14 @@ def load_config(
             game=game_settings(data.get("game", {})),
             sweep_seconds=float(bot_section.get("sweep_seconds", 1.0)),
             board_edit_seconds=float(bot_section.get("board_edit_seconds", 3.0)),
+            delivery_lease_seconds=float(bot_section.get("delivery_lease_seconds", 10.0)),
             admin_cache_seconds=float(bot_section.get("admin_cache_seconds", 60.0)),
             log_level=str(env.get("NIUNIU_LOG_LEVEL") or bot_section.get("log_level", "INFO")),
         )
     except (TypeError, ValueError) as error:
         raise ConfigError(f"config: {error}") from None
+    if config.delivery_lease_seconds <= 0:
+        raise ConfigError("[bot] delivery_lease_seconds must be positive")
     if config.mode not in ("polling", "webhook"):
         raise ConfigError(f"[telegram] mode is 'polling' or 'webhook', not {config.mode!r}")
     if config.mode == "webhook" and not config.webhook.public_url.startswith("https://"):

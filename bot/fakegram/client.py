@@ -82,6 +82,22 @@ class FakeTelegramClient:
         body = {"chat_id": chat_id, "user_id": user_id, "status": status}
         await self._request("POST", "/_fake/chat_member", json=body)
 
+    async def hold_sends(self, pattern: str, *, delivered_first: bool = False) -> None:
+        """Hold the bot's ``sendMessage`` requests whose text matches ``pattern`` until
+        ``release_sends`` (see ``FakeTelegram.hold_sends``)."""
+        body = {"pattern": pattern, "delivered_first": delivered_first}
+        await self._request("POST", "/_fake/hold_sends", json=body)
+
+    async def release_sends(self) -> None:
+        """Let held ``sendMessage`` requests go on, and hold no more."""
+        await self._request("POST", "/_fake/release_sends")
+
+    async def held_sends(self) -> int:
+        """How many ``sendMessage`` requests are held right now."""
+        answer: JsonDict = await self._request("GET", "/_fake/held_sends")
+        held: int = answer["held"]
+        return held
+
     async def transcript(self, chat_id: int) -> list[JsonDict]:
         """Every bot action in the chat, in order (see ``FakeTelegram.transcript``)."""
         entries: list[JsonDict] = await self._request(

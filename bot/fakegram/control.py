@@ -25,6 +25,9 @@ def add_control_routes(app: web.Application, fake: FakeTelegram) -> None:
     app.router.add_post("/_fake/callback", endpoints.press_button)
     app.router.add_post("/_fake/redeliver", endpoints.redeliver)
     app.router.add_post("/_fake/chat_member", endpoints.set_chat_member)
+    app.router.add_post("/_fake/hold_sends", endpoints.hold_sends)
+    app.router.add_post("/_fake/release_sends", endpoints.release_sends)
+    app.router.add_get("/_fake/held_sends", endpoints.held_sends)
     app.router.add_get("/_fake/transcript", endpoints.transcript)
     app.router.add_get("/_fake/messages", endpoints.messages)
     app.router.add_get("/_fake/callback_answers", endpoints.callback_answers)
@@ -94,6 +97,21 @@ class _ControlEndpoints:
                 int(body["chat_id"]), int(body["user_id"]), str(body["status"])
             ),
         )
+
+    async def hold_sends(self, request: web.Request) -> web.Response:
+        return await _apply_to_body(
+            request,
+            lambda body: self.fake.hold_sends(
+                str(body["pattern"]), delivered_first=bool(body.get("delivered_first", False))
+            ),
+        )
+
+    async def release_sends(self, request: web.Request) -> web.Response:
+        self.fake.release_sends()
+        return web.json_response(None)
+
+    async def held_sends(self, request: web.Request) -> web.Response:
+        return web.json_response({"held": self.fake.held_sends})
 
     async def transcript(self, request: web.Request) -> web.Response:
         return web.json_response(self.fake.transcript(_query_chat_id(request)))

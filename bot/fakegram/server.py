@@ -140,6 +140,14 @@ class _Signal:
             await asyncio.wait_for(self._event.wait(), timeout)
 
 
+@dataclass(frozen=True)
+class _SendHold:
+    """Which ``sendMessage`` requests ``FakeTelegram.hold_sends`` holds, and where."""
+
+    pattern: re.Pattern[str]
+    delivered_first: bool
+
+
 @dataclass
 class _Message:
     message_id: int
@@ -249,6 +257,8 @@ class FakeTelegram:
         self._version = 0
         self._changed = _Signal()
         self._closing = False
+        self._send_hold: _SendHold | None = None
+        self._held_sends = 0
         self._runner: web.AppRunner | None = None
         self._host = "127.0.0.1"
         self._port: int | None = None
@@ -429,6 +439,48 @@ class FakeTelegram:
             for message_id, message in chat.messages.items()
             if message.sent_by_bot
         }
+
+    def hold_sends(self, pattern: str, *, delivered_first: bool = False) -> None:
+        """Hold every ``sendMessage`` whose text (as users see it) matches the regular
+        expression ``pattern``, until ``release_sends``: to kill a bot while it waits for
+        Telegram's answer (``held_sends`` counts the requests waiting).
+
+        Without ``delivered_first`` a request is held before its message exists, as if it
+        had not reached Telegram yet: if the bot goes away meanwhile, no message is sent.
+        With it, the message is in the chat (and the transcript) first and the answer is
+        held: Telegram has it, the bot never learns its id.
+        """
+        try:
+            compiled = re.compile(pattern)
+        except re.error as error:
+            raise ValueError(f"pattern: {error}") from None
+        self._send_hold = _SendHold(compiled, delivered_first)
+        self._bump()
+
+    def release_sends(self) -> None:
+        """Let held ``sendMessage`` requests go on, and hold no more."""
+        self._send_hold = None
+        self._bump()
+
+    @property
+    def held_sends(self) -> int:
+        """How many ``sendMessage`` requests ``hold_sends`` holds right now."""
+        return self._held_sends
+
+    async def _hold_send(self, text: str, *, delivered: bool) -> None:
+        """Wait while a ``hold_sends`` for this request and stage is in force."""
+        hold = self._send_hold
+        if hold is None or hold.delivered_first != delivered or not hold.pattern.search(text):
+            return
+        self._held_sends += 1
+        self._bump()
+        try:
+            # A bot killed meanwhile cancels this handler (its connection closed).
+            while self._send_hold is hold and not self._closing:
+                await self._changed.wait(60.0)
+        finally:
+            self._held_sends -= 1
+            self._bump()
 
     @property
     def callback_answers(self) -> list[JsonDict]:
@@ -746,6 +798,7 @@ class FakeTelegram:
         markup = self._inline_markup(params)
         chat = self._chat(chat_id)
         reply_to = self._reply_target(params, chat)
+        await self._hold_send(formatted.text, delivered=False)
         self._check_flood(chat_id, chat)
         message = _Message(
             message_id=chat.take_message_id(),
@@ -760,6 +813,7 @@ class FakeTelegram:
         )
         chat.messages[message.message_id] = message
         self._record_action(chat, "send", message)
+        await self._hold_send(formatted.text, delivered=True)
         return self._message_json(chat, message)
 
     async def _edit_message_text(self, params: RequestParams) -> JsonDict:

@@ -18,9 +18,10 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from sqlalchemy import func, insert, select, update
+from sqlalchemy import and_, func, insert, or_, select, update
 from sqlalchemy.exc import DBAPIError, IntegrityError, InterfaceError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import InstrumentedAttribute
 
 from bot.engine import round as engine
 from bot.engine.errors import GameError, NotDue, RuleViolation
@@ -75,8 +76,15 @@ log = logging.getLogger(__name__)
 _T = TypeVar("_T")
 
 MAX_ATTEMPTS = 20
-#: ``board_message_id`` of a round whose board a worker claimed but has not posted yet.
-BOARD_BEING_POSTED = 0
+#: ``board_message_id`` of a round whose board Telegram refused (it is not tried again).
+BOARD_REFUSED = 0
+#: How long a worker holds the job of posting a board or sending results before another
+#: worker, or this one restarted, may take it over. The holder renews it while its message
+#: waits to go out (behind Telegram's rate limits), so this is only how late a message
+#: whose sender died goes out: shorter than a bidding window, so that a board lost in a
+#: crash still shows while bids are open; long enough that a slow database or a busy
+#: event loop does not let a live holder's lease run out between renewals (a third of it).
+DELIVERY_LEASE_MS = 10_000
 
 
 def wall_clock_ms() -> int:
@@ -738,49 +746,127 @@ class GameService:
         async with self.db.reading() as session:
             return await rounds.load_open(session, chat_id, lock=False)
 
+    # -- delivery of boards and results -------------------------------------------------
+    #
+    # A round row is the intent to post its board (``board_message_id IS NULL``) and, once
+    # it ended, to send its results (``announced_at_ms IS NULL``): both are written in the
+    # round's own transaction. A worker takes the job of sending one with a lease
+    # (``claim_*``, compare-and-set), keeps renewing it while its message waits to go out
+    # (``renew_*``), and marks it delivered only after Telegram answered
+    # (``set_board_message``, ``mark_announced``). A worker that dies stops renewing; once
+    # its lease ran out another worker, or the restarted one, sends the message again. So a
+    # message is lost by no crash, and repeated only by a crash between Telegram's answer
+    # and recording it.
+
     async def set_board_message(self, round_id: int, message_id: int) -> None:
-        """Remember the message that shows a round's live board."""
+        """Record that Telegram has a round's board (``BOARD_REFUSED``: it refused it)."""
         async with self._unit() as session:
             await session.execute(
                 update(RoundRow).where(RoundRow.id == round_id).values(board_message_id=message_id)
             )
 
-    async def claim_board(self, round_id: int) -> bool:
-        """Take the job of posting a round's board; False if someone (another worker, or
-        this one before a restart) has it. Claimed boards read as message id 0 until
-        ``set_board_message``."""
-        async with self._unit() as session:
-            claimed = await session.execute(
-                update(RoundRow)
-                .where(RoundRow.id == round_id, RoundRow.board_message_id.is_(None))
-                .values(board_message_id=BOARD_BEING_POSTED)
-            )
-            return bool(claimed.rowcount)  # type: ignore[attr-defined]
+    async def claim_board(self, round_id: int, *, lease_ms: int = DELIVERY_LEASE_MS) -> bool:
+        """Take the job of posting a round's board for ``lease_ms``; False if it is posted,
+        or another worker (or this one before a restart) holds a lease that has not run out."""
+        return await self._lease(
+            round_id,
+            RoundRow.board_message_id,
+            RoundRow.board_claimed_until_ms,
+            lease_ms,
+            renew=False,
+        )
 
-    async def claim_announcement(self, round_id: int) -> bool:
-        """Take the job of sending a round's results; False if it was taken already.
-        Claimed before sending, so results go out at most once whoever restarts."""
+    async def renew_board_claim(self, round_id: int, *, lease_ms: int = DELIVERY_LEASE_MS) -> bool:
+        """Hold the job of posting a round's board for ``lease_ms`` more; False once it is
+        posted."""
+        return await self._lease(
+            round_id,
+            RoundRow.board_message_id,
+            RoundRow.board_claimed_until_ms,
+            lease_ms,
+            renew=True,
+        )
+
+    async def claim_announcement(self, round_id: int, *, lease_ms: int = DELIVERY_LEASE_MS) -> bool:
+        """Take the job of sending a round's results for ``lease_ms``; False if they went
+        out, or another worker (or this one before a restart) holds a lease that has not
+        run out. Until ``mark_announced`` the results are still to be sent."""
+        return await self._lease(
+            round_id,
+            RoundRow.announced_at_ms,
+            RoundRow.announcement_claimed_until_ms,
+            lease_ms,
+            renew=False,
+        )
+
+    async def renew_announcement_claim(
+        self, round_id: int, *, lease_ms: int = DELIVERY_LEASE_MS
+    ) -> bool:
+        """Hold the job of sending a round's results for ``lease_ms`` more; False once they
+        went out."""
+        return await self._lease(
+            round_id,
+            RoundRow.announced_at_ms,
+            RoundRow.announcement_claimed_until_ms,
+            lease_ms,
+            renew=True,
+        )
+
+    async def mark_announced(self, round_id: int) -> None:
+        """Record that Telegram took a round's results (or refused them for good)."""
         async with self._unit() as session:
-            claimed = await session.execute(
+            await session.execute(
                 update(RoundRow)
                 .where(RoundRow.id == round_id, RoundRow.announced_at_ms.is_(None))
                 .values(announced_at_ms=self.clock())
             )
-            return bool(claimed.rowcount)  # type: ignore[attr-defined]
+
+    async def _lease(
+        self,
+        round_id: int,
+        delivered: InstrumentedAttribute[int | None],
+        claimed_until: InstrumentedAttribute[int | None],
+        lease_ms: int,
+        *,
+        renew: bool,
+    ) -> bool:
+        """Set the round's ``claimed_until`` to now + ``lease_ms`` if it is not
+        ``delivered`` and (unless ``renew``) nobody holds a lease that has not run out."""
+        async with self._unit() as session:
+            now = self.clock()
+            condition = [RoundRow.id == round_id, delivered.is_(None)]
+            if not renew:
+                condition.append(or_(claimed_until.is_(None), claimed_until <= now))
+            leased = await session.execute(
+                update(RoundRow).where(*condition).values({claimed_until: now + lease_ms})
+            )
+            return bool(leased.rowcount)  # type: ignore[attr-defined]
 
     async def unannounced(
-        self, within_ms: int = 3_600_000
+        self, within_ms: int = 3_600_000, *, unclaimed_grace_ms: int = 0
     ) -> list[tuple[Round, RoundSettled | RoundVoided]]:
-        """Rounds that ended in the last ``within_ms`` without their results going out
-        (the process stopped first), each with what ended it, to announce them now."""
-        since = self.clock() - within_ms
+        """Rounds that ended in the last ``within_ms`` without their results having gone
+        out and that no worker is sending (nobody holds a lease that has not run out), each
+        with what ended it, to announce them now. Rounds that ended less than
+        ``unclaimed_grace_ms`` ago and were never claimed are left to the worker that ended
+        them (the sweep passes the lease's length: that worker has it queued)."""
+        now = self.clock()
+        claimed_until = RoundRow.announcement_claimed_until_ms
         async with self.db.reading() as session:
             ids = await session.scalars(
                 select(RoundRow.id)
                 .where(
                     RoundRow.announced_at_ms.is_(None),
-                    RoundRow.ended_at_ms >= since,
+                    RoundRow.ended_at_ms.is_not(None),
+                    RoundRow.ended_at_ms >= now - within_ms,
                     RoundRow.phase.in_((Phase.SETTLED.value, Phase.VOID.value)),
+                    or_(
+                        claimed_until <= now,
+                        and_(
+                            claimed_until.is_(None),
+                            RoundRow.ended_at_ms <= now - unclaimed_grace_ms,
+                        ),
+                    ),
                 )
                 .order_by(RoundRow.id)
             )
@@ -791,9 +877,34 @@ class GameService:
                 found.append((state, await rounds.ending(session, state)))
             return found
 
+    async def unposted_boards(self, *, unclaimed_grace_ms: int = 0) -> list[tuple[int, int]]:
+        """Open rounds whose board is not posted and that no worker is posting: (round id,
+        chat id). Rounds that started less than ``unclaimed_grace_ms`` ago and were never
+        claimed are left to the worker that started them. (An ended round's results say
+        all its board would.)"""
+        now = self.clock()
+        claimed_until = RoundRow.board_claimed_until_ms
+        async with self.db.reading() as session:
+            rows = await session.execute(
+                select(RoundRow.id, RoundRow.chat_id)
+                .where(
+                    RoundRow.phase.in_(rounds.OPEN_PHASES),
+                    RoundRow.board_message_id.is_(None),
+                    or_(
+                        claimed_until <= now,
+                        and_(
+                            claimed_until.is_(None),
+                            RoundRow.started_at_ms <= now - unclaimed_grace_ms,
+                        ),
+                    ),
+                )
+                .order_by(RoundRow.id)
+            )
+            return [(round_id, chat_id) for round_id, chat_id in rows.tuples()]
+
     async def board_message(self, round_id: int) -> int | None:
-        """The message id of a round's live board; ``None`` if nobody claimed posting it,
-        ``BOARD_BEING_POSTED`` while it is on its way."""
+        """The message id of a round's live board; ``None`` until Telegram has it,
+        ``BOARD_REFUSED`` if it refused it."""
         async with self.db.reading() as session:
             return await session.scalar(
                 select(RoundRow.board_message_id).where(RoundRow.id == round_id)

@@ -30,6 +30,9 @@ NAMING = {
 }
 
 OPEN_PHASES_SQL = "phase IN ('bidding', 'betting', 'grabbing')"
+#: Ended rounds whose results have not gone out: normally none for more than a moment, so
+#: the index the delivery sweep reads every second stays tiny.
+UNANNOUNCED_SQL = "announced_at_ms IS NULL AND ended_at_ms IS NOT NULL"
 #: Row ids: BIGINT on PostgreSQL (postings pass 2^31 long before an operator's last round);
 #: on SQLite an INTEGER PRIMARY KEY is already 64-bit, and only it autoincrements.
 ID_TYPE = BigInteger().with_variant(Integer(), "sqlite")
@@ -124,6 +127,12 @@ class RoundRow(Base):
             postgresql_where=text(OPEN_PHASES_SQL),
         ),
         Index("ix_rounds_phase_deadline", "phase", "deadline_ms"),
+        Index(
+            "ix_rounds_unannounced",
+            "ended_at_ms",
+            sqlite_where=text(UNANNOUNCED_SQL),
+            postgresql_where=text(UNANNOUNCED_SQL),
+        ),
         CheckConstraint(
             "phase IN ('bidding', 'betting', 'grabbing', 'settled', 'void')", name="phase"
         ),
@@ -144,15 +153,22 @@ class RoundRow(Base):
     pool: Mapped[int] = mapped_column(default=0)
     shares: Mapped[list[Any]] = mapped_column(default=list)
     void_reason: Mapped[str | None] = mapped_column(String(16))
+    #: The message that shows the round's live board once Telegram has it; ``NULL`` until
+    #: then (the round row is the intent to post it), 0 if Telegram refused it.
     board_message_id: Mapped[int | None]
+    #: Until when a worker that is posting the board holds the job (its lease); another
+    #: worker, or this one restarted, may take the job over once it has passed.
+    board_claimed_until_ms: Mapped[int | None]
     started_at_ms: Mapped[int]
     ended_at_ms: Mapped[int | None]
     #: The shoe a card round deals from, and how many of its cards were dealt before it.
     shoe_id: Mapped[int | None] = mapped_column(ForeignKey("shoes.id"))
     deal_offset: Mapped[int | None] = mapped_column(Integer)
-    #: When the results message went out; an ended round without it is announced again
-    #: after a restart (messages waiting to be sent do not survive one).
+    #: When Telegram took the results message; an ended round without it still has its
+    #: results to go out (at start-up, or by the sweep once no worker holds the job).
     announced_at_ms: Mapped[int | None]
+    #: Until when a worker that is sending the results holds the job (its lease).
+    announcement_claimed_until_ms: Mapped[int | None]
     #: How many bets and grabs the round has (so a command loads only its player's own).
     bet_count: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     grab_count: Mapped[int] = mapped_column(Integer, default=0, server_default="0")

@@ -9,12 +9,13 @@ happened in the group's language.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import html
 import logging
 import time
 from collections.abc import Awaitable, Callable, Coroutine
 from functools import partial
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 from telegram import (
     BotCommand,
@@ -56,12 +57,13 @@ from bot.engine.round import (
 from bot.engine.settings import SETTING_NAMES, Settings
 from bot.money import format_amount, format_bps, format_signed, parse_amount
 from bot.rules.split import commitment
-from bot.service.game import CommandResult, GameService, Person, wall_clock_ms
+from bot.service.game import BOARD_REFUSED, CommandResult, GameService, Person, wall_clock_ms
 from bot.telegram.delivery import ChatOutbox, SendRateLimiter, SlidingWindow
 from bot.telegram.i18n import translate
 from bot.telegram.views import ButtonPress, Views, display_name
 
 log = logging.getLogger(__name__)
+_T = TypeVar("_T")
 
 #: Replies to commands a group may get per minute; the rest of Telegram's ~20 a minute
 #: stays free for boards and results.
@@ -172,6 +174,10 @@ class GameBot:
         self.outbox = ChatOutbox()
         self._tasks: set[asyncio.Task[None]] = set()
         self._board_edited: dict[int, float] = {}
+        #: Boards and results this process has queued and not finished sending: the sweep
+        #: looks for undelivered ones every time and must not queue them again.
+        self._delivering: set[tuple[str, int]] = set()
+        self.lease_ms = round(config.delivery_lease_seconds * 1000)
         self.application: Application[Any, Any, Any, Any, Any, Any] | None = None
 
     # -- wiring ---------------------------------------------------------------------
@@ -267,18 +273,19 @@ class GameBot:
         except TelegramError as error:
             log.warning("could not set the command list: %s", error)
         for state, ended in await self.service.unannounced():
-            # Stopped before a round's results went out: send them now.
-            self.outbox.put(state.chat_id, partial(self.send_results, state, ended))
+            # Stopped (or crashed) before Telegram had a round's results: send them now.
+            # Those a worker was sending when it died follow once its lease ran out (sweep).
+            self.queue_results(state, ended)
         results, open_rounds = await self.service.recover()
         for result in results:
             if result.round is not None:
                 self.publish(result.round.chat_id, result)
         for state in open_rounds:
             self.schedule(state)
-            if await self.service.board_message(state.id) is None:
-                # Stopped between storing the round and posting its board: post it now
-                # (unless publishing it above got there first: posting is claimed).
-                self.outbox.put(state.chat_id, partial(self.send_board, state.id))
+        for round_id, chat_id in await self.service.unposted_boards():
+            # Stopped before Telegram had a round's board: post it now (unless publishing
+            # it above got there first: posting is claimed).
+            self.queue_board(chat_id, round_id)
         assert application.job_queue is not None
         application.job_queue.run_repeating(
             self._sweep_job,
@@ -323,8 +330,9 @@ class GameBot:
         await self.sweep()
 
     async def sweep(self) -> None:
-        """Advance overdue rounds (lost or late jobs) and start rounds whose pause is over;
-        chats side by side, so one busy chat holds up no other."""
+        """Advance overdue rounds (lost or late jobs) and start rounds whose pause is over,
+        chats side by side, so one busy chat holds up no other; then send the boards and
+        results whose sender died."""
         due = await self.service.due_rounds()
         outcomes = await asyncio.gather(
             *(self.advance(round_id, chat_id) for round_id, chat_id in due),
@@ -337,6 +345,20 @@ class GameBot:
         for outcome in outcomes:
             if isinstance(outcome, BaseException):
                 log.error("sweep: a chat failed; the next sweep tries again", exc_info=outcome)
+        try:
+            await self.redeliver()
+        except Exception:
+            log.exception("sweep: looking for undelivered messages failed; next sweep again")
+
+    async def redeliver(self) -> None:
+        """Queue the boards and results that should be out by now and that no worker is
+        sending: the worker that claimed one died (its lease ran out), or the worker that
+        started or ended the round never got to it (a lease after it did so)."""
+        grace = self.lease_ms
+        for state, ended in await self.service.unannounced(unclaimed_grace_ms=grace):
+            self.queue_results(state, ended)
+        for round_id, chat_id in await self.service.unposted_boards(unclaimed_grace_ms=grace):
+            self.queue_board(chat_id, round_id)
 
     async def _start_due(self, chat_id: int) -> None:
         async with self.locks.lock(chat_id):
@@ -395,9 +417,9 @@ class GameBot:
             if isinstance(event, RoundStarted):
                 if event.retired_shoe is not None:
                     self.outbox.put(chat_id, partial(self.send_shoe_replaced, state, event))
-                self.outbox.put(chat_id, partial(self.send_board, state.id))
+                self.queue_board(chat_id, state.id)
             elif isinstance(event, (RoundSettled, RoundVoided)):
-                self.outbox.put(chat_id, partial(self.send_results, state, event))
+                self.queue_results(state, event)
         self.schedule(state)
         if result.events and not any(isinstance(e, RoundStarted) for e in result.events):
             self.refresh_board(state)
@@ -407,8 +429,34 @@ class GameBot:
                     self.outbox.put(
                         chat_id, partial(self.send_shoe_replaced, result.started, event)
                     )
-            self.outbox.put(chat_id, partial(self.send_board, result.started.id))
+            self.queue_board(chat_id, result.started.id)
             self.schedule(result.started)
+
+    def queue_board(self, chat_id: int, round_id: int) -> None:
+        """Post a round's board through the chat's outbox (unless this process has it
+        queued already)."""
+        self._queue_delivery(("board", round_id), chat_id, partial(self.send_board, round_id))
+
+    def queue_results(self, state: Round, ended: RoundSettled | RoundVoided) -> None:
+        """Send a round's results through the chat's outbox (unless this process has them
+        queued already)."""
+        job = partial(self.send_results, state, ended)
+        self._queue_delivery(("results", state.id), state.chat_id, job)
+
+    def _queue_delivery(
+        self, key: tuple[str, int], chat_id: int, send: Callable[[], Awaitable[None]]
+    ) -> None:
+        if key in self._delivering:
+            return
+        self._delivering.add(key)
+
+        async def job() -> None:
+            try:
+                await send()
+            finally:
+                self._delivering.discard(key)
+
+        self.outbox.put(chat_id, job)
 
     async def send(
         self,
@@ -449,16 +497,53 @@ class GameBot:
 
     async def send_board(self, round_id: int) -> None:
         """Post the live board of a new round (as it is when the message goes out), unless
-        another worker, or this one already, took that job."""
-        if not await self.service.claim_board(round_id):
+        it is posted or another worker is posting it. It counts as posted only once
+        Telegram answered: a crash before that leaves it to be posted again when the lease
+        ran out (twice only if Telegram had it already)."""
+        if not await self.service.claim_board(round_id, lease_ms=self.lease_ms):
             return
         state, text, markup = await self._render_board(round_id)
-        message = await self.send(state.chat_id, text, markup)
-        if message is not None:
-            self._board_ids[state.id] = message.message_id
-            self._board_shown[state.id] = (text, markup)
-            self._board_edited[state.chat_id] = time.monotonic()
-            await self.service.set_board_message(state.id, message.message_id)
+        message = await self._keeping_lease(
+            self.service.renew_board_claim,
+            round_id,
+            partial(self.send, state.chat_id, text, markup),
+        )
+        if message is None:  # refused (logged); trying again would be refused too
+            await self.service.set_board_message(state.id, BOARD_REFUSED)
+            return
+        self._board_ids[state.id] = message.message_id
+        self._board_shown[state.id] = (text, markup)
+        self._board_edited[state.chat_id] = time.monotonic()
+        await self.service.set_board_message(state.id, message.message_id)
+
+    async def _keeping_lease(
+        self,
+        renew: Callable[..., Awaitable[bool]],
+        round_id: int,
+        send: Callable[[], Awaitable[_T]],
+    ) -> _T:
+        """Run ``send`` holding the round's lease on it: renewed every third of its length,
+        so that a message waiting behind Telegram's rate limits keeps its job and no other
+        worker sends it too. A process that dies stops renewing, and the lease runs out."""
+        sent = asyncio.Event()
+
+        async def renew_until_sent() -> None:
+            while True:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(sent.wait(), self.lease_ms / 3000)
+                    return
+                try:
+                    if not await renew(round_id, lease_ms=self.lease_ms):
+                        return  # delivered meanwhile, by a worker that took it over
+                except Exception:
+                    log.exception("round %s: renewing a delivery lease failed", round_id)
+
+        renewing = asyncio.get_running_loop().create_task(renew_until_sent())
+        try:
+            return await send()
+        finally:
+            sent.set()
+            await renewing
 
     @staticmethod
     def _board_people(state: Round) -> list[int]:
@@ -532,12 +617,20 @@ class GameBot:
         await self.send(state.chat_id, text)
 
     async def send_results(self, state: Round, ended: RoundSettled | RoundVoided) -> None:
-        """Post the one message that closes a round, once whoever restarts."""
-        if not await self.service.claim_announcement(state.id):
+        """Post the one message that closes a round, unless it went out or another worker
+        is sending it. It counts as sent only once Telegram answered: a crash before that
+        leaves it to be sent again when the lease ran out (twice only if Telegram had it
+        already)."""
+        if not await self.service.claim_announcement(state.id, lease_ms=self.lease_ms):
             return
         views = Views(state.settings)
         people = await self.names(list(state.participants) + self._board_people(state))
-        await self.send(state.chat_id, views.results(state, ended, people))
+        text = views.results(state, ended, people)
+        await self._keeping_lease(
+            self.service.renew_announcement_claim, state.id, partial(self.send, state.chat_id, text)
+        )
+        # Sent, or refused for good (logged): either way Telegram answered.
+        await self.service.mark_announced(state.id)
 
     # -- replies --------------------------------------------------------------------
 

@@ -78,6 +78,7 @@ def write_config(
     operators: list[int] | None = None,
     sweep_seconds: float = 0.2,
     board_edit_seconds: float = 0.5,
+    delivery_lease_seconds: float | None = None,
 ) -> Path:
     """A config file with short windows. Token, API URL and database come from the env."""
     lines = ["[game]"]
@@ -87,6 +88,10 @@ def write_config(
         "[bot]",
         f"sweep_seconds = {sweep_seconds!r}",
         f"board_edit_seconds = {board_edit_seconds!r}",
+    ]
+    if delivery_lease_seconds is not None:
+        lines.append(f"delivery_lease_seconds = {delivery_lease_seconds!r}")
+    lines += [
         'log_level = "INFO"',
         "",
         "[telegram]",
@@ -410,11 +415,15 @@ async def running_bot(
     *,
     game: Mapping[str, Any] | None = None,
     operators: list[int] | None = None,
+    delivery_lease_seconds: float | None = None,
 ) -> AsyncIterator[E2E]:
     """A fake Telegram, the bot process polling it, and a reader of its database."""
     database_url = f"sqlite+aiosqlite:///{tmp_path / 'e2e.db'}"
     config = write_config(
-        tmp_path / "niuniu.toml", game=dict(game or FAST_GAME), operators=operators
+        tmp_path / "niuniu.toml",
+        game=dict(game or FAST_GAME),
+        operators=operators,
+        delivery_lease_seconds=delivery_lease_seconds,
     )
     async with FakeTelegram() as fake:
         bot = BotProcess(fake, config, database_url, tmp_path / "bot.log")

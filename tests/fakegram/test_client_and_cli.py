@@ -64,6 +64,8 @@ async def test_control_mistakes_are_reported(fake: FakeTelegram) -> None:
             await client.post_message(42, ALICE, "hi")
         with pytest.raises(ValueError, match="no update 7"):
             await client.redeliver(7)
+        with pytest.raises(ValueError, match="pattern: "):
+            await client.hold_sends("(unclosed")
 
     async with (
         aiohttp.ClientSession() as session,

@@ -157,6 +157,54 @@ async def test_send_message_replies_and_is_recorded(fake: FakeTelegram, bot: Bot
     assert entry["reply_to_message_id"] == question["message_id"]
 
 
+async def test_a_held_send_waits_for_its_release_and_others_go_on(
+    fake: FakeTelegram, bot: Bot
+) -> None:
+    fake.hold_sends(r"^Results")
+    held = asyncio.create_task(bot.send_message(GROUP_ID, "Results of round 7"))
+    await fake.wait_for(lambda: fake.held_sends == 1)
+    await bot.send_message(GROUP_ID, "a reply meanwhile")
+    assert [e["plain_text"] for e in fake.transcript(GROUP_ID)] == ["a reply meanwhile"]
+    fake.release_sends()
+    sent = await held
+    assert sent.text == "Results of round 7"
+    assert fake.held_sends == 0
+    await bot.send_message(GROUP_ID, "Results again")  # released: no longer held
+    assert len(fake.transcript(GROUP_ID)) == 3
+
+
+async def _send_and_go_away(fake: FakeTelegram, text: str) -> None:
+    """A sendMessage whose client disappears (as when a bot is killed) while it is held."""
+
+    async def send() -> None:
+        async with aiohttp.ClientSession() as session:
+            url = f"{fake.base_url}{fake.token}/sendMessage"
+            await session.post(url, json={"chat_id": GROUP_ID, "text": text})
+
+    client = asyncio.create_task(send())
+    await fake.wait_for(lambda: fake.held_sends == 1)
+    client.cancel()  # closes the connection
+    await fake.wait_for(lambda: fake.held_sends == 0)
+
+
+async def test_a_send_held_before_delivery_is_never_delivered_if_its_bot_goes_away(
+    fake: FakeTelegram,
+) -> None:
+    fake.hold_sends("Results")
+    await _send_and_go_away(fake, "Results of round 7")
+    fake.release_sends()
+    assert fake.transcript(GROUP_ID) == []
+    assert fake.messages(GROUP_ID) == {}
+
+
+async def test_a_send_held_after_delivery_is_in_the_chat_though_its_bot_goes_away(
+    fake: FakeTelegram,
+) -> None:
+    fake.hold_sends("Results", delivered_first=True)
+    await _send_and_go_away(fake, "Results of round 7")
+    assert [e["plain_text"] for e in fake.transcript(GROUP_ID)] == ["Results of round 7"]
+
+
 async def test_reply_to_a_missing_message_fails_unless_allowed(bot: Bot) -> None:
     with pytest.raises(BadRequest, match="Message to be replied not found"):
         await bot.send_message(GROUP_ID, "hi", reply_to_message_id=99)

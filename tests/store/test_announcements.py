@@ -1,10 +1,15 @@
-"""A round's results survive a restart: ended rounds whose results did not go out are
-found again, with what ended them rebuilt from the database."""
+"""A round's results and board survive a crash: ended rounds whose results did not go out
+are found again, with what ended them rebuilt from the database; a worker holds the job of
+sending one with a lease, and a job whose worker died (its lease ran out before it marked
+the message delivered) is found and can be taken over."""
 
 from __future__ import annotations
 
+import asyncio
+
 from bot.engine.round import RoundSettled, RoundVoided, VoidReason
-from bot.service.game import GameService
+from bot.service.game import DELIVERY_LEASE_MS, GameService
+from bot.store.db import Database
 from tests.conftest import Clock
 from tests.store.helpers import ADMIN, DEALER, GROUP, PLAYERS, TEST_SETTINGS, fund, open_table
 
@@ -48,8 +53,90 @@ async def test_an_announced_round_is_not_announced_again(
 ) -> None:
     round_id, _ = await _settle_a_round(service, clock)
     assert await service.claim_announcement(round_id)
-    assert not await service.claim_announcement(round_id)  # once, whoever asks
+    await service.mark_announced(round_id)
+    clock.advance(2 * DELIVERY_LEASE_MS / 1000)
+    assert not await service.claim_announcement(round_id)  # delivered: whoever asks, later
+    assert not await service.renew_announcement_claim(round_id)
     assert await service.unannounced() == []
+
+
+async def test_a_claimed_announcement_is_claimable_again_once_its_lease_ran_out_not_before(
+    service: GameService, clock: Clock
+) -> None:
+    round_id, _ = await _settle_a_round(service, clock)
+    assert await service.claim_announcement(round_id, lease_ms=5_000)
+    # The worker that claimed it is sending it (or died doing so): nobody else may yet.
+    assert not await service.claim_announcement(round_id, lease_ms=5_000)
+    assert await service.unannounced() == []
+    clock.advance(4.999)
+    assert not await service.claim_announcement(round_id, lease_ms=5_000)
+    assert await service.unannounced() == []
+    clock.advance(0.001)
+    [(state, _)] = await service.unannounced()
+    assert state.id == round_id
+    assert await service.claim_announcement(round_id, lease_ms=5_000)
+    assert not await service.claim_announcement(round_id, lease_ms=5_000)
+
+
+async def test_a_renewed_announcement_claim_outlives_its_first_lease(
+    service: GameService, clock: Clock
+) -> None:
+    round_id, _ = await _settle_a_round(service, clock)
+    assert await service.claim_announcement(round_id, lease_ms=3_000)
+    clock.advance(2)
+    assert await service.renew_announcement_claim(round_id, lease_ms=3_000)
+    clock.advance(2)  # past the first lease, within the renewed one
+    assert not await service.claim_announcement(round_id, lease_ms=3_000)
+    assert await service.unannounced() == []
+    clock.advance(1)
+    assert await service.claim_announcement(round_id, lease_ms=3_000)
+
+
+async def test_the_sweep_leaves_a_just_ended_unclaimed_round_to_the_worker_that_ended_it(
+    service: GameService, clock: Clock
+) -> None:
+    round_id, _ = await _settle_a_round(service, clock)
+    # At start-up every unclaimed one is sent at once ...
+    assert [state.id for state, _ in await service.unannounced()] == [round_id]
+    # ... the sweep of a running worker waits a lease for the one that has it queued.
+    assert await service.unannounced(unclaimed_grace_ms=5_000) == []
+    clock.advance(5)
+    assert [s.id for s, _ in await service.unannounced(unclaimed_grace_ms=5_000)] == [round_id]
+
+
+async def test_one_of_several_workers_claiming_an_announcement_at_once_gets_it(
+    db: Database, service: GameService, clock: Clock
+) -> None:
+    round_id, _ = await _settle_a_round(service, clock)
+    workers = [GameService(db, service.defaults, clock=clock) for _ in range(5)]
+    claims = await asyncio.gather(*(worker.claim_announcement(round_id) for worker in workers))
+    assert sorted(claims) == [False] * 4 + [True]
+
+
+async def test_a_claimed_board_not_posted_is_claimable_again_once_its_lease_ran_out_not_before(
+    service: GameService, clock: Clock
+) -> None:
+    await open_table(service)
+    started = await service.start_round(GROUP, actor=ADMIN)
+    assert started.round is not None
+    round_id = started.round.id
+    assert await service.unposted_boards() == [(round_id, GROUP)]
+    assert await service.unposted_boards(unclaimed_grace_ms=5_000) == []
+    assert await service.claim_board(round_id, lease_ms=5_000)
+    assert await service.board_message(round_id) is None  # not posted until Telegram has it
+    assert not await service.claim_board(round_id, lease_ms=5_000)
+    assert await service.unposted_boards() == []
+    clock.advance(4.999)
+    assert not await service.claim_board(round_id, lease_ms=5_000)
+    clock.advance(0.001)
+    assert await service.unposted_boards() == [(round_id, GROUP)]
+    assert await service.claim_board(round_id, lease_ms=5_000)
+    await service.set_board_message(round_id, 42)
+    clock.advance(5)
+    assert await service.board_message(round_id) == 42
+    assert not await service.claim_board(round_id, lease_ms=5_000)
+    assert not await service.renew_board_claim(round_id)
+    assert await service.unposted_boards() == []
 
 
 async def test_a_void_round_is_found_with_its_reason(service: GameService, clock: Clock) -> None:

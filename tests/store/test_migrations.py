@@ -240,6 +240,40 @@ def test_a_database_with_played_rounds_upgrades_to_head_keeping_them(
         )
 
 
+def test_an_open_rounds_board_being_posted_is_to_be_posted_again_after_0007(
+    empty_database_url: str,
+) -> None:
+    # Before 0007 board_message_id 0 meant "a worker claimed posting it", which a crash
+    # could lose; from 0007 an open round's board is posted until Telegram has it.
+    upgrade(empty_database_url, "0004")
+    # One open round per chat: rounds 2 and 3 are in two chats.
+    chats = (
+        "INSERT INTO chats (id, title, is_group, is_open, settings, created_at_ms) "
+        "VALUES (-7, 'a', true, true, '{}', 0), (-8, 'b', true, true, '{}', 0)"
+    )
+    rounds = (
+        "INSERT INTO rounds (id, chat_id, phase, version, deadline_ms, commitment, seed, "
+        "settings, high_bid, bid_hold, pool, shares, started_at_ms, ended_at_ms, "
+        "board_message_id) VALUES "
+        "(1, -7, 'settled', 5, 0, 'c', 'seed', '{}', 0, 0, 0, '[]', 0, 1, 0), "
+        "(2, -7, 'bidding', 1, 0, 'c', 'seed', '{}', 0, 0, 0, '[]', 0, NULL, 0), "
+        "(3, -8, 'bidding', 1, 0, 'c', 'seed', '{}', 0, 0, 0, '[]', 0, NULL, 12)"
+    )
+    asyncio.run(_execute(empty_database_url, [chats, rounds]))
+    upgrade(empty_database_url)
+
+    async def boards() -> dict[int, int | None]:
+        database = Database.from_url(empty_database_url)
+        try:
+            async with database.engine.connect() as connection:
+                rows = await connection.execute(text("SELECT id, board_message_id FROM rounds"))
+                return {row[0]: row[1] for row in rows}
+        finally:
+            await database.dispose()
+
+    assert asyncio.run(boards()) == {1: 0, 2: None, 3: 12}
+
+
 def test_postgresql_row_ids_and_their_sequences_are_bigint(fresh_postgres_url: str) -> None:
     upgrade(fresh_postgres_url, "0003")
     asyncio.run(_execute(fresh_postgres_url, PLAYED_AT_0002))
