@@ -132,9 +132,12 @@ class RoundRow(Base):
         # A group's latest rounds (/history) without reading its whole history.
         Index("ix_rounds_chat_id_id", "chat_id", "id"),
         # Ended rounds whose results have not gone out (start-up): only the few rounds
-        # not announced yet are in it, open ones included, however long the history.
+        # not announced yet are in it, open ones included, however long the history. Led
+        # by phase, so that SQLite (without statistics) prefers it to the index on
+        # (phase, deadline_ms), which would read every settled round.
         Index(
             "ix_rounds_unannounced",
+            "phase",
             "ended_at_ms",
             sqlite_where=text(UNANNOUNCED_SQL),
             postgresql_where=text(UNANNOUNCED_SQL),

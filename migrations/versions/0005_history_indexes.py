@@ -24,10 +24,12 @@ UNANNOUNCED = "announced_at_ms IS NULL"
 
 def upgrade() -> None:
     op.create_index("ix_rounds_chat_id_id", "rounds", ["chat_id", "id"])
+    # Led by phase, so that SQLite (without statistics) prefers it to the index on
+    # (phase, deadline_ms), which would read every settled round.
     op.create_index(
         "ix_rounds_unannounced",
         "rounds",
-        ["ended_at_ms"],
+        ["phase", "ended_at_ms"],
         sqlite_where=sa.text(UNANNOUNCED),
         postgresql_where=sa.text(UNANNOUNCED),
     )
