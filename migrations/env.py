@@ -6,7 +6,7 @@ import asyncio
 from typing import Any
 
 from alembic import context
-from sqlalchemy import event
+from sqlalchemy import event, text
 from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -15,6 +15,11 @@ from bot.store.models import Base
 
 config = context.config
 target_metadata = Base.metadata
+
+
+#: The key of the PostgreSQL advisory lock that migrations hold (a fixed 64-bit number:
+#: "niuniu-m" in ASCII), so that workers starting together migrate one after another.
+MIGRATION_LOCK_KEY = 0x6E69_756E_6975_2D6D
 
 
 def _url() -> str:
@@ -33,6 +38,14 @@ def run_migrations_offline() -> None:
 def _run(connection: Connection) -> None:
     context.configure(connection=connection, target_metadata=target_metadata, render_as_batch=True)
     with context.begin_transaction():
+        if connection.dialect.name == "postgresql":
+            # Taken in the migration's transaction before Alembic reads the revision, and
+            # released when it commits (PostgreSQL's DDL is transactional): a worker that
+            # waited here finds the schema at head and does nothing, instead of creating
+            # the same tables again and crashing.
+            connection.execute(
+                text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK_KEY}
+            )
         context.run_migrations()
         if connection.dialect.name == "sqlite":
             broken = connection.exec_driver_sql("PRAGMA foreign_key_check").fetchall()

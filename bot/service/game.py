@@ -18,7 +18,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from sqlalchemy import and_, func, insert, or_, select, update
+from sqlalchemy import and_, insert, or_, select, update
 from sqlalchemy.exc import DBAPIError, IntegrityError, InterfaceError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import InstrumentedAttribute
@@ -49,7 +49,7 @@ from bot.engine.round import (
 from bot.engine.settings import CARD_TABLE_DEFAULTS, SettingError, Settings
 from bot.rules.ruleset import Ruleset, get_ruleset
 from bot.rules.split import SEED_BYTES, commitment
-from bot.store import ledger, rounds
+from bot.store import ledger, queries, rounds
 from bot.store.db import Database, dialect_insert
 from bot.store.errors import (
     PROCESSED_UPDATE,
@@ -59,17 +59,19 @@ from bot.store.errors import (
 )
 from bot.store.ledger import Balance
 from bot.store.models import (
-    Account,
     AuditEntry,
     Chat,
-    LedgerTransaction,
     OutcomeRow,
     ProcessedUpdate,
     RoundRow,
     ShoeRow,
     User,
 )
-from bot.store.models import Posting as PostingRow
+
+# The read side's results, where the shell has always imported them from.
+from bot.store.queries import AuditLine as AuditLine
+from bot.store.queries import RoundSummary as RoundSummary
+from bot.store.queries import StatementLine as StatementLine
 from bot.store.round_commands import AlreadyProcessed, Decide, Located, NotOnHotPath, RoundCommands
 
 log = logging.getLogger(__name__)
@@ -127,32 +129,6 @@ class CommandResult:
 
 
 @dataclass(frozen=True, slots=True)
-class StatementLine:
-    """One ledger transaction as it touched a player's chips."""
-
-    transaction_id: int
-    kind: str
-    round_id: int | None
-    change: int
-    created_at_ms: int
-    memo: str
-
-
-@dataclass(frozen=True, slots=True)
-class RoundSummary:
-    """A finished or running round, for ``/history``."""
-
-    id: int
-    phase: Phase
-    dealer_id: int | None
-    pool: int
-    void_reason: str | None
-    started_at_ms: int
-    ended_at_ms: int | None
-    dealer_net: int | None = None
-
-
-@dataclass(frozen=True, slots=True)
 class ParticipantResult:
     """A participant's line in a settled round."""
 
@@ -180,16 +156,6 @@ class ShoeInfo:
     commitment: str
     dealt: int
     seed: bytes | None
-
-
-@dataclass(frozen=True, slots=True)
-class AuditLine:
-    """An admin action."""
-
-    actor_id: int
-    action: str
-    details: dict[str, Any]
-    created_at_ms: int
 
 
 @dataclass
@@ -678,30 +644,18 @@ class GameService:
         """Open rounds whose deadline has passed: (round id, chat id), most overdue first."""
         now = self.clock()
         async with self.db.reading() as session:
-            rows = await session.execute(
-                select(RoundRow.id, RoundRow.chat_id)
-                .where(RoundRow.phase.in_(rounds.OPEN_PHASES), RoundRow.deadline_ms <= now)
-                .order_by(RoundRow.deadline_ms)
-            )
-            return [(round_id, chat_id) for round_id, chat_id in rows]
+            return await queries.due_rounds(session, now)
 
     async def due_chat_ids(self) -> list[int]:
         """Open tables whose pause after a settled round is over."""
         now = self.clock()
         async with self.db.reading() as session:
-            rows = await session.scalars(
-                select(Chat.id).where(Chat.is_open.is_(True), Chat.next_round_at_ms <= now)
-            )
-            return list(rows)
+            return await queries.due_chat_ids(session, now)
 
     async def open_rounds(self) -> list[Round]:
-        """Every open round (to reschedule their deadlines after a start)."""
+        """Every open round (to reschedule their deadlines after a start), by id."""
         async with self.db.reading() as session:
-            ids = await session.scalars(
-                select(RoundRow.id).where(RoundRow.phase.in_(rounds.OPEN_PHASES))
-            )
-            loaded = [await rounds.load(session, round_id, lock=False) for round_id in ids]
-            return [state for state in loaded if state is not None]
+            return await queries.open_rounds(session)
 
     async def start_due_round(self, chat_id: int) -> CommandResult:
         """Start the round of a table whose pause is over; if it cannot start (closed, a
@@ -851,31 +805,13 @@ class GameService:
         ``unclaimed_grace_ms`` ago and were never claimed are left to the worker that ended
         them (the sweep passes the lease's length: that worker has it queued)."""
         now = self.clock()
-        claimed_until = RoundRow.announcement_claimed_until_ms
         async with self.db.reading() as session:
-            ids = await session.scalars(
-                select(RoundRow.id)
-                .where(
-                    RoundRow.announced_at_ms.is_(None),
-                    RoundRow.ended_at_ms.is_not(None),
-                    RoundRow.ended_at_ms >= now - within_ms,
-                    RoundRow.phase.in_((Phase.SETTLED.value, Phase.VOID.value)),
-                    or_(
-                        claimed_until <= now,
-                        and_(
-                            claimed_until.is_(None),
-                            RoundRow.ended_at_ms <= now - unclaimed_grace_ms,
-                        ),
-                    ),
-                )
-                .order_by(RoundRow.id)
+            return await queries.unannounced(
+                session,
+                now_ms=now,
+                since_ms=now - within_ms,
+                unclaimed_grace_ms=unclaimed_grace_ms,
             )
-            found = []
-            for round_id in list(ids):
-                state = await rounds.load(session, round_id, lock=False)
-                assert state is not None
-                found.append((state, await rounds.ending(session, state)))
-            return found
 
     async def unposted_boards(self, *, unclaimed_grace_ms: int = 0) -> list[tuple[int, int]]:
         """Open rounds whose board is not posted and that no worker is posting: (round id,
@@ -1109,80 +1045,20 @@ class GameService:
     async def balances_everywhere(self, user_id: int) -> list[tuple[int, str, Balance]]:
         """A player's chips in every group: (chat id, title, balance)."""
         async with self.db.reading() as session:
-            found = await ledger.balances_of_user(session, user_id)
-            titles = dict(
-                (await session.execute(select(Chat.id, Chat.title).where(Chat.id.in_(found))))
-                .tuples()
-                .all()
-            )
-            return [(chat_id, titles.get(chat_id, ""), found[chat_id]) for chat_id in sorted(found)]
+            return await queries.balances_everywhere(session, user_id)
 
     async def statement(self, chat_id: int, user_id: int, limit: int = 10) -> list[StatementLine]:
         """The latest ledger transactions that changed a player's chips, newest first
         (holds, which move chips between the player's own accounts, are left out)."""
         async with self.db.reading() as session:
-            accounts = select(Account.id).where(
-                Account.chat_id == chat_id,
-                Account.user_id == user_id,
-                Account.kind.in_(("available", "held")),
-            )
-            change = func.sum(PostingRow.amount)
-            rows = await session.execute(
-                select(
-                    LedgerTransaction.id,
-                    LedgerTransaction.kind,
-                    LedgerTransaction.round_id,
-                    change,
-                    LedgerTransaction.created_at_ms,
-                    LedgerTransaction.memo,
-                )
-                .join(PostingRow, PostingRow.transaction_id == LedgerTransaction.id)
-                .where(PostingRow.account_id.in_(accounts))
-                .group_by(LedgerTransaction.id)
-                .having(change != 0)
-                .order_by(LedgerTransaction.id.desc())
-                .limit(limit)
-            )
-            return [StatementLine(*row) for row in rows.tuples()]
+            return await queries.statement(session, chat_id, user_id, limit)
 
     # -- reading ----------------------------------------------------------------------
 
     async def history(self, chat_id: int, limit: int = 10) -> list[RoundSummary]:
         """The chat's latest rounds, newest first."""
         async with self.db.reading() as session:
-            rows = (
-                await session.scalars(
-                    select(RoundRow)
-                    .where(RoundRow.chat_id == chat_id)
-                    .order_by(RoundRow.id.desc())
-                    .limit(limit)
-                )
-            ).all()
-            nets = dict(
-                (
-                    await session.execute(
-                        select(OutcomeRow.round_id, OutcomeRow.net).where(
-                            OutcomeRow.round_id.in_([row.id for row in rows]),
-                            OutcomeRow.role.in_(rounds.DEALER_ROLES),
-                        )
-                    )
-                )
-                .tuples()
-                .all()
-            )
-            return [
-                RoundSummary(
-                    row.id,
-                    Phase(row.phase),
-                    row.dealer_id,
-                    row.pool,
-                    row.void_reason,
-                    row.started_at_ms,
-                    row.ended_at_ms,
-                    nets.get(row.id),
-                )
-                for row in rows
-            ]
+            return await queries.history(session, chat_id, limit)
 
     async def results(self, round_id: int) -> list[ParticipantResult]:
         """Each participant's line of a settled round: bettors in bet order, then the dealer."""
@@ -1215,32 +1091,18 @@ class GameService:
     async def audit_log(self, chat_id: int, limit: int = 10) -> list[AuditLine]:
         """The group's latest admin actions, newest first."""
         async with self.db.reading() as session:
-            rows = (
-                await session.scalars(
-                    select(AuditEntry)
-                    .where(AuditEntry.chat_id == chat_id)
-                    .order_by(AuditEntry.id.desc())
-                    .limit(limit)
-                )
-            ).all()
-            return [AuditLine(r.actor_id, r.action, r.details, r.created_at_ms) for r in rows]
+            return await queries.audit_log(session, chat_id, limit)
 
     async def names(self, user_ids: Sequence[int]) -> dict[int, Person]:
         """What the bot knows of these users."""
         async with self.db.reading() as session:
-            rows = (await session.scalars(select(User).where(User.id.in_(user_ids)))).all()
-            return {r.id: Person(r.id, r.first_name, r.username, r.last_name) for r in rows}
+            return {row[0]: Person(*row) for row in await queries.names(session, user_ids)}
 
     async def find_user(self, username: str) -> Person | None:
         """A user the bot has seen, by @username (case-insensitive)."""
-        name = username.removeprefix("@").lower()
         async with self.db.reading() as session:
-            row = await session.scalar(
-                select(User).where(func.lower(User.username) == name).limit(1)
-            )
-            return (
-                None if row is None else Person(row.id, row.first_name, row.username, row.last_name)
-            )
+            found = await queries.find_user(session, username.removeprefix("@"))
+            return None if found is None else Person(*found)
 
 
 def _user_columns(person: Person, now: int) -> dict[str, Any]:

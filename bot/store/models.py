@@ -30,9 +30,9 @@ NAMING = {
 }
 
 OPEN_PHASES_SQL = "phase IN ('bidding', 'betting', 'grabbing')"
-#: Ended rounds whose results have not gone out: normally none for more than a moment, so
-#: the index the delivery sweep reads every second stays tiny.
-UNANNOUNCED_SQL = "announced_at_ms IS NULL AND ended_at_ms IS NOT NULL"
+#: Rounds whose results have not gone out: the open ones and, for a moment, those just
+#: ended; the index the delivery sweep reads every second stays small.
+UNANNOUNCED_SQL = "announced_at_ms IS NULL"
 #: Row ids: BIGINT on PostgreSQL (postings pass 2^31 long before an operator's last round);
 #: on SQLite an INTEGER PRIMARY KEY is already 64-bit, and only it autoincrements.
 ID_TYPE = BigInteger().with_variant(Integer(), "sqlite")
@@ -106,10 +106,14 @@ class Posting(Base):
     """One leg of a ledger transaction."""
 
     __tablename__ = "postings"
-    __table_args__ = (CheckConstraint("amount <> 0", name="not_zero"),)
+    __table_args__ = (
+        CheckConstraint("amount <> 0", name="not_zero"),
+        # A statement walks an account's postings newest first and stops (/ledger).
+        Index("ix_postings_account_id_transaction_id", "account_id", "transaction_id"),
+    )
     id: Mapped[int] = mapped_column(ID_TYPE, primary_key=True, autoincrement=True)
     transaction_id: Mapped[int] = mapped_column(ForeignKey("ledger_transactions.id"), index=True)
-    account_id: Mapped[int] = mapped_column(ForeignKey("accounts.id"), index=True)
+    account_id: Mapped[int] = mapped_column(ForeignKey("accounts.id"))
     amount: Mapped[int]
 
 
@@ -127,8 +131,15 @@ class RoundRow(Base):
             postgresql_where=text(OPEN_PHASES_SQL),
         ),
         Index("ix_rounds_phase_deadline", "phase", "deadline_ms"),
+        # A group's latest rounds (/history) without reading its whole history.
+        Index("ix_rounds_chat_id_id", "chat_id", "id"),
+        # Ended rounds whose results have not gone out (start-up): only the few rounds
+        # not announced yet are in it, open ones included, however long the history. Led
+        # by phase, so that SQLite (without statistics) prefers it to the index on
+        # (phase, deadline_ms), which would read every settled round.
         Index(
             "ix_rounds_unannounced",
+            "phase",
             "ended_at_ms",
             sqlite_where=text(UNANNOUNCED_SQL),
             postgresql_where=text(UNANNOUNCED_SQL),

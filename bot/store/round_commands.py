@@ -257,6 +257,10 @@ WITH cas AS (
 SELECT (SELECT count(*) FROM cas) AS swapped, (SELECT count(*) FROM claimed) AS claimed
 """
 
+#: Whether an update was processed, when the read found no round to say so.
+_SEEN = "SELECT 1 FROM processed_updates WHERE bot_id = :bot_id AND update_id = :update_id"
+_POSTGRES_SEEN = _Positional.of(_SEEN)
+
 #: A user the bot has not stored as they are (their first command, or a new name).
 _TOUCH_USER_SQL = (
     "INSERT INTO users (id, username, first_name, last_name, seen_at_ms)"
@@ -540,6 +544,10 @@ class RoundCommands:
         read_statement = _POSTGRES_READS[(job.by_chat, job.skip_locked)]
         row = await driver.fetchrow(read_statement.sql, *read_statement.arguments(job.params))
         if row is None:
+            if update_id is not None and await driver.fetchval(
+                _POSTGRES_SEEN.sql, *_POSTGRES_SEEN.arguments(job.params)
+            ):
+                raise AlreadyProcessed(update_id)  # and the round has ended since
             return None
         read, transition, write, now = self._decide(row, job)
         before = read.round
@@ -584,6 +592,8 @@ class RoundCommands:
             connection.execute(_TOUCH_USER_SQL, job.user_row)
         row = connection.execute(_SQLITE_READS[job.by_chat], job.params).fetchone()
         if row is None:
+            if update_id is not None and connection.execute(_SEEN, job.params).fetchone():
+                raise AlreadyProcessed(update_id)  # and the round has ended since
             return None
         read, transition, write, now = self._decide(row, job)
         before = read.round

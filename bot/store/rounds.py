@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Iterable, Sequence
 from types import MappingProxyType
 from typing import Any
 
@@ -130,11 +130,19 @@ async def _load_where(
 async def ending(session: AsyncSession, state: Round) -> RoundSettled | RoundVoided:
     """What ended a finished round, rebuilt from its stored outcomes."""
     if state.phase is Phase.VOID:
-        assert state.void_reason is not None
-        return RoundVoided(state.void_reason, state.seed)
+        return ending_of(state, ())
     rows = (
         await session.execute(select(OutcomeRow).where(OutcomeRow.round_id == state.id))
     ).scalars()
+    return ending_of(state, rows)
+
+
+def ending_of(state: Round, rows: Iterable[Any]) -> RoundSettled | RoundVoided:
+    """What ended a finished round, given its outcome rows (anything with the columns of
+    ``OutcomeRow``; none for a void round)."""
+    if state.phase is Phase.VOID:
+        assert state.void_reason is not None
+        return RoundVoided(state.void_reason, state.seed)
     outcomes: dict[Hashable, Outcome] = {}
     dealer_net = 0
     for row in rows:

@@ -12,7 +12,7 @@ every player's held account exists once they have an available one.
   created when the player is first credited, so a bet never creates an account.
 
 Revision ID: 0006
-Revises: 0004
+Revises: 0005
 Create Date: 2026-11-30 22:00:00
 """
 
@@ -24,7 +24,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0006"
-down_revision: str | None = "0004"
+down_revision: str | None = "0005"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

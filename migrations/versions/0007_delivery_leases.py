@@ -24,7 +24,6 @@ down_revision: str | None = "0006"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
-UNANNOUNCED_SQL = "announced_at_ms IS NULL AND ended_at_ms IS NOT NULL"
 OPEN_PHASES_SQL = "phase IN ('bidding', 'betting', 'grabbing')"
 
 
@@ -33,13 +32,6 @@ def upgrade() -> None:
         batch_op.add_column(sa.Column("board_claimed_until_ms", sa.BigInteger(), nullable=True))
         batch_op.add_column(
             sa.Column("announcement_claimed_until_ms", sa.BigInteger(), nullable=True)
-        )
-        batch_op.create_index(
-            "ix_rounds_unannounced",
-            ["ended_at_ms"],
-            unique=False,
-            sqlite_where=sa.text(UNANNOUNCED_SQL),
-            postgresql_where=sa.text(UNANNOUNCED_SQL),
         )
     # An open round's board "being posted" (0) may have been lost with the worker that
     # claimed it: it is to be posted again. (Ended rounds keep 0; their results say all.)
@@ -52,6 +44,5 @@ def upgrade() -> None:
 def downgrade() -> None:
     # Boards and results not delivered yet stay NULL: the old code sends those at start-up.
     with op.batch_alter_table("rounds", schema=None) as batch_op:
-        batch_op.drop_index("ix_rounds_unannounced")
         batch_op.drop_column("announcement_claimed_until_ms")
         batch_op.drop_column("board_claimed_until_ms")

@@ -1,5 +1,6 @@
 """Migrations: an empty database migrated to head has exactly the schema of the models,
-on SQLite and PostgreSQL, and ``python -m bot db upgrade`` creates it and is idempotent."""
+on SQLite and PostgreSQL, ``python -m bot db upgrade`` creates it and is idempotent, and
+two workers migrating a fresh PostgreSQL database at once both come up."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import asyncio
 import os
 import subprocess
 import sys
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -297,3 +299,40 @@ def test_postgresql_row_ids_and_their_sequences_are_bigint(fresh_postgres_url: s
     assert asyncio.run(types()) == ({"bigint"}, {"bigint"})
     # The rows written before keep their ids and references.
     assert asyncio.run(_count(fresh_postgres_url, "postings")) == 2
+
+
+#: Each worker imports the bot first, then waits for a common instant before it migrates,
+#: so that the two migrations start together rather than a process start-up apart.
+MIGRATING_WORKER = """
+import sys, time
+from bot.store.migrate import upgrade
+time.sleep(max(0.0, float(sys.argv[2]) - time.time()))
+upgrade(sys.argv[1])
+"""
+
+
+@pytest.mark.postgres
+def test_two_workers_migrating_a_fresh_postgresql_database_at_once_both_succeed(
+    fresh_postgres_url: str,
+) -> None:
+    # Without the migration's advisory lock both create the same tables, and the second
+    # fails on a duplicate once the first commits.
+    environment = {key: value for key, value in os.environ.items() if not key.startswith("NIUNIU_")}
+    start_at = time.time() + 3.0  # both interpreters have imported the bot by then
+    workers = [
+        subprocess.Popen(
+            [sys.executable, "-c", MIGRATING_WORKER, fresh_postgres_url, str(start_at)],
+            cwd=REPO,
+            env=environment,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(2)
+    ]
+    errors = [worker.communicate(timeout=120)[1] for worker in workers]
+    assert [worker.returncode for worker in workers] == [0, 0], errors
+    diff, tables, revision = asyncio.run(schema_of(fresh_postgres_url))
+    assert diff == []
+    assert tables == TABLES | {"alembic_version"}
+    assert revision == head_revision() is not None
