@@ -553,8 +553,7 @@ async def credit_all(service: GameService, chat_id: int, users: list[int]) -> No
     (``/credit`` makes one per player: too slow for setting up thousands)."""
     await service.set_open(chat_id, ADMIN, True)
     async with service.db.transaction() as session:
-        await ledger.post(
-            session,
+        await ledger.Ledger(session).post(
             chat_id=chat_id,
             kind="credit",
             postings=[Posting(MINT, -CREDIT_CENTS * len(users))]
@@ -600,7 +599,7 @@ async def bench_bot(args: argparse.Namespace, url: str, out: Output) -> BotResul
         sweep_seconds=1.0,
         board_edit_seconds=3.0,
     )
-    service = GameService(database, config.game)
+    service = GameService(database, config.game, bot_id=config.bot_id)
     stats = TelegramStats()
     application, game = build_bench_application(config, service, stats)
     probe = DeadlineProbe(game, service)

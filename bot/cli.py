@@ -411,15 +411,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run_db(args: argparse.Namespace) -> int:
-    from sqlalchemy.exc import SQLAlchemyError
-
-    from bot.store.migrate import upgrade
+    from bot.store.migrate import MigrationFailed, redact_url, upgrade
 
     config = _config(args)
     try:
         upgrade(config.database_url)
-    except (SQLAlchemyError, OSError) as error:
-        reason = str(getattr(error, "orig", None) or error).splitlines()[0]
+    except MigrationFailed as error:
+        reason = str(error)
         print(
             f"niuniu-bot: error: cannot migrate {redact_url(config.database_url)}: {reason}",
             file=sys.stderr,
@@ -427,13 +425,6 @@ def _run_db(args: argparse.Namespace) -> int:
         return 1
     print(f"database is up to date: {redact_url(config.database_url)}")
     return 0
-
-
-def redact_url(url: str) -> str:
-    """A database URL fit for logs: the password hidden."""
-    from sqlalchemy.engine import make_url
-
-    return make_url(url).render_as_string(hide_password=True)
 
 
 if __name__ == "__main__":

@@ -53,6 +53,14 @@ class Config:
     admin_cache_seconds: float = 60.0
     log_level: str = "INFO"
 
+    @property
+    def bot_id(self) -> int:
+        """The bot's own id, the token's numeric prefix (0 without a token): processed
+        updates are recorded per bot, so another token on the same database drops
+        nothing."""
+        prefix = self.telegram_token.partition(":")[0]
+        return int(prefix) if prefix.isascii() and prefix.isdecimal() else 0
+
     def require_token(self) -> str:
         """The bot token, or a ``ConfigError`` that says where to put it."""
         if not self.telegram_token:

@@ -9,7 +9,7 @@ then found in the schema by its table and columns.
 from __future__ import annotations
 
 from sqlalchemy import Index, PrimaryKeyConstraint, UniqueConstraint
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import DBAPIError, IntegrityError, InterfaceError, OperationalError
 
 from bot.store.models import Base
 
@@ -27,6 +27,26 @@ TRANSIENT_SQLSTATES = frozenset({"40001", "40P01", "57014"})
 class TransientDatabaseError(Exception):
     """A lost connection, a deadlock or a timeout on a path that talks to the driver
     directly: nothing was written, and the command may be tried again."""
+
+
+class AlreadyProcessed(Exception):
+    """The update was applied before (by this worker or another); nothing was written."""
+
+
+class RoundAlreadyOpen(Exception):
+    """The chat has an open round already (the unique index let one start through)."""
+
+
+def is_transient(error: BaseException) -> bool:
+    """True for a lost connection, a busy database, a deadlock or a timeout: worth trying
+    again, not voiding a round for."""
+    if isinstance(error, OperationalError | InterfaceError | TransientDatabaseError):
+        return True
+    if not isinstance(error, DBAPIError):
+        return False
+    return error.connection_invalidated or (
+        getattr(error.orig, "sqlstate", None) in TRANSIENT_SQLSTATES
+    )
 
 
 _SQLITE_CHECK = "CHECK constraint failed: "

@@ -16,6 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from bot.engine.errors import RuleViolation
 from bot.engine.round import AccountKind, AccountRef, Posting, merge_postings
 from bot.store.db import dialect_insert
+from bot.store.errors import NOT_NEGATIVE, violated_constraint
 from bot.store.models import Account, LedgerTransaction
 from bot.store.models import Posting as PostingRow
 
@@ -41,110 +42,6 @@ def _owner(ref: AccountRef) -> tuple[str, int]:
     return ref.kind.value, ref.user_id or 0
 
 
-async def account_ids(
-    session: AsyncSession, chat_id: int, refs: Iterable[AccountRef]
-) -> dict[AccountRef, int]:
-    """The ids of a group's accounts, creating those that do not exist yet."""
-    wanted = {_owner(ref): ref for ref in refs}
-    if not wanted:
-        return {}
-    found = await _select_accounts(session, chat_id, wanted)
-    missing = [owner for owner in wanted if owner not in found]
-    # A player's held account is created with their available one, so that the hot
-    # path (a bid or bet moves chips between the two) never has to create one.
-    missing += [
-        (AccountKind.HELD.value, user)
-        for kind, user in missing
-        if kind == AccountKind.AVAILABLE.value and (AccountKind.HELD.value, user) not in found
-    ]
-    missing = list(dict.fromkeys(missing))
-    if missing:
-        statement = (
-            dialect_insert(session, Account)
-            .values(
-                [
-                    {"chat_id": chat_id, "kind": kind, "user_id": user, "balance": 0}
-                    for kind, user in missing
-                ]
-            )
-            .on_conflict_do_nothing()
-        )
-        await session.execute(statement)
-        found = await _select_accounts(session, chat_id, wanted)
-    return {ref: found[owner] for owner, ref in wanted.items()}
-
-
-async def _select_accounts(
-    session: AsyncSession, chat_id: int, owners: Iterable[tuple[str, int]]
-) -> dict[tuple[str, int], int]:
-    owners = list(owners)
-    users = {user for _, user in owners}
-    rows = await session.execute(
-        select(Account.kind, Account.user_id, Account.id).where(
-            Account.chat_id == chat_id, Account.user_id.in_(users)
-        )
-    )
-    wanted = set(owners)
-    return {(kind, user): id_ for kind, user, id_ in rows if (kind, user) in wanted}
-
-
-async def post(
-    session: AsyncSession,
-    *,
-    chat_id: int,
-    kind: str,
-    postings: Sequence[Posting],
-    now_ms: int,
-    round_id: int | None = None,
-    actor_id: int | None = None,
-    memo: str = "",
-) -> int | None:
-    """Write one balanced transaction and update the cached balances; its id, or ``None``
-    when the postings net to nothing.
-
-    Raises ``UnbalancedTransaction`` if the postings do not sum to zero and
-    ``RuleViolation("not_enough_chips")`` if a player's balance would go negative (the
-    database ``CHECK`` decides, so a concurrent change cannot slip past).
-    """
-    merged = merge_postings(postings)
-    if sum(posting.amount for posting in merged) != 0:
-        raise UnbalancedTransaction(f"postings of {kind} sum to {sum(p.amount for p in merged)}")
-    if not merged:
-        return None
-    ids = await account_ids(session, chat_id, (posting.account for posting in merged))
-    transaction_id = await session.scalar(
-        insert(LedgerTransaction)
-        .values(
-            chat_id=chat_id,
-            kind=kind,
-            round_id=round_id,
-            actor_id=actor_id,
-            memo=memo[:256],
-            created_at_ms=now_ms,
-        )
-        .returning(LedgerTransaction.id)
-    )
-    assert transaction_id is not None
-    await session.execute(
-        insert(PostingRow),
-        [
-            {"transaction_id": transaction_id, "account_id": ids[p.account], "amount": p.amount}
-            for p in merged
-        ],
-    )
-    # A fixed order of row locks keeps two concurrent transactions from deadlocking.
-    ordered = sorted(merged, key=lambda p: ids[p.account])
-    try:
-        await session.execute(
-            _ADD_TO_BALANCE, [{"account": ids[p.account], "delta": p.amount} for p in ordered]
-        )
-    except IntegrityError as error:
-        if "not_negative" not in str(error.orig) and "CHECK" not in str(error.orig):
-            raise
-        raise RuleViolation("chips_changed") from None
-    return transaction_id
-
-
 # A Core statement, so that one round trip updates every account (executemany).
 _ADD_TO_BALANCE = (
     update(Account.__table__)  # type: ignore[arg-type]
@@ -153,42 +50,147 @@ _ADD_TO_BALANCE = (
 )
 
 
-async def balance(session: AsyncSession, chat_id: int, user_id: int) -> Balance:
-    """A player's available and held chips in a group (zero where no account exists)."""
-    rows = await session.execute(
-        select(Account.kind, Account.balance).where(
-            Account.chat_id == chat_id,
-            Account.user_id == user_id,
-            Account.kind.in_((AccountKind.AVAILABLE.value, AccountKind.HELD.value)),
+class Ledger:
+    """The ledger in one unit of work: accounts, balanced transactions, balances."""
+
+    def __init__(self, session: AsyncSession) -> None:
+        self.session = session
+
+    async def account_ids(self, chat_id: int, refs: Iterable[AccountRef]) -> dict[AccountRef, int]:
+        """The ids of a group's accounts, creating those that do not exist yet."""
+        wanted = {_owner(ref): ref for ref in refs}
+        if not wanted:
+            return {}
+        found = await self._select_accounts(chat_id, wanted)
+        missing = [owner for owner in wanted if owner not in found]
+        # A player's held account is created with their available one, so that the hot
+        # path (a bid or bet moves chips between the two) never has to create one.
+        missing += [
+            (AccountKind.HELD.value, user)
+            for kind, user in missing
+            if kind == AccountKind.AVAILABLE.value and (AccountKind.HELD.value, user) not in found
+        ]
+        missing = list(dict.fromkeys(missing))
+        if missing:
+            statement = (
+                dialect_insert(self.session, Account)
+                .values(
+                    [
+                        {"chat_id": chat_id, "kind": kind, "user_id": user, "balance": 0}
+                        for kind, user in missing
+                    ]
+                )
+                .on_conflict_do_nothing()
+            )
+            await self.session.execute(statement)
+            found = await self._select_accounts(chat_id, wanted)
+        return {ref: found[owner] for owner, ref in wanted.items()}
+
+    async def _select_accounts(
+        self, chat_id: int, owners: Iterable[tuple[str, int]]
+    ) -> dict[tuple[str, int], int]:
+        owners = list(owners)
+        users = {user for _, user in owners}
+        rows = await self.session.execute(
+            select(Account.kind, Account.user_id, Account.id).where(
+                Account.chat_id == chat_id, Account.user_id.in_(users)
+            )
         )
-    )
-    amounts = dict(rows.tuples().all())
-    return Balance(amounts.get("available", 0), amounts.get("held", 0))
+        wanted = set(owners)
+        return {(kind, user): id_ for kind, user, id_ in rows if (kind, user) in wanted}
 
+    async def post(
+        self,
+        *,
+        chat_id: int,
+        kind: str,
+        postings: Sequence[Posting],
+        now_ms: int,
+        round_id: int | None = None,
+        actor_id: int | None = None,
+        memo: str = "",
+    ) -> int | None:
+        """Write one balanced transaction and update the cached balances; its id, or ``None``
+        when the postings net to nothing.
 
-async def balances_of_user(session: AsyncSession, user_id: int) -> dict[int, Balance]:
-    """A player's chips in every group where they have an account."""
-    rows = await session.execute(
-        select(Account.chat_id, Account.kind, Account.balance).where(
-            Account.user_id == user_id,
-            Account.kind.in_((AccountKind.AVAILABLE.value, AccountKind.HELD.value)),
+        Raises ``UnbalancedTransaction`` if the postings do not sum to zero and
+        ``RuleViolation("not_enough_chips")`` if a player's balance would go negative (the
+        database ``CHECK`` decides, so a concurrent change cannot slip past).
+        """
+        merged = merge_postings(postings)
+        if sum(posting.amount for posting in merged) != 0:
+            raise UnbalancedTransaction(
+                f"postings of {kind} sum to {sum(p.amount for p in merged)}"
+            )
+        if not merged:
+            return None
+        ids = await self.account_ids(chat_id, (posting.account for posting in merged))
+        transaction_id = await self.session.scalar(
+            insert(LedgerTransaction)
+            .values(
+                chat_id=chat_id,
+                kind=kind,
+                round_id=round_id,
+                actor_id=actor_id,
+                memo=memo[:256],
+                created_at_ms=now_ms,
+            )
+            .returning(LedgerTransaction.id)
         )
-    )
-    result: dict[int, dict[str, int]] = {}
-    for chat_id, kind, amount in rows:
-        result.setdefault(chat_id, {})[kind] = amount
-    return {
-        chat_id: Balance(kinds.get("available", 0), kinds.get("held", 0))
-        for chat_id, kinds in result.items()
-    }
-
-
-async def account_balance(session: AsyncSession, chat_id: int, ref: AccountRef) -> int:
-    """The cached balance of one account (0 if it does not exist)."""
-    kind, user = _owner(ref)
-    value = await session.scalar(
-        select(Account.balance).where(
-            Account.chat_id == chat_id, Account.kind == kind, Account.user_id == user
+        assert transaction_id is not None
+        await self.session.execute(
+            insert(PostingRow),
+            [
+                {"transaction_id": transaction_id, "account_id": ids[p.account], "amount": p.amount}
+                for p in merged
+            ],
         )
-    )
-    return value or 0
+        # A fixed order of row locks keeps two concurrent transactions from deadlocking.
+        ordered = sorted(merged, key=lambda p: ids[p.account])
+        try:
+            await self.session.execute(
+                _ADD_TO_BALANCE, [{"account": ids[p.account], "delta": p.amount} for p in ordered]
+            )
+        except IntegrityError as error:
+            if violated_constraint(error) != NOT_NEGATIVE:
+                raise
+            raise RuleViolation("chips_changed") from None
+        return transaction_id
+
+    async def balance(self, chat_id: int, user_id: int) -> Balance:
+        """A player's available and held chips in a group (zero where no account exists)."""
+        rows = await self.session.execute(
+            select(Account.kind, Account.balance).where(
+                Account.chat_id == chat_id,
+                Account.user_id == user_id,
+                Account.kind.in_((AccountKind.AVAILABLE.value, AccountKind.HELD.value)),
+            )
+        )
+        amounts = dict(rows.tuples().all())
+        return Balance(amounts.get("available", 0), amounts.get("held", 0))
+
+    async def balances_of_user(self, user_id: int) -> dict[int, Balance]:
+        """A player's chips in every group where they have an account."""
+        rows = await self.session.execute(
+            select(Account.chat_id, Account.kind, Account.balance).where(
+                Account.user_id == user_id,
+                Account.kind.in_((AccountKind.AVAILABLE.value, AccountKind.HELD.value)),
+            )
+        )
+        result: dict[int, dict[str, int]] = {}
+        for chat_id, kind, amount in rows:
+            result.setdefault(chat_id, {})[kind] = amount
+        return {
+            chat_id: Balance(kinds.get("available", 0), kinds.get("held", 0))
+            for chat_id, kinds in result.items()
+        }
+
+    async def account_balance(self, chat_id: int, ref: AccountRef) -> int:
+        """The cached balance of one account (0 if it does not exist)."""
+        kind, user = _owner(ref)
+        value = await self.session.scalar(
+            select(Account.balance).where(
+                Account.chat_id == chat_id, Account.kind == kind, Account.user_id == user
+            )
+        )
+        return value or 0

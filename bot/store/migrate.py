@@ -8,6 +8,7 @@ from pathlib import Path
 from alembic import command
 from alembic.config import Config
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import SQLAlchemyError
 
 from bot.store.db import normalize_url
 
@@ -28,13 +29,31 @@ def alembic_config(url: str) -> Config:
     return config
 
 
+class MigrationFailed(Exception):
+    """The database could not be migrated; the message is the first line of why."""
+
+
+def redact_url(url: str) -> str:
+    """A database URL fit for logs: the password hidden."""
+    return make_url(url).render_as_string(hide_password=True)
+
+
 def upgrade(url: str, revision: str = "head") -> None:
     """Bring the database at ``url`` up to ``revision`` (blocking; runs its own event loop).
 
-    Raises ``OSError`` at once for a SQLite file whose directory does not exist: SQLite
-    cannot create it, and letting the driver fail on it races its worker thread against
-    the closing event loop (a traceback on stderr).
+    Raises ``MigrationFailed`` with the first line of the reason: at once for a SQLite file
+    whose directory does not exist (SQLite cannot create it, and letting the driver fail on
+    it races its worker thread against the closing event loop: a traceback on stderr), or
+    when the database refuses.
     """
+    try:
+        _upgrade(url, revision)
+    except (SQLAlchemyError, OSError) as error:
+        reason = str(getattr(error, "orig", None) or error).splitlines()[0]
+        raise MigrationFailed(reason) from error
+
+
+def _upgrade(url: str, revision: str) -> None:
     parsed = make_url(normalize_url(url))
     if parsed.get_backend_name() == "sqlite" and parsed.database not in (None, "", ":memory:"):
         directory = Path(parsed.database).expanduser().absolute().parent

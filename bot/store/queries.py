@@ -70,6 +70,40 @@ class RoundSummary:
 
 
 @dataclass(frozen=True, slots=True)
+class ParticipantResult:
+    """A participant's line in a settled round."""
+
+    user_id: int
+    role: str
+    stake: int
+    envelope: int
+    kind: str
+    points: int
+    multiplier: int
+    result: str
+    gross: int
+    rake: int
+    rebate: int
+    net: int
+
+
+_RESULT_COLUMNS = (
+    OutcomeRow.user_id,
+    OutcomeRow.role,
+    OutcomeRow.stake,
+    OutcomeRow.envelope,
+    OutcomeRow.kind,
+    OutcomeRow.points,
+    OutcomeRow.multiplier,
+    OutcomeRow.result,
+    OutcomeRow.gross,
+    OutcomeRow.rake,
+    OutcomeRow.rebate,
+    OutcomeRow.net,
+)
+
+
+@dataclass(frozen=True, slots=True)
 class AuditLine:
     """An admin action."""
 
@@ -82,286 +116,298 @@ class AuditLine:
 # -- rounds -------------------------------------------------------------------------------
 
 
-async def load_rounds(session: AsyncSession, *where: ColumnElement[bool]) -> list[Round]:
-    """The rounds that match ``where``, by id, with their bets, grabs and shoe, in three
-    statements whatever their number (``rounds.load`` takes up to three per round)."""
-    shoe_seed = select(ShoeRow.seed).where(ShoeRow.id == RoundRow.shoe_id).scalar_subquery()
-    rows = (
-        await session.execute(
-            select(*RoundRow.__table__.c, shoe_seed.label("shoe_seed"))
-            .where(*where)
-            .order_by(RoundRow.id)
-        )
-    ).all()
-    if not rows:
-        return []
-    ids = [row.id for row in rows]
-    bets: defaultdict[int, list[Bet]] = defaultdict(list)
-    for round_id, user_id, amount, hold in await session.execute(
-        select(BetRow.round_id, BetRow.user_id, BetRow.amount, BetRow.hold)
-        .where(BetRow.round_id.in_(ids))
-        .order_by(BetRow.round_id, BetRow.position)
-    ):
-        bets[round_id].append(Bet(user_id, amount, hold))
-    grabs: defaultdict[int, list[Grab]] = defaultdict(list)
-    for round_id, user_id, amount, auto in await session.execute(
-        select(GrabRow.round_id, GrabRow.user_id, GrabRow.amount, GrabRow.auto)
-        .where(GrabRow.round_id.in_(ids))
-        .order_by(GrabRow.round_id, GrabRow.position)
-    ):
-        grabs[round_id].append(Grab(user_id, amount, auto))
-    return [
-        _to_round(
-            row,
-            bets[row.id],
-            grabs[row.id],
-            None
-            if row.shoe_id is None
-            else ShoeRef(row.shoe_id, bytes(row.shoe_seed), row.deal_offset),
-        )
-        for row in rows
-    ]
-
-
-async def endings(
-    session: AsyncSession, states: Sequence[Round]
-) -> list[RoundSettled | RoundVoided]:
-    """What ended each of these finished rounds, rebuilt from their outcomes in one
-    statement."""
-    if not states:
-        return []
-    outcomes: defaultdict[int, list[Any]] = defaultdict(list)
-    rows = await session.execute(
-        select(OutcomeRow).where(OutcomeRow.round_id.in_([state.id for state in states]))
-    )
-    for row in rows.scalars():
-        outcomes[row.round_id].append(row)
-    return [ending_of(state, outcomes[state.id]) for state in states]
-
-
-async def open_rounds(session: AsyncSession) -> list[Round]:
-    """Every open round, by id."""
-    return await load_rounds(session, RoundRow.phase.in_(OPEN_PHASES))
-
-
-async def unannounced(
-    session: AsyncSession, *, now_ms: int, since_ms: int, unclaimed_grace_ms: int = 0
-) -> list[tuple[Round, RoundSettled | RoundVoided]]:
-    """Rounds that ended at ``since_ms`` or later, whose results have not gone out and
-    that no worker is sending (no lease running at ``now_ms``; a round never claimed is
-    left to the worker that ended it for ``unclaimed_grace_ms``), by id, each with what
-    ended it."""
-    claimed_until = RoundRow.announcement_claimed_until_ms
-    states = await load_rounds(
-        session,
-        # Matches the partial index ix_rounds_unannounced's condition.
-        RoundRow.announced_at_ms.is_(None),
-        RoundRow.ended_at_ms >= since_ms,
-        RoundRow.phase.in_(ENDED_PHASES),
-        or_(
-            claimed_until <= now_ms,
-            and_(claimed_until.is_(None), RoundRow.ended_at_ms <= now_ms - unclaimed_grace_ms),
-        ),
-    )
-    return list(zip(states, await endings(session, states), strict=True))
-
-
-async def due_rounds(session: AsyncSession, now_ms: int) -> list[tuple[int, int]]:
-    """Open rounds whose deadline has passed: (round id, chat id), most overdue first."""
-    rows = await session.execute(
-        select(RoundRow.id, RoundRow.chat_id)
-        .where(RoundRow.phase.in_(OPEN_PHASES), RoundRow.deadline_ms <= now_ms)
-        .order_by(RoundRow.deadline_ms)
-    )
-    return [(round_id, chat_id) for round_id, chat_id in rows]
-
-
-async def due_chat_ids(session: AsyncSession, now_ms: int) -> list[int]:
-    """Open tables whose pause after a settled round is over."""
-    rows = await session.scalars(
-        select(Chat.id).where(Chat.is_open.is_(True), Chat.next_round_at_ms <= now_ms)
-    )
-    return list(rows)
-
-
-async def history(session: AsyncSession, chat_id: int, limit: int) -> list[RoundSummary]:
-    """The chat's latest rounds, newest first, with the dealer's net where settled."""
-    rows = (
-        await session.execute(
-            select(
-                RoundRow.id,
-                RoundRow.phase,
-                RoundRow.dealer_id,
-                RoundRow.pool,
-                RoundRow.void_reason,
-                RoundRow.started_at_ms,
-                RoundRow.ended_at_ms,
-            )
-            .where(RoundRow.chat_id == chat_id)
-            .order_by(RoundRow.id.desc())
-            .limit(limit)
-        )
-    ).all()
-    if not rows:
-        return []
-    nets = dict(
-        (
-            await session.execute(
-                select(OutcomeRow.round_id, OutcomeRow.net).where(
-                    OutcomeRow.round_id.in_([row.id for row in rows]),
-                    OutcomeRow.role.in_(DEALER_ROLES),
-                )
-            )
-        )
-        .tuples()
-        .all()
-    )
-    return [
-        RoundSummary(
-            row.id,
-            Phase(row.phase),
-            row.dealer_id,
-            row.pool,
-            row.void_reason,
-            row.started_at_ms,
-            row.ended_at_ms,
-            nets.get(row.id),
-        )
-        for row in rows
-    ]
-
-
 # -- chips --------------------------------------------------------------------------------
-
-
-async def statement(
-    session: AsyncSession, chat_id: int, user_id: int, limit: int
-) -> list[StatementLine]:
-    """The latest ``limit`` ledger transactions that changed a player's chips, newest
-    first; holds, which move chips between the player's own two accounts and net to zero
-    for them, are left out.
-
-    It walks both accounts' postings back from the newest through the index on
-    (account_id, transaction_id), a step of ``STATEMENT_STEP`` postings per account at a
-    time, and stops once it has ``limit`` lines: it reads what it shows and the holds in
-    between, never the player's whole history.
-    """
-    if limit <= 0:
-        return []
-    accounts = list(
-        await session.scalars(
-            select(Account.id).where(
-                Account.chat_id == chat_id,
-                Account.user_id == user_id,
-                Account.kind.in_(("available", "held")),
-            )
-        )
-    )
-    if not accounts:
-        return []
-    changes: dict[int, int] = {}  # transaction id -> the player's net change, newest first
-    before: int | None = None
-    while len(changes) < limit:
-        steps = []
-        for account_id in accounts:
-            step = select(
-                PostingRow.account_id, PostingRow.transaction_id, PostingRow.amount
-            ).where(PostingRow.account_id == account_id)
-            if before is not None:
-                step = step.where(PostingRow.transaction_id < before)
-            step = step.order_by(PostingRow.transaction_id.desc()).limit(STATEMENT_STEP)
-            # Wrapped: SQLite refuses ORDER BY and LIMIT on the members of a UNION.
-            steps.append(select(step.subquery()))
-        rows = (await session.execute(union_all(*steps))).tuples().all()
-        read: defaultdict[int, list[int]] = defaultdict(list)
-        for account_id, transaction_id, _ in rows:
-            read[account_id].append(transaction_id)
-        # An account whose step came back full may have older postings; a transaction has
-        # at most one posting per account (the ledger merges them), so every transaction
-        # from the oldest one that each full step reached on is complete.
-        full = [min(ids) for ids in read.values() if len(ids) == STATEMENT_STEP]
-        complete_from = max(full, default=None)
-        totals: defaultdict[int, int] = defaultdict(int)
-        for _, transaction_id, amount in rows:
-            if complete_from is None or transaction_id >= complete_from:
-                totals[transaction_id] += amount
-        for transaction_id in sorted(totals, reverse=True):
-            if totals[transaction_id] and len(changes) < limit:
-                changes[transaction_id] = totals[transaction_id]
-        if complete_from is None:
-            break  # both accounts read to their first posting
-        before = complete_from
-    if not changes:
-        return []
-    found = {
-        row.id: row
-        for row in await session.execute(
-            select(
-                LedgerTransaction.id,
-                LedgerTransaction.kind,
-                LedgerTransaction.round_id,
-                LedgerTransaction.created_at_ms,
-                LedgerTransaction.memo,
-            ).where(LedgerTransaction.id.in_(changes))
-        )
-    }
-    return [
-        StatementLine(
-            transaction_id,
-            found[transaction_id].kind,
-            found[transaction_id].round_id,
-            change,
-            found[transaction_id].created_at_ms,
-            found[transaction_id].memo,
-        )
-        for transaction_id, change in changes.items()
-    ]
-
-
-async def balances_everywhere(
-    session: AsyncSession, user_id: int
-) -> list[tuple[int, str, Balance]]:
-    """A player's chips in every group: (chat id, title, balance), by chat id."""
-    found = await ledger.balances_of_user(session, user_id)
-    if not found:
-        return []
-    titles = dict(
-        (await session.execute(select(Chat.id, Chat.title).where(Chat.id.in_(found))))
-        .tuples()
-        .all()
-    )
-    return [(chat_id, titles.get(chat_id, ""), found[chat_id]) for chat_id in sorted(found)]
 
 
 # -- admin and people ---------------------------------------------------------------------
 
 
-async def audit_log(session: AsyncSession, chat_id: int, limit: int) -> list[AuditLine]:
-    """The group's latest admin actions, newest first."""
-    rows = await session.execute(
-        select(AuditEntry.actor_id, AuditEntry.action, AuditEntry.details, AuditEntry.created_at_ms)
-        .where(AuditEntry.chat_id == chat_id)
-        .order_by(AuditEntry.id.desc())
-        .limit(limit)
-    )
-    return [AuditLine(*row) for row in rows.tuples()]
+class Queries:
+    """The read side in one unit of work (see the module's docstring)."""
 
+    def __init__(self, session: AsyncSession) -> None:
+        self.session = session
 
-async def names(session: AsyncSession, user_ids: Sequence[int]) -> list[UserName]:
-    """What the bot knows of these users."""
-    rows = await session.execute(
-        select(User.id, User.first_name, User.username, User.last_name).where(User.id.in_(user_ids))
-    )
-    return list(rows.tuples())
+    async def load_rounds(self, *where: ColumnElement[bool]) -> list[Round]:
+        """The rounds that match ``where``, by id, with their bets, grabs and shoe, in three
+        statements whatever their number (``rounds.load`` takes up to three per round)."""
+        shoe_seed = select(ShoeRow.seed).where(ShoeRow.id == RoundRow.shoe_id).scalar_subquery()
+        rows = (
+            await self.session.execute(
+                select(*RoundRow.__table__.c, shoe_seed.label("shoe_seed"))
+                .where(*where)
+                .order_by(RoundRow.id)
+            )
+        ).all()
+        if not rows:
+            return []
+        ids = [row.id for row in rows]
+        bets: defaultdict[int, list[Bet]] = defaultdict(list)
+        for round_id, user_id, amount, hold in await self.session.execute(
+            select(BetRow.round_id, BetRow.user_id, BetRow.amount, BetRow.hold)
+            .where(BetRow.round_id.in_(ids))
+            .order_by(BetRow.round_id, BetRow.position)
+        ):
+            bets[round_id].append(Bet(user_id, amount, hold))
+        grabs: defaultdict[int, list[Grab]] = defaultdict(list)
+        for round_id, user_id, amount, auto in await self.session.execute(
+            select(GrabRow.round_id, GrabRow.user_id, GrabRow.amount, GrabRow.auto)
+            .where(GrabRow.round_id.in_(ids))
+            .order_by(GrabRow.round_id, GrabRow.position)
+        ):
+            grabs[round_id].append(Grab(user_id, amount, auto))
+        return [
+            _to_round(
+                row,
+                bets[row.id],
+                grabs[row.id],
+                None
+                if row.shoe_id is None
+                else ShoeRef(row.shoe_id, bytes(row.shoe_seed), row.deal_offset),
+            )
+            for row in rows
+        ]
 
-
-async def find_user(session: AsyncSession, username: str) -> UserName | None:
-    """A user the bot has seen, by username without the @, whatever its case."""
-    row = (
-        await session.execute(
-            select(User.id, User.first_name, User.username, User.last_name)
-            .where(func.lower(User.username) == username.lower())
-            .limit(1)
+    async def endings(self, states: Sequence[Round]) -> list[RoundSettled | RoundVoided]:
+        """What ended each of these finished rounds, rebuilt from their outcomes in one
+        statement."""
+        if not states:
+            return []
+        outcomes: defaultdict[int, list[Any]] = defaultdict(list)
+        rows = await self.session.execute(
+            select(OutcomeRow).where(OutcomeRow.round_id.in_([state.id for state in states]))
         )
-    ).first()
-    return None if row is None else row.tuple()
+        for row in rows.scalars():
+            outcomes[row.round_id].append(row)
+        return [ending_of(state, outcomes[state.id]) for state in states]
+
+    async def open_rounds(self) -> list[Round]:
+        """Every open round, by id."""
+        return await self.load_rounds(RoundRow.phase.in_(OPEN_PHASES))
+
+    async def unannounced(
+        self, *, now_ms: int, since_ms: int, unclaimed_grace_ms: int = 0
+    ) -> list[tuple[Round, RoundSettled | RoundVoided]]:
+        """Rounds that ended at ``since_ms`` or later, whose results have not gone out and
+        that no worker is sending (no lease running at ``now_ms``; a round never claimed is
+        left to the worker that ended it for ``unclaimed_grace_ms``), by id, each with what
+        ended it."""
+        claimed_until = RoundRow.announcement_claimed_until_ms
+        states = (
+            await self.load_rounds(  # Matches the partial index ix_rounds_unannounced's condition.
+                RoundRow.announced_at_ms.is_(None),
+                RoundRow.ended_at_ms >= since_ms,
+                RoundRow.phase.in_(ENDED_PHASES),
+                or_(
+                    claimed_until <= now_ms,
+                    and_(
+                        claimed_until.is_(None), RoundRow.ended_at_ms <= now_ms - unclaimed_grace_ms
+                    ),
+                ),
+            )
+        )
+        return list(zip(states, await self.endings(states), strict=True))
+
+    async def due_rounds(self, now_ms: int) -> list[tuple[int, int]]:
+        """Open rounds whose deadline has passed: (round id, chat id), most overdue first."""
+        rows = await self.session.execute(
+            select(RoundRow.id, RoundRow.chat_id)
+            .where(RoundRow.phase.in_(OPEN_PHASES), RoundRow.deadline_ms <= now_ms)
+            .order_by(RoundRow.deadline_ms)
+        )
+        return [(round_id, chat_id) for round_id, chat_id in rows]
+
+    async def due_chat_ids(self, now_ms: int) -> list[int]:
+        """Open tables whose pause after a settled round is over."""
+        rows = await self.session.scalars(
+            select(Chat.id).where(Chat.is_open.is_(True), Chat.next_round_at_ms <= now_ms)
+        )
+        return list(rows)
+
+    async def history(self, chat_id: int, limit: int) -> list[RoundSummary]:
+        """The chat's latest rounds, newest first, with the dealer's net where settled."""
+        rows = (
+            await self.session.execute(
+                select(
+                    RoundRow.id,
+                    RoundRow.phase,
+                    RoundRow.dealer_id,
+                    RoundRow.pool,
+                    RoundRow.void_reason,
+                    RoundRow.started_at_ms,
+                    RoundRow.ended_at_ms,
+                )
+                .where(RoundRow.chat_id == chat_id)
+                .order_by(RoundRow.id.desc())
+                .limit(limit)
+            )
+        ).all()
+        if not rows:
+            return []
+        nets = dict(
+            (
+                await self.session.execute(
+                    select(OutcomeRow.round_id, OutcomeRow.net).where(
+                        OutcomeRow.round_id.in_([row.id for row in rows]),
+                        OutcomeRow.role.in_(DEALER_ROLES),
+                    )
+                )
+            )
+            .tuples()
+            .all()
+        )
+        return [
+            RoundSummary(
+                row.id,
+                Phase(row.phase),
+                row.dealer_id,
+                row.pool,
+                row.void_reason,
+                row.started_at_ms,
+                row.ended_at_ms,
+                nets.get(row.id),
+            )
+            for row in rows
+        ]
+
+    async def statement(self, chat_id: int, user_id: int, limit: int) -> list[StatementLine]:
+        """The latest ``limit`` ledger transactions that changed a player's chips, newest
+        first; holds, which move chips between the player's own two accounts and net to zero
+        for them, are left out.
+
+        It walks both accounts' postings back from the newest through the index on
+        (account_id, transaction_id), a step of ``STATEMENT_STEP`` postings per account at a
+        time, and stops once it has ``limit`` lines: it reads what it shows and the holds in
+        between, never the player's whole history.
+        """
+        if limit <= 0:
+            return []
+        accounts = list(
+            await self.session.scalars(
+                select(Account.id).where(
+                    Account.chat_id == chat_id,
+                    Account.user_id == user_id,
+                    Account.kind.in_(("available", "held")),
+                )
+            )
+        )
+        if not accounts:
+            return []
+        changes: dict[int, int] = {}  # transaction id -> the player's net change, newest first
+        before: int | None = None
+        while len(changes) < limit:
+            steps = []
+            for account_id in accounts:
+                step = select(
+                    PostingRow.account_id, PostingRow.transaction_id, PostingRow.amount
+                ).where(PostingRow.account_id == account_id)
+                if before is not None:
+                    step = step.where(PostingRow.transaction_id < before)
+                step = step.order_by(PostingRow.transaction_id.desc()).limit(STATEMENT_STEP)
+                # Wrapped: SQLite refuses ORDER BY and LIMIT on the members of a UNION.
+                steps.append(select(step.subquery()))
+            rows = (await self.session.execute(union_all(*steps))).tuples().all()
+            read: defaultdict[int, list[int]] = defaultdict(list)
+            for account_id, transaction_id, _ in rows:
+                read[account_id].append(transaction_id)
+            # An account whose step came back full may have older postings; a transaction has
+            # at most one posting per account (the ledger merges them), so every transaction
+            # from the oldest one that each full step reached on is complete.
+            full = [min(ids) for ids in read.values() if len(ids) == STATEMENT_STEP]
+            complete_from = max(full, default=None)
+            totals: defaultdict[int, int] = defaultdict(int)
+            for _, transaction_id, amount in rows:
+                if complete_from is None or transaction_id >= complete_from:
+                    totals[transaction_id] += amount
+            for transaction_id in sorted(totals, reverse=True):
+                if totals[transaction_id] and len(changes) < limit:
+                    changes[transaction_id] = totals[transaction_id]
+            if complete_from is None:
+                break  # both accounts read to their first posting
+            before = complete_from
+        if not changes:
+            return []
+        found = {
+            row.id: row
+            for row in await self.session.execute(
+                select(
+                    LedgerTransaction.id,
+                    LedgerTransaction.kind,
+                    LedgerTransaction.round_id,
+                    LedgerTransaction.created_at_ms,
+                    LedgerTransaction.memo,
+                ).where(LedgerTransaction.id.in_(changes))
+            )
+        }
+        return [
+            StatementLine(
+                transaction_id,
+                found[transaction_id].kind,
+                found[transaction_id].round_id,
+                change,
+                found[transaction_id].created_at_ms,
+                found[transaction_id].memo,
+            )
+            for transaction_id, change in changes.items()
+        ]
+
+    async def balances_everywhere(self, user_id: int) -> list[tuple[int, str, Balance]]:
+        """A player's chips in every group: (chat id, title, balance), by chat id."""
+        found = await ledger.Ledger(self.session).balances_of_user(user_id)
+        if not found:
+            return []
+        titles = dict(
+            (await self.session.execute(select(Chat.id, Chat.title).where(Chat.id.in_(found))))
+            .tuples()
+            .all()
+        )
+        return [(chat_id, titles.get(chat_id, ""), found[chat_id]) for chat_id in sorted(found)]
+
+    async def audit_log(self, chat_id: int, limit: int) -> list[AuditLine]:
+        """The group's latest admin actions, newest first."""
+        rows = await self.session.execute(
+            select(
+                AuditEntry.actor_id, AuditEntry.action, AuditEntry.details, AuditEntry.created_at_ms
+            )
+            .where(AuditEntry.chat_id == chat_id)
+            .order_by(AuditEntry.id.desc())
+            .limit(limit)
+        )
+        return [AuditLine(*row) for row in rows.tuples()]
+
+    async def names(self, user_ids: Sequence[int]) -> list[UserName]:
+        """What the bot knows of these users."""
+        rows = await self.session.execute(
+            select(User.id, User.first_name, User.username, User.last_name).where(
+                User.id.in_(user_ids)
+            )
+        )
+        return list(rows.tuples())
+
+    async def find_user(self, username: str) -> UserName | None:
+        """A user the bot has seen, by username without the @, whatever its case."""
+        row = (
+            await self.session.execute(
+                select(User.id, User.first_name, User.username, User.last_name)
+                .where(func.lower(User.username) == username.lower())
+                .limit(1)
+            )
+        ).first()
+        return None if row is None else row.tuple()
+
+    async def results(self, round_id: int) -> list[ParticipantResult]:
+        """Each participant's line of a settled round: bettors in bet order, then the
+        dealer."""
+        rows = await self.session.execute(
+            select(*_RESULT_COLUMNS).where(OutcomeRow.round_id == round_id).order_by(OutcomeRow.id)
+        )
+        return [ParticipantResult(*row) for row in rows.tuples()]
+
+    async def open_phase(self, chat_id: int) -> str | None:
+        """The phase of the chat's open round, if it has one (one indexed row, no bets)."""
+        phase: str | None = await self.session.scalar(
+            select(RoundRow.phase).where(
+                RoundRow.chat_id == chat_id, RoundRow.phase.in_(OPEN_PHASES)
+            )
+        )
+        return phase

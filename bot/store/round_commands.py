@@ -51,6 +51,7 @@ from bot.store.db import Database
 from bot.store.errors import (
     NOT_NEGATIVE,
     TRANSIENT_SQLSTATES,
+    AlreadyProcessed,
     TransientDatabaseError,
     sqlite_check_failed,
 )
@@ -64,10 +65,6 @@ Decide = Callable[[Round, int, int], Transition]
 class NotOnHotPath(Exception):
     """The command needs the general path (see the module's docstring); nothing was
     written."""
-
-
-class AlreadyProcessed(Exception):
-    """The update was applied before (by this worker or another); nothing was written."""
 
 
 @dataclass(frozen=True, slots=True)

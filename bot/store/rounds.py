@@ -8,6 +8,7 @@ from types import MappingProxyType
 from typing import Any
 
 from sqlalchemy import ColumnElement, Row, delete, insert, select, update
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.engine.round import (
@@ -24,6 +25,7 @@ from bot.engine.round import (
 )
 from bot.engine.settings import Settings
 from bot.engine.settlement import Outcome, Result, Settlement
+from bot.store.errors import ONE_OPEN_ROUND, RoundAlreadyOpen, violated_constraint
 from bot.store.models import BetRow, BidRow, GrabRow, OutcomeRow, RoundRow, ShoeRow
 
 OPEN_PHASES = [phase.value for phase in Phase if phase.is_open]
@@ -78,65 +80,6 @@ def _columns(state: Round) -> dict[str, object]:
     }
 
 
-async def load(
-    session: AsyncSession, round_id: int, *, lock: bool = True, skip_locked: bool = False
-) -> Round | None:
-    """The round with its bets and grabs; on PostgreSQL its row is locked ``FOR UPDATE``
-    (``skip_locked``: return ``None`` if another worker holds it)."""
-    return await _load_where(session, RoundRow.id == round_id, lock=lock, skip_locked=skip_locked)
-
-
-async def load_open(session: AsyncSession, chat_id: int, *, lock: bool = True) -> Round | None:
-    """The chat's open round, locked like ``load``; ``None`` if it has none."""
-    return await _load_where(
-        session, RoundRow.chat_id == chat_id, RoundRow.phase.in_(OPEN_PHASES), lock=lock
-    )
-
-
-async def _load_where(
-    session: AsyncSession, *where: ColumnElement[bool], lock: bool, skip_locked: bool = False
-) -> Round | None:
-    # Plain rows, not ORM objects: this runs on every command and the objects cost more.
-    rounds = RoundRow.__table__.c
-    # The shoe's seed comes in the same query (a subquery, so that FOR UPDATE locks only
-    # the round).
-    shoe_seed = select(ShoeRow.seed).where(ShoeRow.id == RoundRow.shoe_id).scalar_subquery()
-    query = select(*rounds, shoe_seed.label("shoe_seed")).where(*where)
-    if lock:
-        query = query.with_for_update(skip_locked=skip_locked)
-    row = (await session.execute(query)).first()
-    if row is None:
-        return None
-    bets = await session.execute(
-        select(BetRow.user_id, BetRow.amount, BetRow.hold)
-        .where(BetRow.round_id == row.id)
-        .order_by(BetRow.position)
-    )
-    grabs: Sequence[Row[tuple[int, int, bool]]] = ()
-    if Phase(row.phase) not in (Phase.BIDDING, Phase.BETTING):  # nobody grabs before
-        grabs = (
-            await session.execute(
-                select(GrabRow.user_id, GrabRow.amount, GrabRow.auto)
-                .where(GrabRow.round_id == row.id)
-                .order_by(GrabRow.position)
-            )
-        ).all()
-    shoe = None
-    if row.shoe_id is not None:
-        shoe = ShoeRef(row.shoe_id, bytes(row.shoe_seed), row.deal_offset)
-    return _to_round(row, [Bet(*bet) for bet in bets], [Grab(*grab) for grab in grabs], shoe)
-
-
-async def ending(session: AsyncSession, state: Round) -> RoundSettled | RoundVoided:
-    """What ended a finished round, rebuilt from its stored outcomes."""
-    if state.phase is Phase.VOID:
-        return ending_of(state, ())
-    rows = (
-        await session.execute(select(OutcomeRow).where(OutcomeRow.round_id == state.id))
-    ).scalars()
-    return ending_of(state, rows)
-
-
 def ending_of(state: Round, rows: Iterable[Any]) -> RoundSettled | RoundVoided:
     """What ended a finished round, given its outcome rows (anything with the columns of
     ``OutcomeRow``; none for a void round)."""
@@ -158,140 +101,206 @@ def ending_of(state: Round, rows: Iterable[Any]) -> RoundSettled | RoundVoided:
     return RoundSettled(settlement, state.seed)
 
 
-async def open_round_id(session: AsyncSession, chat_id: int) -> int | None:
-    """The id of the chat's open round, if it has one."""
-    round_id: int | None = await session.scalar(
-        select(RoundRow.id).where(
-            RoundRow.chat_id == chat_id,
-            RoundRow.phase.in_(OPEN_PHASES),
+class RoundRepository:
+    """Rounds in one unit of work: load a round whole, store a new one, save a transition
+    compare-and-set."""
+
+    def __init__(self, session: AsyncSession) -> None:
+        self.session = session
+
+    async def load(
+        self, round_id: int, *, lock: bool = True, skip_locked: bool = False
+    ) -> Round | None:
+        """The round with its bets and grabs; on PostgreSQL its row is locked ``FOR UPDATE``
+        (``skip_locked``: return ``None`` if another worker holds it)."""
+        return await self._load_where(RoundRow.id == round_id, lock=lock, skip_locked=skip_locked)
+
+    async def load_open(self, chat_id: int, *, lock: bool = True) -> Round | None:
+        """The chat's open round, locked like ``load``; ``None`` if it has none."""
+        return await self._load_where(
+            RoundRow.chat_id == chat_id, RoundRow.phase.in_(OPEN_PHASES), lock=lock
         )
-    )
-    return round_id
 
-
-async def insert_round(session: AsyncSession, state: Round, now_ms: int) -> Round:
-    """Store a new round; returns it with its database id."""
-    row = RoundRow(
-        chat_id=state.chat_id,
-        commitment=state.commitment,
-        seed=state.seed,
-        settings=state.settings.to_dict(),
-        started_at_ms=now_ms,
-        shoe_id=state.shoe.id if state.shoe else None,
-        deal_offset=state.shoe.offset if state.shoe else None,
-        **_columns(state),
-    )
-    session.add(row)
-    await session.flush()
-    return dataclasses.replace(state, id=row.id)
-
-
-async def save(session: AsyncSession, before: Round, transition: Transition, now_ms: int) -> None:
-    """Write a transition: compare-and-set on the version read, then bets, grabs, bids and
-    outcomes. Raises ``StaleRound`` if another writer got there first."""
-    after = transition.round
-    values = _columns(after)
-    if not after.phase.is_open:
-        values["ended_at_ms"] = now_ms
-    result = await session.execute(
-        update(RoundRow)
-        .where(RoundRow.id == before.id, RoundRow.version == before.version)
-        .values(**values)
-    )
-    if result.rowcount != 1:  # type: ignore[attr-defined]
-        raise StaleRound(before.id)
-    await _save_bets(session, before, after, now_ms)
-    new_grabs = after.grabs[len(before.grabs) :]
-    if new_grabs:
-        await session.execute(
-            insert(GrabRow),
-            [
-                {
-                    "round_id": after.id,
-                    "user_id": g.user_id,
-                    "amount": g.amount,
-                    "position": len(before.grabs) + i,
-                    "auto": g.auto,
-                }
-                for i, g in enumerate(new_grabs)
-            ],
+    async def _load_where(
+        self, *where: ColumnElement[bool], lock: bool, skip_locked: bool = False
+    ) -> Round | None:
+        # Plain rows, not ORM objects: this runs on every command and the objects cost more.
+        rounds = RoundRow.__table__.c
+        # The shoe's seed comes in the same query (a subquery, so that FOR UPDATE locks only
+        # the round).
+        shoe_seed = select(ShoeRow.seed).where(ShoeRow.id == RoundRow.shoe_id).scalar_subquery()
+        query = select(*rounds, shoe_seed.label("shoe_seed")).where(*where)
+        if lock:
+            query = query.with_for_update(skip_locked=skip_locked)
+        row = (await self.session.execute(query)).first()
+        if row is None:
+            return None
+        bets = await self.session.execute(
+            select(BetRow.user_id, BetRow.amount, BetRow.hold)
+            .where(BetRow.round_id == row.id)
+            .order_by(BetRow.position)
         )
-    for event in transition.events:
-        if isinstance(event, BidPlaced):
-            await session.execute(
-                insert(BidRow).values(
-                    round_id=after.id,
-                    user_id=event.user_id,
-                    amount=event.amount,
-                    placed_at_ms=now_ms,
+        grabs: Sequence[Row[tuple[int, int, bool]]] = ()
+        if Phase(row.phase) not in (Phase.BIDDING, Phase.BETTING):  # nobody grabs before
+            grabs = (
+                await self.session.execute(
+                    select(GrabRow.user_id, GrabRow.amount, GrabRow.auto)
+                    .where(GrabRow.round_id == row.id)
+                    .order_by(GrabRow.position)
                 )
+            ).all()
+        shoe = None
+        if row.shoe_id is not None:
+            shoe = ShoeRef(row.shoe_id, bytes(row.shoe_seed), row.deal_offset)
+        return _to_round(row, [Bet(*bet) for bet in bets], [Grab(*grab) for grab in grabs], shoe)
+
+    async def ending(self, state: Round) -> RoundSettled | RoundVoided:
+        """What ended a finished round, rebuilt from its stored outcomes."""
+        if state.phase is Phase.VOID:
+            return ending_of(state, ())
+        rows = (
+            await self.session.execute(select(OutcomeRow).where(OutcomeRow.round_id == state.id))
+        ).scalars()
+        return ending_of(state, rows)
+
+    async def open_round_id(self, chat_id: int) -> int | None:
+        """The id of the chat's open round, if it has one."""
+        round_id: int | None = await self.session.scalar(
+            select(RoundRow.id).where(
+                RoundRow.chat_id == chat_id,
+                RoundRow.phase.in_(OPEN_PHASES),
             )
-        elif isinstance(event, RoundSettled):
-            await _save_outcomes(session, after, event)
-
-
-async def _save_bets(session: AsyncSession, before: Round, after: Round, now_ms: int) -> None:
-    old = {bet.user_id: bet for bet in before.bets}
-    new = {bet.user_id: bet for bet in after.bets}
-    gone = [user for user in old if user not in new]
-    if gone:
-        await session.execute(
-            delete(BetRow).where(BetRow.round_id == after.id, BetRow.user_id.in_(gone))
         )
-    for user, bet in new.items():
-        if user not in old:
-            # Versions only grow and a command places at most one bet: bet order.
-            await session.execute(
-                insert(BetRow).values(
-                    round_id=after.id,
-                    user_id=user,
-                    amount=bet.amount,
-                    hold=bet.hold,
-                    position=after.version,
-                    placed_at_ms=now_ms,
+        return round_id
+
+    async def insert(self, state: Round, now_ms: int) -> Round:
+        """Store a new round; returns it with its database id. Raises ``RoundAlreadyOpen``
+        when the chat has an open round (another worker's, started at the same moment)."""
+        row = RoundRow(
+            chat_id=state.chat_id,
+            commitment=state.commitment,
+            seed=state.seed,
+            settings=state.settings.to_dict(),
+            started_at_ms=now_ms,
+            shoe_id=state.shoe.id if state.shoe else None,
+            deal_offset=state.shoe.offset if state.shoe else None,
+            **_columns(state),
+        )
+        self.session.add(row)
+        try:
+            await self.session.flush()
+        except IntegrityError as error:
+            if violated_constraint(error) == ONE_OPEN_ROUND:
+                raise RoundAlreadyOpen(state.chat_id) from None
+            raise
+        return dataclasses.replace(state, id=row.id)
+
+    async def save(self, before: Round, transition: Transition, now_ms: int) -> None:
+        """Write a transition: compare-and-set on the version read, then bets, grabs, bids and
+        outcomes. Raises ``StaleRound`` if another writer got there first."""
+        after = transition.round
+        values = _columns(after)
+        if not after.phase.is_open:
+            values["ended_at_ms"] = now_ms
+        result = await self.session.execute(
+            update(RoundRow)
+            .where(RoundRow.id == before.id, RoundRow.version == before.version)
+            .values(**values)
+        )
+        if result.rowcount != 1:  # type: ignore[attr-defined]
+            raise StaleRound(before.id)
+        await self._save_bets(before, after, now_ms)
+        new_grabs = after.grabs[len(before.grabs) :]
+        if new_grabs:
+            await self.session.execute(
+                insert(GrabRow),
+                [
+                    {
+                        "round_id": after.id,
+                        "user_id": g.user_id,
+                        "amount": g.amount,
+                        "position": len(before.grabs) + i,
+                        "auto": g.auto,
+                    }
+                    for i, g in enumerate(new_grabs)
+                ],
+            )
+        for event in transition.events:
+            if isinstance(event, BidPlaced):
+                await self.session.execute(
+                    insert(BidRow).values(
+                        round_id=after.id,
+                        user_id=event.user_id,
+                        amount=event.amount,
+                        placed_at_ms=now_ms,
+                    )
                 )
-            )
-        elif old[user] != bet:
-            await session.execute(
-                update(BetRow)
-                .where(BetRow.round_id == after.id, BetRow.user_id == user)
-                .values(amount=bet.amount, hold=bet.hold, placed_at_ms=now_ms)
-            )
+            elif isinstance(event, RoundSettled):
+                await self._save_outcomes(after, event)
 
+    async def _save_bets(self, before: Round, after: Round, now_ms: int) -> None:
+        old = {bet.user_id: bet for bet in before.bets}
+        new = {bet.user_id: bet for bet in after.bets}
+        gone = [user for user in old if user not in new]
+        if gone:
+            await self.session.execute(
+                delete(BetRow).where(BetRow.round_id == after.id, BetRow.user_id.in_(gone))
+            )
+        for user, bet in new.items():
+            if user not in old:
+                # Versions only grow and a command places at most one bet: bet order.
+                await self.session.execute(
+                    insert(BetRow).values(
+                        round_id=after.id,
+                        user_id=user,
+                        amount=bet.amount,
+                        hold=bet.hold,
+                        position=after.version,
+                        placed_at_ms=now_ms,
+                    )
+                )
+            elif old[user] != bet:
+                await self.session.execute(
+                    update(BetRow)
+                    .where(BetRow.round_id == after.id, BetRow.user_id == user)
+                    .values(amount=bet.amount, hold=bet.hold, placed_at_ms=now_ms)
+                )
 
-async def _save_outcomes(session: AsyncSession, state: Round, event: RoundSettled) -> None:
-    outcome_of = state.dealt()
-    dealer_outcome = state.dealer_outcome()
-    assert dealer_outcome is not None
-    # The house has no user id: its line is user 0 with the role "house".
-    dealer = HOUSE_USER_ID if state.dealer_id is None else state.dealer_id
-    outcome_of[dealer] = dealer_outcome
-    hands = {user_id: state.ruleset.evaluate(outcome) for user_id, outcome in outcome_of.items()}
-    settlement = event.settlement
-    # (user, role, stake, result, gross, rake, rebate, net): players, then the dealer.
-    lines = [
-        (bet.user_id, "player", bet.amount, o.result.value, o.gross, o.rake, o.rebate, o.net)
-        for bet in state.bets
-        for o in [settlement.outcomes[bet.user_id]]
-    ]
-    role = "house" if state.dealer_id is None else "dealer"
-    lines.append((dealer, role, state.pool, role, 0, 0, 0, settlement.dealer_net))
-    rows = [
-        {
-            "round_id": state.id,
-            "user_id": user_id,
-            "role": role,
-            "stake": stake,
-            "envelope": outcome_of[user_id],
-            "kind": hands[user_id].kind.value,
-            "points": hands[user_id].points,
-            "multiplier": hands[user_id].multiplier,
-            "result": result,
-            "gross": gross,
-            "rake": rake,
-            "rebate": rebate,
-            "net": net,
+    async def _save_outcomes(self, state: Round, event: RoundSettled) -> None:
+        outcome_of = state.dealt()
+        dealer_outcome = state.dealer_outcome()
+        assert dealer_outcome is not None
+        # The house has no user id: its line is user 0 with the role "house".
+        dealer = HOUSE_USER_ID if state.dealer_id is None else state.dealer_id
+        outcome_of[dealer] = dealer_outcome
+        hands = {
+            user_id: state.ruleset.evaluate(outcome) for user_id, outcome in outcome_of.items()
         }
-        for user_id, role, stake, result, gross, rake, rebate, net in lines
-    ]
-    await session.execute(insert(OutcomeRow), rows)
+        settlement = event.settlement
+        # (user, role, stake, result, gross, rake, rebate, net): players, then the dealer.
+        lines = [
+            (bet.user_id, "player", bet.amount, o.result.value, o.gross, o.rake, o.rebate, o.net)
+            for bet in state.bets
+            for o in [settlement.outcomes[bet.user_id]]
+        ]
+        role = "house" if state.dealer_id is None else "dealer"
+        lines.append((dealer, role, state.pool, role, 0, 0, 0, settlement.dealer_net))
+        rows = [
+            {
+                "round_id": state.id,
+                "user_id": user_id,
+                "role": role,
+                "stake": stake,
+                "envelope": outcome_of[user_id],
+                "kind": hands[user_id].kind.value,
+                "points": hands[user_id].points,
+                "multiplier": hands[user_id].multiplier,
+                "result": result,
+                "gross": gross,
+                "rake": rake,
+                "rebate": rebate,
+                "net": net,
+            }
+            for user_id, role, stake, result, gross, rake, rebate, net in lines
+        ]
+        await self.session.execute(insert(OutcomeRow), rows)

@@ -72,6 +72,8 @@ MAX_MESSAGE_LENGTH = 4096
 #: How long a group's settings are reused before they are read again (a change made by
 #: another worker shows after at most this long; rounds use their own snapshot anyway).
 SETTINGS_CACHE_SECONDS = 10.0
+#: How often processed updates past their window are forgotten.
+FORGET_UPDATES_SECONDS = 3600.0
 BARE_NUMBER = r"^\s*[0-9]{1,9}(\.[0-9]{1,2})?\s*$"
 
 
@@ -293,7 +295,18 @@ class GameBot:
             first=self.config.sweep_seconds,
             name="sweep",
         )
+        application.job_queue.run_repeating(
+            self._forget_old_updates_job,
+            interval=FORGET_UPDATES_SECONDS,
+            first=0,
+            name="forget old updates",
+        )
         log.info("ready: %d open rounds rescheduled", len(open_rounds))
+
+    async def _forget_old_updates_job(self, context: ContextTypes.DEFAULT_TYPE) -> None:
+        forgotten = await self.service.forget_old_updates()
+        if forgotten:
+            log.info("forgot %d processed updates past their window", forgotten)
 
     # -- deadlines ------------------------------------------------------------------
 
@@ -749,8 +762,8 @@ class GameBot:
             return
         # A cheap look first: most numbers in a chat are not stakes, and a command takes
         # the database's one writer.
-        state = await self.service.current_round(update.effective_chat.id)
-        if state is None or state.phase not in (Phase.BIDDING, Phase.BETTING):
+        phase = await self.service.current_phase(update.effective_chat.id)
+        if phase not in (Phase.BIDDING, Phase.BETTING):
             return
         try:
             await self._play(update, self.service.stake, amount)

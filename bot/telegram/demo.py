@@ -213,7 +213,7 @@ async def run_demo(
                 board_edit_seconds=1.0,
             )
             database = Database.from_url(url)
-            service = GameService(database, config.game)
+            service = GameService(database, config.game, bot_id=config.bot_id)
             application, game = build_application(config, service, rate_limiter=False)
             transcript = Transcript(fake, out)
 

@@ -57,7 +57,7 @@ def run_bot(config: Config) -> None:
 async def serve(config: Config) -> None:
     """Serve updates (long polling, or a webhook by setting) until a stop signal."""
     database = Database.from_url(config.database_url)
-    service = GameService(database, config.game)
+    service = GameService(database, config.game, bot_id=config.bot_id)
     application, game = build_application(config, service)
     webhook = config.mode == "webhook"
     try:

@@ -121,7 +121,7 @@ async def check_holds(db: Database) -> None:
         ).all()
         expected: dict[tuple[int, int], int] = {}
         for round_id in open_ids:
-            state = await rounds.load(session, round_id, lock=False)
+            state = await rounds.RoundRepository(session).load(round_id, lock=False)
             assert state is not None
             for user_id, amount in state.holds().items():
                 key = (state.chat_id, user_id)

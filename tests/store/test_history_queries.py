@@ -84,8 +84,8 @@ async def test_a_statement_walks_back_past_many_holds_to_what_the_whole_history_
             else:  # a bet's hold
                 postings = [Posting(available(player), -300), Posting(held(player), 300)]
             held_chips += sum(p.amount for p in postings if p.account == held(player))
-            await ledger.post(
-                session, chat_id=CHAT, kind=f"k{i}", postings=postings, now_ms=clock() + i
+            await ledger.Ledger(session).post(
+                chat_id=CHAT, kind=f"k{i}", postings=postings, now_ms=clock() + i
             )
     for limit in (1, 2, 3, 4, 5, 10):
         assert await service.statement(CHAT, player, limit) == await whole_history_statement(
@@ -137,7 +137,10 @@ async def _round_with_bets_and_a_grab(service: GameService, clock: Clock, chat_i
 
 async def _loaded_one_by_one(db: Database, round_ids: list[int]) -> list[Any]:
     async with db.reading() as session:
-        return [await rounds.load(session, round_id, lock=False) for round_id in round_ids]
+        return [
+            await rounds.RoundRepository(session).load(round_id, lock=False)
+            for round_id in round_ids
+        ]
 
 
 async def test_a_start_reloads_one_or_fifty_rounds_in_the_same_number_of_statements(
@@ -181,6 +184,6 @@ async def test_a_start_reloads_one_or_fifty_rounds_in_the_same_number_of_stateme
         async with db.reading() as session:
             for state, ending in found:
                 assert state.phase in (Phase.SETTLED, Phase.VOID)
-                assert state == await rounds.load(session, state.id, lock=False)
-                assert ending == await rounds.ending(session, state)
+                assert state == await rounds.RoundRepository(session).load(state.id, lock=False)
+                assert ending == await rounds.RoundRepository(session).ending(state)
     assert counts["unannounced"][0] == counts["unannounced"][1], counts

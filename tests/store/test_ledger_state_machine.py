@@ -342,7 +342,9 @@ class LedgerMachine(RuleBasedStateMachine):
 
     async def _check_mint_and_round_ends(self) -> None:
         async with self.db.transaction() as session:
-            mints = {group: await ledger.account_balance(session, group, MINT) for group in GROUPS}
+            mints = {
+                group: await ledger.Ledger(session).account_balance(group, MINT) for group in GROUPS
+            }
             ended_twice = (
                 await session.execute(
                     select(LedgerTransaction.round_id, func.count())

@@ -875,8 +875,9 @@ async def test_an_internal_error_in_a_transition_voids_with_full_refunds(
     elif target == "settle":
         monkeypatch.setattr(engine_round, "settle", _boom)
     else:
-        monkeypatch.setattr(store_rounds, "_save_outcomes", _boom_once(store_rounds._save_outcomes))
-    with caplog.at_level(logging.ERROR, logger="bot.service.game"):
+        repository = store_rounds.RoundRepository
+        monkeypatch.setattr(repository, "_save_outcomes", _boom_once(repository._save_outcomes))
+    with caplog.at_level(logging.ERROR, logger="bot.service"):
         if when == "last grab":
             result = await service.grab(GROUP, DEALER, round_id=state.id)
         else:

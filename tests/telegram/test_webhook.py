@@ -49,7 +49,7 @@ async def webhook(tmp_path: Path, sqlite_template: Path) -> AsyncIterator[tuple[
             operators=frozenset({OPERATOR}),
         )
         database = Database.from_url(url)
-        service = GameService(database, config.game)
+        service = GameService(database, config.game, bot_id=config.bot_id)
         application, game = build_application(config, service, rate_limiter=False)
         async with running(application, game, polling=False):
             server = WebhookServer(

@@ -1,0 +1,67 @@
+"""What every family of use cases shares: the store, the clock, the seed source, the
+group defaults, and the people this process has stored already."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from functools import partial
+from typing import TypeVar
+
+from bot.engine.settings import Settings
+from bot.service.records import Person, random_seed, wall_clock_ms
+from bot.store.chats import ChatRecord
+from bot.store.db import Database
+from bot.store.errors import AlreadyProcessed
+from bot.store.unit_of_work import Store, UnitOfWork
+
+_T = TypeVar("_T")
+
+
+class ServiceCore:
+    """The state the use cases share; each family (``bot.service.rounds``, ``tables``,
+    ``chips``, ``deliveries``, ``reading``) adds its use cases to it."""
+
+    def __init__(
+        self,
+        db: Database,
+        defaults: Settings | None = None,
+        *,
+        clock: Callable[[], int] = wall_clock_ms,
+        seed_source: Callable[[], bytes] = random_seed,
+        bot_id: int = 0,
+    ) -> None:
+        self.db = db
+        #: Processed updates are recorded per bot (the token's numeric prefix).
+        self.bot_id = bot_id
+        self.store = Store(db, bot_id=bot_id)
+        self.defaults = defaults or Settings()
+        self.clock = clock
+        self.seed_source = seed_source
+        self._people_stored: dict[int, Person] = {}
+
+    async def _touch_people(self, uow: UnitOfWork, people: Sequence[Person], now: int) -> None:
+        """Store or update users, unless this process stored them as they are already
+        (remembered once the unit of work commits)."""
+        for person in people:
+            if self._people_stored.get(person.id) == person:
+                continue
+            await uow.users.store(person.id, person.columns(now))
+            uow.after_commit.append(partial(self._people_stored.__setitem__, person.id, person))
+
+    def _settings_of(self, chat: ChatRecord | None) -> Settings:
+        if chat is None or not chat.settings:
+            return self.defaults
+        return Settings.from_dict(chat.settings, base=self.defaults)
+
+    async def _admin_command(
+        self, update_id: int | None, body: Callable[[UnitOfWork, int], Awaitable[_T]]
+    ) -> _T | None:
+        """Run ``body`` in a unit of work that records ``update_id``; ``None`` when that
+        update was processed before (by this worker or, racing, by another)."""
+        try:
+            async with self.store.writing() as uow:
+                now = self.clock()
+                await uow.updates.claim(update_id, now)
+                return await body(uow, now)
+        except AlreadyProcessed:
+            return None

@@ -1,0 +1,90 @@
+"""Delivery use cases: a round's board and results reach the group at least once (see
+``bot.store.deliveries`` for how leases make that so)."""
+
+from __future__ import annotations
+
+from bot.engine.round import Round, RoundSettled, RoundVoided
+from bot.service.core import ServiceCore
+from bot.store.deliveries import BOARD_REFUSED as BOARD_REFUSED
+from bot.store.deliveries import Message
+
+#: How long a worker holds the job of posting a board or sending results before another
+#: worker, or this one restarted, may take it over. The holder renews it while its message
+#: waits to go out (behind Telegram's rate limits), so this is only how late a message
+#: whose sender died goes out: shorter than a bidding window, so that a board lost in a
+#: crash still shows while bids are open; long enough that a slow database or a busy
+#: event loop does not let a live holder's lease run out between renewals (a third of it).
+DELIVERY_LEASE_MS = 10_000
+
+
+class DeliveryUseCases(ServiceCore):
+    """Boards and results on their way to the group."""
+
+    async def _lease(self, round_id: int, message: Message, lease_ms: int, renew: bool) -> bool:
+        async with self.store.writing() as uow:
+            return await uow.deliveries.lease(
+                round_id, message, now_ms=self.clock(), lease_ms=lease_ms, renew=renew
+            )
+
+    async def claim_board(self, round_id: int, *, lease_ms: int = DELIVERY_LEASE_MS) -> bool:
+        """Take the job of posting a round's board for ``lease_ms``; False if it is posted,
+        or another worker (or this one before a restart) holds a lease that has not run out."""
+        return await self._lease(round_id, Message.BOARD, lease_ms, renew=False)
+
+    async def renew_board_claim(self, round_id: int, *, lease_ms: int = DELIVERY_LEASE_MS) -> bool:
+        """Hold the job of posting a round's board for ``lease_ms`` more; False once it is
+        posted."""
+        return await self._lease(round_id, Message.BOARD, lease_ms, renew=True)
+
+    async def claim_announcement(self, round_id: int, *, lease_ms: int = DELIVERY_LEASE_MS) -> bool:
+        """Take the job of sending a round's results for ``lease_ms``; False if they went
+        out, or another worker (or this one before a restart) holds a lease that has not
+        run out. Until ``mark_announced`` the results are still to be sent."""
+        return await self._lease(round_id, Message.RESULTS, lease_ms, renew=False)
+
+    async def renew_announcement_claim(
+        self, round_id: int, *, lease_ms: int = DELIVERY_LEASE_MS
+    ) -> bool:
+        """Hold the job of sending a round's results for ``lease_ms`` more; False once they
+        went out."""
+        return await self._lease(round_id, Message.RESULTS, lease_ms, renew=True)
+
+    async def set_board_message(self, round_id: int, message_id: int) -> None:
+        """Record that Telegram has a round's board (``BOARD_REFUSED``: it refused it)."""
+        async with self.store.writing() as uow:
+            await uow.deliveries.set_board_message(round_id, message_id)
+
+    async def mark_announced(self, round_id: int) -> None:
+        """Record that Telegram took a round's results (or refused them for good)."""
+        async with self.store.writing() as uow:
+            await uow.deliveries.mark_announced(round_id, self.clock())
+
+    async def unannounced(
+        self, within_ms: int = 3_600_000, *, unclaimed_grace_ms: int = 0
+    ) -> list[tuple[Round, RoundSettled | RoundVoided]]:
+        """Rounds that ended in the last ``within_ms`` without their results having gone
+        out and that no worker is sending (nobody holds a lease that has not run out), each
+        with what ended it, to announce them now. Rounds that ended less than
+        ``unclaimed_grace_ms`` ago and were never claimed are left to the worker that ended
+        them (the sweep passes the lease's length: that worker has it queued)."""
+        now = self.clock()
+        async with self.store.reading() as uow:
+            return await uow.queries.unannounced(
+                now_ms=now, since_ms=now - within_ms, unclaimed_grace_ms=unclaimed_grace_ms
+            )
+
+    async def unposted_boards(self, *, unclaimed_grace_ms: int = 0) -> list[tuple[int, int]]:
+        """Open rounds whose board is not posted and that no worker is posting: (round id,
+        chat id). Rounds that started less than ``unclaimed_grace_ms`` ago and were never
+        claimed are left to the worker that started them. (An ended round's results say
+        all its board would.)"""
+        async with self.store.reading() as uow:
+            return await uow.deliveries.unposted_boards(
+                now_ms=self.clock(), unclaimed_grace_ms=unclaimed_grace_ms
+            )
+
+    async def board_message(self, round_id: int) -> int | None:
+        """The message id of a round's live board; ``None`` until Telegram has it,
+        ``BOARD_REFUSED`` if it refused it."""
+        async with self.store.reading() as uow:
+            return await uow.deliveries.board_message(round_id)

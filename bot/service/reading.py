@@ -1,0 +1,64 @@
+"""Read-only use cases: rounds, history, results, shoes, the audit log and names."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from bot.engine.round import Phase, Round
+from bot.service.core import ServiceCore
+from bot.service.records import AuditLine, ParticipantResult, Person, RoundSummary, ShoeInfo
+
+
+class ReadingUseCases(ServiceCore):
+    """What the bot shows; nothing here writes."""
+
+    async def round(self, round_id: int) -> Round | None:
+        """A round as stored (its seed is secret while it is open: callers must not show it)."""
+        async with self.store.reading() as uow:
+            return await uow.rounds.load(round_id, lock=False)
+
+    async def current_round(self, chat_id: int) -> Round | None:
+        """The chat's open round, if any, with every bet."""
+        async with self.store.reading() as uow:
+            return await uow.rounds.load_open(chat_id, lock=False)
+
+    async def current_phase(self, chat_id: int) -> Phase | None:
+        """The phase of the chat's open round, if any (a cheap look: no bets loaded)."""
+        async with self.store.reading() as uow:
+            phase = await uow.queries.open_phase(chat_id)
+        return None if phase is None else Phase(phase)
+
+    async def shoe(self, shoe_id: int) -> ShoeInfo | None:
+        """A shoe as the public may see it: its seed only once it has been replaced."""
+        async with self.store.reading() as uow:
+            shoe = await uow.shoes.get(shoe_id)
+        if shoe is None:
+            return None
+        seed = shoe.seed if shoe.replaced_at_ms is not None else None
+        return ShoeInfo(shoe.id, shoe.chat_id, shoe.decks, shoe.commitment, shoe.dealt, seed)
+
+    async def history(self, chat_id: int, limit: int = 10) -> list[RoundSummary]:
+        """The chat's latest rounds, newest first."""
+        async with self.store.reading() as uow:
+            return await uow.queries.history(chat_id, limit)
+
+    async def results(self, round_id: int) -> list[ParticipantResult]:
+        """Each participant's line of a settled round: bettors in bet order, then the dealer."""
+        async with self.store.reading() as uow:
+            return await uow.queries.results(round_id)
+
+    async def audit_log(self, chat_id: int, limit: int = 10) -> list[AuditLine]:
+        """The group's latest admin actions, newest first."""
+        async with self.store.reading() as uow:
+            return await uow.queries.audit_log(chat_id, limit)
+
+    async def names(self, user_ids: Sequence[int]) -> dict[int, Person]:
+        """What the bot knows of these users."""
+        async with self.store.reading() as uow:
+            return {row[0]: Person(*row) for row in await uow.queries.names(user_ids)}
+
+    async def find_user(self, username: str) -> Person | None:
+        """A user the bot has seen, by @username (case-insensitive)."""
+        async with self.store.reading() as uow:
+            found = await uow.queries.find_user(username.removeprefix("@"))
+        return None if found is None else Person(*found)

@@ -1,0 +1,77 @@
+"""What the use cases take and return: people as the shell saw them, what a command did,
+and the read side's lines (defined by the store, which builds them)."""
+
+from __future__ import annotations
+
+import secrets
+import time
+from dataclasses import dataclass
+
+from bot.engine.errors import GameError
+from bot.engine.round import Event, Round
+from bot.rules.split import SEED_BYTES
+from bot.store.ledger import Balance as Balance
+from bot.store.queries import AuditLine as AuditLine
+from bot.store.queries import ParticipantResult as ParticipantResult
+from bot.store.queries import RoundSummary as RoundSummary
+from bot.store.queries import StatementLine as StatementLine
+
+
+def wall_clock_ms() -> int:
+    """Milliseconds since the epoch (the service's default clock)."""
+    return time.time_ns() // 1_000_000
+
+
+def random_seed() -> bytes:
+    """A fresh round seed from the operating system's CSPRNG."""
+    return secrets.token_bytes(SEED_BYTES)
+
+
+@dataclass(frozen=True, slots=True)
+class Person:
+    """A Telegram user as the shell saw them."""
+
+    id: int
+    first_name: str = ""
+    username: str | None = None
+    last_name: str | None = None
+
+    def columns(self, now_ms: int) -> dict[str, object]:
+        """The ``users`` columns of this person, as stored when the bot sees them."""
+        return {
+            "username": self.username,
+            "first_name": self.first_name[:256],
+            "last_name": self.last_name,
+            "seen_at_ms": now_ms,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class CommandResult:
+    """What a use case did.
+
+    ``round`` is the round after the command (``None`` if none was involved), ``events``
+    what happened to it, ``started`` a round that began as a consequence (after a
+    re-deal) and ``started_events`` what its start did, ``duplicate`` is true when the
+    update had been processed before, and ``refused`` is why a round due to start by
+    itself could not.
+    """
+
+    round: Round | None = None
+    events: tuple[Event, ...] = ()
+    started: Round | None = None
+    duplicate: bool = False
+    refused: GameError | None = None
+    started_events: tuple[Event, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ShoeInfo:
+    """A group's shoe; ``seed`` is ``None`` while it is still being dealt from."""
+
+    id: int
+    chat_id: int
+    decks: int
+    commitment: str
+    dealt: int
+    seed: bytes | None

@@ -1,0 +1,462 @@
+"""Round use cases: start, bid, bet, grab, deadlines, the sweep and recovery.
+
+A command runs on the hot path (``Store.round_commands``: one read, one write) when the
+step is one it covers, and otherwise on the general path: the round loaded whole in a
+unit of work, the engine's transition written by ``_write`` with its consequences (the
+shoe moved on, the ledger transaction, the next round's start or its time). Either way the
+round's version is compared and set in the same transaction as its postings and the
+processed update, so a duplicate timer, a retried update or a second worker change
+nothing twice.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from bot.engine import round as engine
+from bot.engine.errors import GameError, NotDue, RuleViolation
+from bot.engine.round import (
+    BANK,
+    HOUSE_DEALER,
+    BetCancelled,
+    BetPlaced,
+    BidPlaced,
+    CardsDealt,
+    Phase,
+    RetiredShoe,
+    Round,
+    RoundSettled,
+    RoundVoided,
+    ShoeRef,
+    Transition,
+    VoidReason,
+)
+from bot.rules.ruleset import Ruleset, get_ruleset
+from bot.rules.split import commitment
+from bot.service.core import ServiceCore
+from bot.service.records import CommandResult, Person
+from bot.store.chats import ChatRecord
+from bot.store.errors import AlreadyProcessed, RoundAlreadyOpen, is_transient
+from bot.store.round_commands import Decide, Located, NotOnHotPath
+from bot.store.rounds import StaleRound
+from bot.store.unit_of_work import UnitOfWork
+
+log = logging.getLogger(__name__)
+
+MAX_ATTEMPTS = 20
+
+_TRANSACTION_KIND = {
+    BidPlaced: "bid",
+    BetPlaced: "bet",
+    BetCancelled: "bet_cancel",
+    RoundSettled: "settle",
+    RoundVoided: "void",
+}
+
+#: Voids after which play goes on at once: the dealer's 0.01, and system errors (seed 000:
+#: "System errors ... will also trigger a re-deal").
+_REDEALS = (VoidReason.REDEAL, VoidReason.ERROR)
+
+
+@dataclass
+class _Attempt:
+    """What one try of a round command produced."""
+
+    before: Round
+    transition: Transition
+    started: Transition | None = None
+    refused: GameError | None = None
+
+    def result(self) -> CommandResult:
+        """What the shell needs to know of this attempt."""
+        started = self.started
+        return CommandResult(
+            self.transition.round,
+            self.transition.events,
+            started.round if started else None,
+            refused=self.refused,
+            started_events=started.events if started else (),
+        )
+
+
+class RoundUseCases(ServiceCore):
+    """Rounds: their commands and deadlines."""
+
+    # -- starting -----------------------------------------------------------------------
+
+    async def start_round(
+        self, chat_id: int, *, actor: Person | None = None, update_id: int | None = None
+    ) -> CommandResult:
+        """Start a round in an open group. Refused if the table is closed or a round runs."""
+        try:
+            async with self.store.writing() as uow:
+                now = self.clock()
+                await uow.updates.claim(update_id, now)
+                await self._touch_people(uow, [actor] if actor else [], now)
+                chat = await uow.chats.get_or_create(chat_id, now)
+                if not chat.is_open:
+                    raise RuleViolation("table_closed")
+                running = await uow.rounds.open_round_id(chat_id)
+                if running is not None:
+                    raise RuleViolation("round_running", round_id=running)
+                transition = await self._insert_round(uow, chat, now)
+        except AlreadyProcessed:
+            return CommandResult(duplicate=True)
+        except RoundAlreadyOpen:  # two starts raced; the unique index let one through
+            raise RuleViolation("round_running") from None
+        return CommandResult(transition.round, transition.events)
+
+    async def _insert_round(self, uow: UnitOfWork, chat: ChatRecord, now: int) -> Transition:
+        settings = self._settings_of(chat)
+        bank = 0
+        if settings.dealer == HOUSE_DEALER:
+            bank = await uow.ledger.account_balance(chat.id, BANK)
+            if bank <= 0:
+                raise RuleViolation("bank_empty")
+        shoe, retired = await self._shoe_for(uow, chat.id, get_ruleset(settings.ruleset), now)
+        transition = engine.start_round(
+            round_id=0,
+            chat_id=chat.id,
+            settings=settings,
+            seed=self.seed_source(),
+            now_ms=now,
+            bank=bank,
+            shoe=shoe,
+            retired_shoe=retired,
+        )
+        stored = await uow.rounds.insert(transition.round, now)
+        await uow.chats.change(chat.id, next_round_at_ms=None)
+        return dataclasses.replace(transition, round=stored)
+
+    async def _shoe_for(
+        self, uow: UnitOfWork, chat_id: int, ruleset: Ruleset[Any], now: int
+    ) -> tuple[ShoeRef | None, RetiredShoe | None]:
+        """The shoe the group's next round deals from (``None`` for a game without one),
+        and the shoe retired for it, whose seed is revealed: a spent shoe is replaced, and
+        a table that moved to another game retires its shoe, so that the rounds dealt from
+        it can be verified. (The round being started is the chat's only open round, so
+        none is still to be dealt from a retired shoe.)"""
+        shoe = await uow.shoes.current(chat_id)
+        retired = None
+        decks = ruleset.shoe_decks
+        if shoe is not None and (shoe.decks != decks or shoe.dealt > ruleset.reshuffle_after):
+            await uow.shoes.retire(shoe.id, now)
+            retired = RetiredShoe(shoe.id, shoe.seed)
+            shoe = None
+        if not decks:
+            return None, retired
+        if shoe is None:
+            seed = self.seed_source()
+            shoe = await uow.shoes.create(
+                chat_id, decks=decks, seed=seed, commitment=commitment(seed), now_ms=now
+            )
+        return ShoeRef(shoe.id, shoe.seed, shoe.dealt), retired
+
+    async def start_due_round(self, chat_id: int) -> CommandResult:
+        """Start the round of a table whose pause is over; if it cannot start (closed, a
+        round already runs, the bank is empty), forget the pending start instead. The
+        result's ``refused`` names why, when the group should be told (the empty bank)."""
+        try:
+            return await self.start_round(chat_id)
+        except RuleViolation as error:
+            async with self.store.writing() as uow:
+                await uow.chats.change(chat_id, next_round_at_ms=None)
+            return CommandResult(refused=error if error.key == "bank_empty" else None)
+
+    # -- commands -----------------------------------------------------------------------
+
+    async def bid(
+        self,
+        chat_id: int,
+        actor: Person,
+        amount: int,
+        *,
+        round_id: int | None = None,
+        update_id: int | None = None,
+    ) -> CommandResult:
+        """Bid ``amount`` cents to be the dealer of the chat's round."""
+        return await self._stake(engine.bid, chat_id, actor, amount, round_id, update_id)
+
+    async def bet(
+        self,
+        chat_id: int,
+        actor: Person,
+        amount: int,
+        *,
+        round_id: int | None = None,
+        update_id: int | None = None,
+    ) -> CommandResult:
+        """Bet ``amount`` cents in the chat's round; again to change it, 0 to cancel it."""
+        return await self._stake(engine.bet, chat_id, actor, amount, round_id, update_id)
+
+    async def stake(
+        self, chat_id: int, actor: Person, amount: int, *, update_id: int | None = None
+    ) -> CommandResult:
+        """A bare amount: a bid while the round is bidding, a bet while it is betting."""
+
+        def by_phase(
+            state: Round, user_id: int, amount: int, *, free_chips: int, now_ms: int
+        ) -> Transition:
+            command = engine.bid if state.phase is Phase.BIDDING else engine.bet
+            return command(state, user_id, amount, free_chips=free_chips, now_ms=now_ms)
+
+        return await self._stake(by_phase, chat_id, actor, amount, None, update_id)
+
+    async def _stake(
+        self,
+        command: Any,
+        chat_id: int,
+        actor: Person,
+        amount: int,
+        round_id: int | None,
+        update_id: int | None,
+    ) -> CommandResult:
+        def decide(state: Round, free_chips: int, now: int) -> Transition:
+            result: Transition = command(state, actor.id, amount, free_chips=free_chips, now_ms=now)
+            return result
+
+        return await self._run(
+            chat_id=chat_id, round_id=round_id, decide=decide, actor=actor, update_id=update_id
+        )
+
+    async def grab(
+        self,
+        chat_id: int,
+        actor: Person,
+        *,
+        round_id: int | None = None,
+        update_id: int | None = None,
+    ) -> CommandResult:
+        """Grab the next share of the chat's envelope; the last grab settles the round."""
+
+        def decide(state: Round, free_chips: int, now: int) -> Transition:
+            return engine.grab(state, actor.id, now)
+
+        return await self._run(
+            chat_id=chat_id, round_id=round_id, decide=decide, actor=actor, update_id=update_id
+        )
+
+    async def advance(self, round_id: int) -> CommandResult:
+        """Apply a round's deadline if it has passed; nothing if not (a duplicate timer),
+        or if another worker is advancing it right now."""
+
+        def decide(state: Round, free_chips: int, now: int) -> Transition:
+            return engine.advance(state, now)
+
+        try:
+            return await self._run(chat_id=None, round_id=round_id, decide=decide, skip_locked=True)
+        except NotDue:
+            return CommandResult()
+
+    # -- running a command ----------------------------------------------------------------
+
+    async def _run(
+        self,
+        *,
+        chat_id: int | None,
+        round_id: int | None,
+        decide: Decide,
+        actor: Person | None = None,
+        update_id: int | None = None,
+        skip_locked: bool = False,
+    ) -> CommandResult:
+        """Run a round command: on the hot path when it covers the step, else on the
+        general path; retry on a stale version.
+
+        ``round_id`` given with ``chat_id`` means the command names a round (a button):
+        it is refused unless that is the chat's open round.
+        """
+
+        def checked(state: Round, free_chips: int, now: int) -> Transition:
+            if chat_id is not None and round_id is not None and round_id != state.id:
+                raise RuleViolation("stale_button")
+            return decide(state, free_chips, now)
+
+        hot = True
+        for _ in range(MAX_ATTEMPTS):
+            try:
+                if hot:
+                    return await self._run_hot(
+                        chat_id, round_id, checked, actor, update_id, skip_locked
+                    )
+                return await self._run_whole(
+                    chat_id, round_id, checked, actor, update_id, skip_locked
+                )
+            except StaleRound:
+                continue
+            except AlreadyProcessed:
+                return CommandResult(duplicate=True)
+            except NotOnHotPath:
+                hot = False
+            except GameError:
+                raise
+            except Exception as error:
+                if not hot or is_transient(error):
+                    raise
+                log.exception("round command: the hot path failed; the general path runs")
+                hot = False
+        raise RuntimeError(f"round command did not settle after {MAX_ATTEMPTS} attempts")
+
+    async def _run_hot(
+        self,
+        chat_id: int | None,
+        round_id: int | None,
+        decide: Decide,
+        actor: Person | None,
+        update_id: int | None,
+        skip_locked: bool,
+    ) -> CommandResult:
+        user_row = None
+        if actor is not None and self._people_stored.get(actor.id) != actor:
+            user_row = {"id": actor.id, **actor.columns(self.clock())}
+        where = Located(chat_id, None if chat_id is not None else round_id, skip_locked)
+        applied = await self.store.round_commands.run(
+            where,
+            decide,
+            clock=self.clock,
+            user_id=actor.id if actor is not None else None,
+            update_id=update_id,
+            user_row=user_row,
+        )
+        if actor is not None:
+            self._people_stored[actor.id] = actor
+        if applied is None:
+            if chat_id is not None:
+                raise RuleViolation("stale_button" if round_id else "no_round")
+            return CommandResult()
+        return CommandResult(applied.transition.round, applied.transition.events)
+
+    async def _run_whole(
+        self,
+        chat_id: int | None,
+        round_id: int | None,
+        decide: Decide,
+        actor: Person | None,
+        update_id: int | None,
+        skip_locked: bool,
+    ) -> CommandResult:
+        """The general path: the round loaded whole, then written by ``_write``. Raises
+        ``StaleRound`` to be tried again, ``AlreadyProcessed`` for a repeated update."""
+        located: int | None = None
+        try:
+            async with self.store.writing() as uow:
+                # The clock is read once the transaction has its turn to write.
+                now = self.clock()
+                await uow.updates.claim(update_id, now)
+                await self._touch_people(uow, [actor] if actor else [], now)
+                if chat_id is not None:
+                    state = await uow.rounds.load_open(chat_id)
+                    if state is None:
+                        raise RuleViolation("stale_button" if round_id else "no_round")
+                else:
+                    assert round_id is not None
+                    state = await uow.rounds.load(round_id, skip_locked=skip_locked)
+                    if state is None:
+                        return CommandResult()
+                located = state.id
+                free = 0
+                if actor is not None:
+                    free = (await uow.ledger.balance(state.chat_id, actor.id)).available
+                try:
+                    transition = decide(state, free, now)
+                except GameError:
+                    raise
+                except Exception:
+                    log.exception("round %s: error in a transition; voiding it", state.id)
+                    transition = engine.void(state, VoidReason.ERROR)
+                attempt = _Attempt(state, transition)
+                await self._write(uow, attempt, now)
+        except (StaleRound, GameError, AlreadyProcessed):
+            raise
+        except Exception as error:
+            if located is None or is_transient(error):
+                # Nothing was written; the command can be sent again, the sweep will
+                # apply a deadline again.
+                raise
+            # Writing the transition failed: void the round, so none is left half-done.
+            return await self._void_after_error(located, error)
+        return attempt.result()
+
+    async def _write(self, uow: UnitOfWork, attempt: _Attempt, now: int) -> None:
+        """Persist a transition and its consequences in the unit of work."""
+        before, transition = attempt.before, attempt.transition
+        await uow.rounds.save(before, transition, now)
+        dealt = next((e for e in transition.events if isinstance(e, CardsDealt)), None)
+        if dealt is not None and before.shoe is not None:
+            shoe = before.shoe
+            if not await uow.shoes.deal(shoe.id, offset=shoe.offset, cards=dealt.cards):
+                raise RuntimeError(f"shoe {shoe.id} was dealt from by another round")
+        if transition.postings:
+            kind = next(
+                (
+                    _TRANSACTION_KIND[type(e)]
+                    for e in transition.events
+                    if type(e) in _TRANSACTION_KIND
+                ),
+                "round",
+            )
+            await uow.ledger.post(
+                chat_id=before.chat_id,
+                kind=kind,
+                postings=transition.postings,
+                now_ms=now,
+                round_id=before.id,
+            )
+        after = transition.round
+        if after.phase.is_open:
+            return
+        chat = await uow.chats.get_or_create(after.chat_id, now)
+        if after.phase is Phase.SETTLED and chat.is_open:
+            next_round_at = now + after.settings.pause_seconds * 1000
+            await uow.chats.change(chat.id, next_round_at_ms=next_round_at)
+        elif after.void_reason in _REDEALS and chat.is_open:
+            try:
+                attempt.started = await self._insert_round(uow, chat, now)
+            except RuleViolation as error:  # the bank is empty: the table waits for /fund
+                attempt.refused = error
+
+    async def _void_after_error(self, round_id: int, error: Exception) -> CommandResult:
+        """Void a round whose transition could not be written, with every hold released."""
+        log.error("round %s: a transition failed; voiding it", round_id, exc_info=error)
+        async with self.store.writing() as uow:
+            now = self.clock()
+            state = await uow.rounds.load(round_id)
+            if state is None or not state.phase.is_open:
+                return CommandResult(state)
+            attempt = _Attempt(state, engine.void(state, VoidReason.ERROR))
+            await self._write(uow, attempt, now)
+        return attempt.result()
+
+    # -- deadlines and recovery -------------------------------------------------------------
+
+    async def due_rounds(self) -> list[tuple[int, int]]:
+        """Open rounds whose deadline has passed: (round id, chat id), most overdue first."""
+        now = self.clock()
+        async with self.store.reading() as uow:
+            return await uow.queries.due_rounds(now)
+
+    async def due_chat_ids(self) -> list[int]:
+        """Open tables whose pause after a settled round is over."""
+        now = self.clock()
+        async with self.store.reading() as uow:
+            return await uow.queries.due_chat_ids(now)
+
+    async def open_rounds(self) -> list[Round]:
+        """Every open round (to reschedule their deadlines after a start), in a fixed number
+        of statements however many there are."""
+        async with self.store.reading() as uow:
+            return await uow.queries.open_rounds()
+
+    async def sweep(self) -> list[CommandResult]:
+        """Advance every overdue round and start the rounds whose pause is over."""
+        results = [await self.advance(round_id) for round_id, _ in await self.due_rounds()]
+        results += [await self.start_due_round(chat_id) for chat_id in await self.due_chat_ids()]
+        return [result for result in results if result.events]
+
+    async def recover(self) -> tuple[list[CommandResult], list[Round]]:
+        """After a start: finish what is overdue, then list the open rounds to schedule."""
+        results = await self.sweep()
+        return results, await self.open_rounds()

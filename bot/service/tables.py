@@ -1,0 +1,101 @@
+"""Table use cases: chats, people and updates the bot sees, opening and closing a table,
+and its settings."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from bot.engine.errors import GameError
+from bot.engine.settings import CARD_TABLE_DEFAULTS, SettingError, Settings
+from bot.service.core import ServiceCore
+from bot.service.records import Person
+from bot.store.chats import TITLE_LENGTH
+from bot.store.unit_of_work import UnitOfWork
+
+
+class TableUseCases(ServiceCore):
+    """Tables and their settings."""
+
+    async def note_people(self, people: Sequence[Person]) -> None:
+        """Remember users (so an admin can name them by @username later)."""
+        if all(self._people_stored.get(person.id) == person for person in people):
+            return
+        async with self.store.writing() as uow:
+            await self._touch_people(uow, people, self.clock())
+
+    async def forget_old_updates(self) -> int:
+        """Forget processed updates older than the store's window (see
+        ``bot.store.updates``); how many went."""
+        async with self.store.writing() as uow:
+            return await uow.updates.prune(self.clock())
+
+    async def note_chat(self, chat_id: int, title: str) -> None:
+        """Create or retitle a chat."""
+        now = self.clock()
+        async with self.store.writing() as uow:
+            chat = await uow.chats.get_or_create(chat_id, now)
+            if chat.title != title[:TITLE_LENGTH]:
+                await uow.chats.change(chat_id, title=title)
+
+    async def set_open(
+        self, chat_id: int, actor: Person, is_open: bool, *, update_id: int | None = None
+    ) -> bool | None:
+        """Open or close a group's table; returns whether it changed (``None`` for an
+        update processed before). A closing table finishes its current round but starts
+        no new one."""
+
+        async def body(uow: UnitOfWork, now: int) -> bool:
+            await self._touch_people(uow, [actor], now)
+            chat = await uow.chats.get_or_create(chat_id, now)
+            if chat.is_open == is_open:
+                return False
+            if is_open:
+                await uow.chats.change(chat_id, is_open=True)
+            else:
+                await uow.chats.change(chat_id, is_open=False, next_round_at_ms=None)
+            action = "open" if is_open else "close"
+            await uow.audit.append(chat_id, actor.id, action, now, {})
+            return True
+
+        return await self._admin_command(update_id, body)
+
+    async def is_open(self, chat_id: int) -> bool:
+        """Whether the group's table is open."""
+        async with self.store.reading() as uow:
+            chat = await uow.chats.get(chat_id)
+            return bool(chat and chat.is_open)
+
+    async def settings(self, chat_id: int) -> Settings:
+        """The group's settings: its changes over the configured defaults."""
+        async with self.store.reading() as uow:
+            return self._settings_of(await uow.chats.get(chat_id))
+
+    async def change_setting(
+        self, chat_id: int, actor: Person, key: str, value: str, *, update_id: int | None = None
+    ) -> tuple[str, str, str] | None:
+        """Change one setting; returns (name, old, new) as displayed, or ``None`` for an
+        update processed before. Raises ``GameError("bad_setting")`` with the reason for a
+        bad key or value."""
+
+        async def body(uow: UnitOfWork, now: int) -> tuple[str, str, str]:
+            await self._touch_people(uow, [actor], now)
+            chat = await uow.chats.get_or_create(chat_id, now)
+            current = self._settings_of(chat)
+            try:
+                name, changed = current.changed(key, value)
+            except SettingError as error:
+                raise GameError("bad_setting", reason=str(error)) from None
+            old, new = current.display(name), changed.display(name)
+            keys = [name]
+            if name == "ruleset" and changed.ruleset != current.ruleset:
+                # A new game brings its table's rake and bet range.
+                changed = changed.with_table_defaults(self.defaults)
+                keys += list(CARD_TABLE_DEFAULTS)
+            stored = changed.to_dict()
+            settings = {**chat.settings, **{key: stored[key] for key in keys}}
+            await uow.chats.change(chat_id, settings=settings)
+            details = {"setting": name, "old": old, "new": new}
+            await uow.audit.append(chat_id, actor.id, "set", now, details)
+            return name, old, new
+
+        return await self._admin_command(update_id, body)

@@ -1,0 +1,71 @@
+"""Chats in one unit of work: a group's table (open or closed), its settings and when its
+next round is due."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from bot.store.db import dialect_insert
+from bot.store.models import Chat
+
+#: Longest title kept (the column's size).
+TITLE_LENGTH = 256
+
+
+@dataclass(frozen=True, slots=True)
+class ChatRecord:
+    """A chat as stored; ``settings`` holds only what its admins changed."""
+
+    id: int
+    title: str
+    is_open: bool
+    settings: dict[str, Any]
+    next_round_at_ms: int | None
+
+
+_COLUMNS = (Chat.id, Chat.title, Chat.is_open, Chat.settings, Chat.next_round_at_ms)
+
+
+class ChatRepository:
+    """Chats in one unit of work."""
+
+    def __init__(self, session: AsyncSession) -> None:
+        self.session = session
+
+    async def get(self, chat_id: int) -> ChatRecord | None:
+        """The chat, if the bot has seen it."""
+        row = (await self.session.execute(select(*_COLUMNS).where(Chat.id == chat_id))).first()
+        return None if row is None else ChatRecord(*row)
+
+    async def get_or_create(self, chat_id: int, now_ms: int) -> ChatRecord:
+        """The chat, created (closed, default settings) on its first command."""
+        found = await self.get(chat_id)
+        if found is not None:
+            return found
+        # Two first commands in a new chat at once: the second insert is a no-op.
+        await self.session.execute(
+            dialect_insert(self.session, Chat)
+            .values(
+                id=chat_id,
+                title="",
+                is_group=chat_id < 0,
+                is_open=False,
+                settings={},
+                created_at_ms=now_ms,
+            )
+            .on_conflict_do_nothing()
+        )
+        created = await self.get(chat_id)
+        assert created is not None
+        return created
+
+    async def change(self, chat_id: int, **values: Any) -> None:
+        """Set columns of the chat: ``title``, ``is_open``, ``settings``,
+        ``next_round_at_ms``."""
+        if "title" in values:
+            values["title"] = values["title"][:TITLE_LENGTH]
+        await self.session.execute(update(Chat).where(Chat.id == chat_id).values(**values))

@@ -1,0 +1,103 @@
+"""Shoes in one unit of work: a group's current shoe, replaced when spent or when the table
+changes game, and moved on compare-and-set as rounds deal from it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from bot.store.models import ShoeRow
+
+
+@dataclass(frozen=True, slots=True)
+class ShoeRecord:
+    """A shoe as stored; its seed is secret until ``replaced_at_ms`` is set."""
+
+    id: int
+    chat_id: int
+    decks: int
+    seed: bytes
+    commitment: str
+    dealt: int
+    replaced_at_ms: int | None
+
+
+_COLUMNS = (
+    ShoeRow.id,
+    ShoeRow.chat_id,
+    ShoeRow.decks,
+    ShoeRow.seed,
+    ShoeRow.commitment,
+    ShoeRow.dealt,
+    ShoeRow.replaced_at_ms,
+)
+
+
+def _record(row: Any) -> ShoeRecord:
+    return ShoeRecord(
+        row.id,
+        row.chat_id,
+        row.decks,
+        bytes(row.seed),
+        row.commitment,
+        row.dealt,
+        row.replaced_at_ms,
+    )
+
+
+class ShoeRepository:
+    """Shoes in one unit of work."""
+
+    def __init__(self, session: AsyncSession) -> None:
+        self.session = session
+
+    async def current(self, chat_id: int) -> ShoeRecord | None:
+        """The chat's shoe in use, locked (PostgreSQL) until the transaction ends."""
+        row = (
+            await self.session.execute(
+                select(*_COLUMNS)
+                .where(ShoeRow.chat_id == chat_id, ShoeRow.replaced_at_ms.is_(None))
+                .with_for_update()
+            )
+        ).first()
+        return None if row is None else _record(row)
+
+    async def get(self, shoe_id: int) -> ShoeRecord | None:
+        """A shoe by id."""
+        row = (await self.session.execute(select(*_COLUMNS).where(ShoeRow.id == shoe_id))).first()
+        return None if row is None else _record(row)
+
+    async def retire(self, shoe_id: int, now_ms: int) -> None:
+        """Take a shoe out of use: its seed may be shown from now on."""
+        await self.session.execute(
+            update(ShoeRow).where(ShoeRow.id == shoe_id).values(replaced_at_ms=now_ms)
+        )
+
+    async def create(
+        self, chat_id: int, *, decks: int, seed: bytes, commitment: str, now_ms: int
+    ) -> ShoeRecord:
+        """A new shoe for the chat, nothing dealt from it yet."""
+        row = ShoeRow(
+            chat_id=chat_id,
+            decks=decks,
+            seed=seed,
+            commitment=commitment,
+            dealt=0,
+            created_at_ms=now_ms,
+        )
+        self.session.add(row)
+        await self.session.flush()
+        return ShoeRecord(row.id, chat_id, decks, seed, commitment, 0, None)
+
+    async def deal(self, shoe_id: int, *, offset: int, cards: int) -> bool:
+        """Move the shoe on by ``cards`` if ``offset`` were dealt from it before (compare-and-
+        set); False if another round dealt from it first."""
+        moved = await self.session.execute(
+            update(ShoeRow)
+            .where(ShoeRow.id == shoe_id, ShoeRow.dealt == offset)
+            .values(dealt=ShoeRow.dealt + cards)
+        )
+        return bool(moved.rowcount)  # type: ignore[attr-defined]

@@ -1,0 +1,67 @@
+"""The store as the service meets it: units of work with a repository per aggregate.
+
+A ``UnitOfWork`` is one database transaction and the repositories that work in it. It
+commits when its block ends without an error and rolls back otherwise; no repository
+commits by itself. ``Store.writing()`` gives one that writes, ``Store.reading()`` one on
+a consistent snapshot that blocks no writer, and ``Store.round_commands`` runs the hot
+path (a bid, bet, grab or deadline in two round trips).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from bot.store.chats import ChatRepository
+from bot.store.db import Database
+from bot.store.deliveries import Deliveries
+from bot.store.ledger import Ledger
+from bot.store.people import AuditLog, UserRepository
+from bot.store.queries import Queries
+from bot.store.round_commands import RoundCommands
+from bot.store.rounds import RoundRepository
+from bot.store.shoes import ShoeRepository
+from bot.store.updates import ProcessedUpdates
+
+
+class UnitOfWork:
+    """One transaction's repositories."""
+
+    def __init__(self, session: AsyncSession, bot_id: int) -> None:
+        self.rounds = RoundRepository(session)
+        self.ledger = Ledger(session)
+        self.chats = ChatRepository(session)
+        self.shoes = ShoeRepository(session)
+        self.users = UserRepository(session)
+        self.audit = AuditLog(session)
+        self.deliveries = Deliveries(session)
+        self.updates = ProcessedUpdates(session, bot_id)
+        self.queries = Queries(session)
+        #: Run once the unit has committed (never if it rolls back).
+        self.after_commit: list[Callable[[], None]] = []
+
+
+class Store:
+    """Units of work over one database, for one bot (processed updates are its own)."""
+
+    def __init__(self, db: Database, *, bot_id: int = 0) -> None:
+        self.db = db
+        self.bot_id = bot_id
+        self.round_commands = RoundCommands(db, bot_id=bot_id)
+
+    @asynccontextmanager
+    async def writing(self) -> AsyncIterator[UnitOfWork]:
+        """A unit of work that writes: commits on success, rolls back on any error."""
+        async with self.db.transaction() as session:
+            uow = UnitOfWork(session, self.bot_id)
+            yield uow
+        for hook in uow.after_commit:
+            hook()
+
+    @asynccontextmanager
+    async def reading(self) -> AsyncIterator[UnitOfWork]:
+        """A unit of work for reads only."""
+        async with self.db.reading() as session:
+            yield UnitOfWork(session, self.bot_id)
