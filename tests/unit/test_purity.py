@@ -206,3 +206,29 @@ def test_the_checker_resolves_relative_imports_in_a_package_init() -> None:
 def test_the_checker_passes_a_clean_module() -> None:
     clean = "import hashlib\nfrom dataclasses import dataclass\nfrom bot.money import x\n"
     assert check(clean, "bot.engine.clean") == []
+
+
+#: Database drivers and SQLAlchemy: the store's business alone (and the migrations').
+DATABASE_PACKAGES = ("sqlalchemy", "alembic", "asyncpg", "aiosqlite", "sqlite3")
+
+
+def database_imports_outside_the_store() -> list[str]:
+    found = []
+    for path in sorted(BOT_DIR.rglob("*.py")):
+        if path.is_relative_to(BOT_DIR / "store"):
+            continue
+        module = module_name(path)
+        for line, name in imported_modules(path.read_text(), module, path.name == "__init__.py"):
+            if name.split(".")[0] in DATABASE_PACKAGES:
+                found.append(f"{module}:{line} imports {name}")
+    return found
+
+
+def test_only_the_store_talks_to_the_database() -> None:
+    assert database_imports_outside_the_store() == []
+
+
+def test_the_store_check_sees_the_service() -> None:
+    # The service is outside the store and is scanned: a database import there would show.
+    scanned = {module_name(p) for p in BOT_DIR.rglob("*.py") if "store" not in p.parts}
+    assert {"bot.service.rounds", "bot.cli", "bot.telegram.app"} <= scanned
