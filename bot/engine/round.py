@@ -723,6 +723,31 @@ def _finish(state: Round) -> Transition:
     return Transition(final, (RoundSettled(settlement, state.seed),), merge_postings(postings))
 
 
+#: Voids after which play goes on at once: the dealer's 0.01, and system errors (seed 000:
+#: "System errors ... will also trigger a re-deal").
+REDEAL_REASONS = (VoidReason.REDEAL, VoidReason.ERROR)
+
+
+@dataclass(frozen=True, slots=True)
+class NextRound:
+    """When an open table's next round starts after one ended: at ``at_ms``, and whether
+    at once, in the same step (a re-deal), rather than when its time comes."""
+
+    at_ms: int
+    redeal: bool
+
+
+def next_round(state: Round, now_ms: int) -> NextRound | None:
+    """When the next round of an open table starts after ``state`` ended at ``now_ms``:
+    after the pause when it settled, at once after a re-deal or a system error, and not by
+    itself after a void for want of bids or bets (someone starts one)."""
+    if state.phase is Phase.SETTLED:
+        return NextRound(now_ms + state.settings.pause_seconds * 1000, redeal=False)
+    if state.void_reason in REDEAL_REASONS:
+        return NextRound(now_ms, redeal=True)
+    return None
+
+
 def void(state: Round, reason: VoidReason) -> Transition:
     """End an open round without settling: every hold is released, nothing is charged."""
     if not state.phase.is_open:

@@ -20,6 +20,7 @@ from bot.engine import round as engine
 from bot.engine.errors import GameError, NotDue, RuleViolation
 from bot.engine.round import (
     BANK,
+    HOUSE,
     HOUSE_DEALER,
     BetCancelled,
     BetPlaced,
@@ -55,10 +56,6 @@ _TRANSACTION_KIND = {
     RoundSettled: "settle",
     RoundVoided: "void",
 }
-
-#: Voids after which play goes on at once: the dealer's 0.01, and system errors (seed 000:
-#: "System errors ... will also trigger a re-deal").
-_REDEALS = (VoidReason.REDEAL, VoidReason.ERROR)
 
 
 @dataclass
@@ -129,6 +126,8 @@ class RoundUseCases(ServiceCore):
         )
         stored = await uow.rounds.insert(transition.round, now)
         await uow.chats.change(chat.id, next_round_at_ms=None)
+        # The house takes the round's rake: its account exists before the round settles.
+        await uow.ledger.account_ids(chat.id, [HOUSE])
         return dataclasses.replace(transition, round=stored)
 
     async def _shoe_for(
@@ -409,14 +408,16 @@ class RoundUseCases(ServiceCore):
         if after.phase.is_open:
             return
         chat = await uow.chats.get_or_create(after.chat_id, now)
-        if after.phase is Phase.SETTLED and chat.is_open:
-            next_round_at = now + after.settings.pause_seconds * 1000
-            await uow.chats.change(chat.id, next_round_at_ms=next_round_at)
-        elif after.void_reason in _REDEALS and chat.is_open:
-            try:
-                attempt.started = await self._insert_round(uow, chat, now)
-            except RuleViolation as error:  # the bank is empty: the table waits for /fund
-                attempt.refused = error
+        upcoming = engine.next_round(after, now)
+        if upcoming is None or not chat.is_open:
+            return
+        if not upcoming.redeal:
+            await uow.chats.change(chat.id, next_round_at_ms=upcoming.at_ms)
+            return
+        try:
+            attempt.started = await self._insert_round(uow, chat, now)
+        except RuleViolation as error:  # the bank is empty: the table waits for /fund
+            attempt.refused = error
 
     async def _void_after_error(self, round_id: int, error: Exception) -> CommandResult:
         """Void a round whose transition could not be written, with every hold released."""

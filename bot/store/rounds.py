@@ -267,40 +267,43 @@ class RoundRepository:
                 )
 
     async def _save_outcomes(self, state: Round, event: RoundSettled) -> None:
-        outcome_of = state.dealt()
-        dealer_outcome = state.dealer_outcome()
-        assert dealer_outcome is not None
-        # The house has no user id: its line is user 0 with the role "house".
-        dealer = HOUSE_USER_ID if state.dealer_id is None else state.dealer_id
-        outcome_of[dealer] = dealer_outcome
-        hands = {
-            user_id: state.ruleset.evaluate(outcome) for user_id, outcome in outcome_of.items()
+        await self.session.execute(insert(OutcomeRow), outcome_rows(state, event))
+
+
+def outcome_rows(state: Round, event: RoundSettled) -> list[dict[str, Any]]:
+    """The ``outcomes`` rows of a settled round: each bettor's line, then the dealer's."""
+    outcome_of = state.dealt()
+    dealer_outcome = state.dealer_outcome()
+    assert dealer_outcome is not None
+    # The house has no user id: its line is user 0 with the role "house".
+    dealer = HOUSE_USER_ID if state.dealer_id is None else state.dealer_id
+    outcome_of[dealer] = dealer_outcome
+    hands = {user_id: state.ruleset.evaluate(outcome) for user_id, outcome in outcome_of.items()}
+    settlement = event.settlement
+    # (user, role, stake, result, gross, rake, rebate, net): players, then the dealer.
+    lines = [
+        (bet.user_id, "player", bet.amount, o.result.value, o.gross, o.rake, o.rebate, o.net)
+        for bet in state.bets
+        for o in [settlement.outcomes[bet.user_id]]
+    ]
+    role = "house" if state.dealer_id is None else "dealer"
+    lines.append((dealer, role, state.pool, role, 0, 0, 0, settlement.dealer_net))
+    rows = [
+        {
+            "round_id": state.id,
+            "user_id": user_id,
+            "role": role,
+            "stake": stake,
+            "envelope": outcome_of[user_id],
+            "kind": hands[user_id].kind.value,
+            "points": hands[user_id].points,
+            "multiplier": hands[user_id].multiplier,
+            "result": result,
+            "gross": gross,
+            "rake": rake,
+            "rebate": rebate,
+            "net": net,
         }
-        settlement = event.settlement
-        # (user, role, stake, result, gross, rake, rebate, net): players, then the dealer.
-        lines = [
-            (bet.user_id, "player", bet.amount, o.result.value, o.gross, o.rake, o.rebate, o.net)
-            for bet in state.bets
-            for o in [settlement.outcomes[bet.user_id]]
-        ]
-        role = "house" if state.dealer_id is None else "dealer"
-        lines.append((dealer, role, state.pool, role, 0, 0, 0, settlement.dealer_net))
-        rows = [
-            {
-                "round_id": state.id,
-                "user_id": user_id,
-                "role": role,
-                "stake": stake,
-                "envelope": outcome_of[user_id],
-                "kind": hands[user_id].kind.value,
-                "points": hands[user_id].points,
-                "multiplier": hands[user_id].multiplier,
-                "result": result,
-                "gross": gross,
-                "rake": rake,
-                "rebate": rebate,
-                "net": net,
-            }
-            for user_id, role, stake, result, gross, rake, rebate, net in lines
-        ]
-        await self.session.execute(insert(OutcomeRow), rows)
+        for user_id, role, stake, result, gross, rake, rebate, net in lines
+    ]
+    return rows

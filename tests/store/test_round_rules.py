@@ -9,8 +9,7 @@ bet holds 18x its stake, rake 5%, rebate 0.7%, envelope shares of 5.00 on averag
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Callable
-from typing import Any
+from collections.abc import AsyncIterator
 
 import pytest
 from sqlalchemy import select
@@ -35,6 +34,7 @@ from bot.rules.envelope import compare, evaluate
 from bot.rules.ruleset import RedEnvelopeRuleset
 from bot.rules.split import commitment, split_envelope
 from bot.service.game import GameService, Person
+from bot.store import round_changes
 from bot.store import rounds as store_rounds
 from bot.store.db import Database
 from bot.store.models import Account, LedgerTransaction, Posting
@@ -830,18 +830,6 @@ def _boom(*args: object, **kwargs: object) -> object:
     raise RuntimeError("injected failure")
 
 
-def _boom_once(original: Callable[..., Any]) -> Callable[..., Any]:
-    calls = {"count": 0}
-
-    async def wrapper(*args: Any, **kwargs: Any) -> Any:
-        calls["count"] += 1
-        if calls["count"] == 1:
-            raise RuntimeError("injected failure")
-        return await original(*args, **kwargs)
-
-    return wrapper
-
-
 @pytest.mark.parametrize(
     ("target", "when"),
     [
@@ -875,8 +863,10 @@ async def test_an_internal_error_in_a_transition_voids_with_full_refunds(
     elif target == "settle":
         monkeypatch.setattr(engine_round, "settle", _boom)
     else:
-        repository = store_rounds.RoundRepository
-        monkeypatch.setattr(repository, "_save_outcomes", _boom_once(repository._save_outcomes))
+        # Both paths that write outcomes fail: the hot path's write, then the general
+        # path's that the command falls back to.
+        monkeypatch.setattr(store_rounds, "outcome_rows", _boom)
+        monkeypatch.setattr(round_changes, "outcome_rows", _boom)
     with caplog.at_level(logging.ERROR, logger="bot.service"):
         if when == "last grab":
             result = await service.grab(GROUP, DEALER, round_id=state.id)

@@ -1,0 +1,261 @@
+"""The hot path's mapping between rows and the engine: the read's row as a ``Round`` (for
+one player, or whole when the read brought every bet), and a transition as the write's
+parameters. Plain Python: no statement is built or run here."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from bot.engine import round as engine
+from bot.engine.round import (
+    AccountKind,
+    AccountRef,
+    Bet,
+    BetCancelled,
+    BetPlaced,
+    BidPlaced,
+    CardsDealt,
+    Grab,
+    Phase,
+    Round,
+    RoundSettled,
+    RoundStarted,
+    RoundVoided,
+    ShoeRef,
+    Tally,
+    Transition,
+    VoidReason,
+    available,
+    held,
+)
+from bot.engine.settings import Settings
+from bot.store.round_sql import OUTCOME_COLUMNS
+from bot.store.rounds import outcome_rows
+
+
+class NotOnHotPath(Exception):
+    """The command needs the general path: its step starts the next round at once (a
+    re-deal), or moves chips of an account the read did not bring (one not created yet).
+    Nothing was written."""
+
+
+@dataclass(frozen=True, slots=True)
+class RoundRead:
+    """The read's answer: the round for the engine, the player's free chips, the ids of
+    the accounts the step may move chips between, and what else the write needs."""
+
+    round: Round
+    free_chips: int
+    accounts: Mapping[AccountRef, int]
+    seen: bool
+    table_open: bool
+
+
+def _json(value: Any) -> Any:
+    return json.loads(value) if isinstance(value, str) else value
+
+
+def _account(kind: str, user_id: int) -> AccountRef:
+    if kind in (AccountKind.AVAILABLE.value, AccountKind.HELD.value):
+        return AccountRef(AccountKind(kind), user_id)
+    return AccountRef(AccountKind(kind))
+
+
+def parse_read(
+    row: Mapping[str, Any], user_id: int | None, settings_of: Callable[[str], Settings]
+) -> RoundRead:
+    """The read's row (by column name) as the engine's round: the player's own bet and
+    grab and the counts, or every bet and grab when the read brought them."""
+    bets: tuple[Bet, ...] = ()
+    grabs: tuple[Grab, ...] = ()
+    accounts: dict[AccountRef, int] = {}
+    if user_id is not None:
+        if row["bet_amount"] is not None:
+            bets = (Bet(user_id, row["bet_amount"], row["bet_hold"]),)
+        if row["grab_amount"] is not None:
+            grabs = (Grab(user_id, row["grab_amount"], bool(row["grab_auto"])),)
+        if row["available_id"] is not None:
+            accounts[available(user_id)] = row["available_id"]
+        if row["held_id"] is not None:
+            accounts[held(user_id)] = row["held_id"]
+    bidder = row["high_bidder"]
+    if bidder is not None and bidder != user_id:
+        if row["bidder_available_id"] is not None:
+            accounts[available(bidder)] = row["bidder_available_id"]
+        if row["bidder_held_id"] is not None:
+            accounts[held(bidder)] = row["bidder_held_id"]
+    tally: Tally | None = Tally(row["bet_count"], row["grab_count"])
+    if row["all_bets"] is not None:
+        # Positions give the order; the arrays come in the index's.
+        every_bet = sorted(_json(row["all_bets"]), key=lambda bet: bet[3])
+        bets = tuple(Bet(user, amount, hold) for user, amount, hold, _ in every_bet)
+        every_grab = sorted(_json(row["all_grabs"]), key=lambda grab: grab[3])
+        grabs = tuple(Grab(user, amount, bool(auto)) for user, amount, auto, _ in every_grab)
+        for kind, owner, account_id in _json(row["all_accounts"]):
+            accounts[_account(kind, owner)] = account_id
+        tally = None
+    shoe = None
+    if row["shoe_id"] is not None:
+        shoe = ShoeRef(row["shoe_id"], bytes(row["shoe_seed"]), row["deal_offset"])
+    state = Round(
+        id=row["id"],
+        chat_id=row["chat_id"],
+        phase=Phase(row["phase"]),
+        version=row["version"],
+        deadline_ms=row["deadline_ms"],
+        settings=settings_of(row["settings"]),
+        seed=bytes(row["seed"]),
+        commitment=row["commitment"],
+        high_bidder=bidder,
+        high_bid=row["high_bid"],
+        bid_hold=row["bid_hold"],
+        dealer_id=row["dealer_id"],
+        pool=row["pool"],
+        bets=bets,
+        shares=tuple(_json(row["shares"])),
+        grabs=grabs,
+        void_reason=VoidReason(row["void_reason"]) if row["void_reason"] else None,
+        shoe=shoe,
+        tally=tally,
+    )
+    return RoundRead(
+        state, row["free_chips"] or 0, accounts, bool(row["seen"]), bool(row["chat_open"])
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class RoundWrite:
+    """What a transition changes, as the write's parameters."""
+
+    #: The round's columns that changed (``version`` always does).
+    round: dict[str, Any]
+    gone: list[int] = field(default_factory=list)
+    placed: list[dict[str, Any]] = field(default_factory=list)
+    grabbed: list[dict[str, Any]] = field(default_factory=list)
+    bids: list[dict[str, Any]] = field(default_factory=list)
+    outcomes: list[dict[str, Any]] = field(default_factory=list)
+    tx_kind: str | None = None
+    #: (account id, amount) of each posting, in account order (a fixed order of locks).
+    legs: list[tuple[int, int]] = field(default_factory=list)
+    #: (shoe id, cards dealt before, cards dealt now) when the step dealt from a shoe.
+    shoe: tuple[int, int, int] | None = None
+    #: When the table's next round starts, if this step ended the round.
+    next_round_at: int | None = None
+
+
+#: The ledger transaction's kind by the first event that says it.
+_TRANSACTION_KIND: dict[type, str] = {
+    BidPlaced: "bid",
+    BetPlaced: "bet",
+    BetCancelled: "bet_cancel",
+    RoundSettled: "settle",
+    RoundVoided: "void",
+}
+
+
+def _round_values(state: Round) -> dict[str, Any]:
+    return {
+        "phase": state.phase.value,
+        "version": state.version,
+        "deadline_ms": state.deadline_ms,
+        "high_bidder": state.high_bidder,
+        "high_bid": state.high_bid,
+        "bid_hold": state.bid_hold,
+        "dealer_id": state.dealer_id,
+        "pool": state.pool,
+        "shares": state.shares,
+        "bet_count": state.bet_count,
+        "grab_count": state.grab_count,
+        "void_reason": state.void_reason.value if state.void_reason else None,
+    }
+
+
+def round_write(read: RoundRead, transition: Transition, now: int) -> RoundWrite:
+    """The write of a transition; ``NotOnHotPath`` for one this path does not cover."""
+    before, after = read.round, transition.round
+    if any(isinstance(event, RoundStarted) for event in transition.events):
+        raise NotOnHotPath("a round starts")
+    next_round_at = None
+    if not after.phase.is_open:
+        upcoming = engine.next_round(after, now)
+        if upcoming is not None and read.table_open:
+            if upcoming.redeal:
+                raise NotOnHotPath("a re-deal starts the next round at once")
+            next_round_at = upcoming.at_ms
+    legs = []
+    for posting in transition.postings:
+        account = read.accounts.get(posting.account)
+        if account is None:
+            raise NotOnHotPath(f"no account {posting.account} in the read")
+        legs.append((account, posting.amount))
+    legs.sort()
+    old_values, new_values = _round_values(before), _round_values(after)
+    changed = {column: value for column, value in new_values.items() if old_values[column] != value}
+    if "shares" in changed:
+        changed["shares"] = json.dumps(list(after.shares))
+    if not after.phase.is_open:
+        changed["ended_at_ms"] = now
+    old = {bet.user_id: bet for bet in before.bets}
+    new = {bet.user_id: bet for bet in after.bets}
+    kind = next(
+        (_TRANSACTION_KIND[type(e)] for e in transition.events if type(e) in _TRANSACTION_KIND),
+        "round",
+    )
+    dealt = next((e for e in transition.events if isinstance(e, CardsDealt)), None)
+    settled = next((e for e in transition.events if isinstance(e, RoundSettled)), None)
+    return RoundWrite(
+        round=changed,
+        gone=[user for user in old if user not in new],
+        placed=[
+            # Versions only grow and a command places at most one bet: bet order.
+            {"user_id": user, "amount": bet.amount, "hold": bet.hold, "position": after.version}
+            for user, bet in new.items()
+            if old.get(user) != bet
+        ],
+        grabbed=[
+            {
+                "user_id": grab.user_id,
+                "amount": grab.amount,
+                "position": before.grab_count + i,
+                "auto": grab.auto,
+            }
+            for i, grab in enumerate(after.grabs[len(before.grabs) :])
+        ],
+        bids=[
+            {"user_id": event.user_id, "amount": event.amount}
+            for event in transition.events
+            if isinstance(event, BidPlaced)
+        ],
+        outcomes=[] if settled is None else outcome_rows(after, settled),
+        tx_kind=kind if legs else None,
+        legs=legs,
+        shoe=None
+        if dealt is None or before.shoe is None
+        else (before.shoe.id, before.shoe.offset, dealt.cards),
+        next_round_at=next_round_at,
+    )
+
+
+def postgres_arrays(write: RoundWrite) -> dict[str, Any]:
+    """The write's rows as PostgreSQL's array parameters."""
+    arrays: dict[str, Any] = {
+        "gone": write.gone,
+        "bet_users": [bet["user_id"] for bet in write.placed],
+        "bet_amounts": [bet["amount"] for bet in write.placed],
+        "bet_holds": [bet["hold"] for bet in write.placed],
+        "bet_positions": [bet["position"] for bet in write.placed],
+        "grab_users": [grab["user_id"] for grab in write.grabbed],
+        "grab_amounts": [grab["amount"] for grab in write.grabbed],
+        "grab_positions": [grab["position"] for grab in write.grabbed],
+        "grab_autos": [grab["auto"] for grab in write.grabbed],
+        "bid_users": [bid["user_id"] for bid in write.bids],
+        "bid_amounts": [bid["amount"] for bid in write.bids],
+        "accounts": [account for account, _ in write.legs],
+        "amounts": [amount for _, amount in write.legs],
+    }
+    for name, _ in OUTCOME_COLUMNS:
+        arrays[f"o_{name}"] = [row[name] for row in write.outcomes]
+    return arrays

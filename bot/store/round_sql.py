@@ -1,0 +1,290 @@
+"""The hot path's statements, built once: the read of a round for one command and the
+write of what the command changed (``bot.store.round_commands`` runs them).
+
+The read brings the round row, the player's own bet and grab, the round's counts, the
+player's free chips, the ids of the accounts a bid may move chips between, whether the
+update was processed, and whether the table is open. When the step may need every bet
+(the last grab, or a deadline of betting or grabbing) it brings them too, with the grabs
+and every account of the round's players, as JSON arrays: still one statement.
+
+PostgreSQL's write is one statement of data-modifying CTEs, each fed by arrays and
+conditioned on the compare-and-set; SQLite has no such CTEs, so its write is several
+statements on the writer's thread (one hop all the same).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+_OPEN = "('bidding', 'betting', 'grabbing')"
+
+
+@dataclass(frozen=True, slots=True)
+class Positional:
+    """A statement in asyncpg's ``$n`` style, with its parameters' names in order."""
+
+    sql: str
+    names: tuple[str, ...]
+
+    @classmethod
+    def of(cls, sql: str) -> Positional:
+        """Number the statement's ``:name`` parameters (a name used twice is one)."""
+        names: list[str] = []
+
+        def number(match: re.Match[str]) -> str:
+            name = match.group(1)
+            if name not in names:
+                names.append(name)
+            return f"${names.index(name) + 1}"
+
+        return cls(_PARAMETER.sub(number, sql), tuple(names))
+
+    def arguments(self, values: Mapping[str, Any]) -> list[Any]:
+        """The values in the statement's order."""
+        return [values[name] for name in self.names]
+
+
+_PARAMETER = re.compile(r"(?<![:\w]):([a-z_]+)")
+
+# -- the read -----------------------------------------------------------------------------
+
+_READ = """
+SELECT r.id, r.chat_id, r.phase, r.version, r.deadline_ms, r.commitment, r.seed,
+       CAST(r.settings AS text) AS settings, r.high_bidder, r.high_bid, r.bid_hold,
+       r.dealer_id, r.pool, r.shares,
+       r.void_reason, r.shoe_id, r.deal_offset, r.bet_count, r.grab_count,
+       (SELECT s.seed FROM shoes AS s WHERE s.id = r.shoe_id) AS shoe_seed,
+       b.amount AS bet_amount, b.hold AS bet_hold,
+       g.amount AS grab_amount, g.auto AS grab_auto,
+       av.id AS available_id, av.balance AS free_chips, hd.id AS held_id,
+       bav.id AS bidder_available_id, bhd.id AS bidder_held_id,
+       EXISTS (SELECT 1 FROM processed_updates AS p
+               WHERE p.bot_id = :bot_id AND p.update_id = :update_id) AS seen,
+       (SELECT c.is_open FROM chats AS c WHERE c.id = r.chat_id) AS chat_open,
+       CASE WHEN {whole} THEN coalesce((
+           SELECT {array}({row}(ab.user_id, ab.amount, ab.hold, ab.position))
+           FROM bets AS ab WHERE ab.round_id = r.id), {empty}) END AS all_bets,
+       CASE WHEN {whole} THEN coalesce((
+           SELECT {array}({row}(ag.user_id, ag.amount, ag.auto, ag.position))
+           FROM grabs AS ag WHERE ag.round_id = r.id), {empty}) END AS all_grabs,
+       CASE WHEN {whole} THEN coalesce((
+           SELECT {array}({row}(aa.kind, aa.user_id, aa.id))
+           FROM accounts AS aa
+           WHERE aa.chat_id = r.chat_id AND (
+               aa.kind IN ('house', 'bank') OR aa.user_id = r.dealer_id
+               OR aa.user_id IN (SELECT ab.user_id FROM bets AS ab WHERE ab.round_id = r.id))
+           ), {empty}) END AS all_accounts
+FROM rounds AS r
+LEFT JOIN bets AS b ON b.round_id = r.id AND b.user_id = :user_id
+LEFT JOIN grabs AS g ON g.round_id = r.id AND g.user_id = :user_id
+LEFT JOIN accounts AS av
+       ON av.chat_id = r.chat_id AND av.kind = 'available' AND av.user_id = :user_id
+LEFT JOIN accounts AS hd
+       ON hd.chat_id = r.chat_id AND hd.kind = 'held' AND hd.user_id = :user_id
+LEFT JOIN accounts AS bav
+       ON bav.chat_id = r.chat_id AND bav.kind = 'available' AND bav.user_id = r.high_bidder
+LEFT JOIN accounts AS bhd
+       ON bhd.chat_id = r.chat_id AND bhd.kind = 'held' AND bhd.user_id = r.high_bidder
+WHERE {where} {lock}
+"""
+
+#: A player's command is located by chat; every bet is read for what may be the last grab.
+_BY_CHAT = f"r.chat_id = :chat_id AND r.phase IN {_OPEN}"
+_LAST_GRAB = (
+    "r.phase = 'grabbing' AND r.grab_count + 1 >= "
+    "r.bet_count + CASE WHEN r.dealer_id IS NULL THEN 0 ELSE 1 END"
+)
+#: A deadline is located by the round's id; closing betting or grabbing reads every bet.
+_BY_ID = "r.id = :round_id"
+_CLOSES_BETTING_OR_GRABBING = "r.phase IN ('betting', 'grabbing')"
+
+_POSTGRES_JSON = {"array": "json_agg", "row": "json_build_array", "empty": "CAST('[]' AS json)"}
+_SQLITE_JSON = {"array": "json_group_array", "row": "json_array", "empty": "'[]'"}
+
+
+def _read(json: Mapping[str, str], *, by_chat: bool, lock: str) -> str:
+    where, whole = (_BY_CHAT, _LAST_GRAB) if by_chat else (_BY_ID, _CLOSES_BETTING_OR_GRABBING)
+    return _READ.format(where=where, whole=whole, lock=lock, **json)
+
+
+#: PostgreSQL's read by (by chat, skip locked).
+POSTGRES_READS = {
+    (True, False): Positional.of(_read(_POSTGRES_JSON, by_chat=True, lock="FOR UPDATE OF r")),
+    (False, False): Positional.of(_read(_POSTGRES_JSON, by_chat=False, lock="FOR UPDATE OF r")),
+    (False, True): Positional.of(
+        _read(_POSTGRES_JSON, by_chat=False, lock="FOR UPDATE OF r SKIP LOCKED")
+    ),
+}
+#: SQLite's read, by chat or not: BEGIN IMMEDIATE already made this the only writer.
+SQLITE_READS = {
+    True: _read(_SQLITE_JSON, by_chat=True, lock=""),
+    False: _read(_SQLITE_JSON, by_chat=False, lock=""),
+}
+
+#: Whether an update was processed, when the read found no round to say so.
+SEEN = "SELECT 1 FROM processed_updates WHERE bot_id = :bot_id AND update_id = :update_id"
+POSTGRES_SEEN = Positional.of(SEEN)
+
+#: A user the bot has not stored as they are (their first command, or a new name).
+TOUCH_USER = (
+    "INSERT INTO users (id, username, first_name, last_name, seen_at_ms)"
+    " VALUES (:id, :username, :first_name, :last_name, :seen_at_ms)"
+    " ON CONFLICT (id) DO UPDATE SET username = excluded.username,"
+    " first_name = excluded.first_name, last_name = excluded.last_name,"
+    " seen_at_ms = excluded.seen_at_ms"
+)
+POSTGRES_TOUCH_USER = Positional.of(TOUCH_USER)
+
+# -- the write ----------------------------------------------------------------------------
+
+
+def _assignments(columns: tuple[str, ...], shares: str) -> str:
+    # Only the columns that changed: an index whose columns are not assigned is not
+    # touched (SQLite), and the update can stay on the row's page (PostgreSQL).
+    return ", ".join(
+        f"shares = {shares}" if column == "shares" else f"{column} = :{column}"
+        for column in columns
+    )
+
+
+#: The outcome rows' columns, each a parameter of arrays (``o_<column>``) on PostgreSQL.
+OUTCOME_COLUMNS = (
+    ("user_id", "bigint"),
+    ("role", "varchar"),
+    ("stake", "bigint"),
+    ("envelope", "bigint"),
+    ("kind", "varchar"),
+    ("points", "integer"),
+    ("multiplier", "integer"),
+    ("result", "varchar"),
+    ("gross", "bigint"),
+    ("rake", "bigint"),
+    ("rebate", "bigint"),
+    ("net", "bigint"),
+)
+
+_POSTGRES_WRITE = """
+WITH cas AS (
+    UPDATE rounds SET {set}
+    WHERE id = :round_id AND version = :old_version
+    RETURNING id
+), gone AS (
+    DELETE FROM bets
+    WHERE round_id IN (SELECT id FROM cas) AND user_id = ANY(CAST(:gone AS bigint[]))
+), placed AS (
+    INSERT INTO bets (round_id, user_id, amount, hold, position, placed_at_ms)
+    SELECT cas.id, t.user_id, t.amount, t.hold, t.position, :now
+    FROM cas, unnest(CAST(:bet_users AS bigint[]), CAST(:bet_amounts AS bigint[]),
+                     CAST(:bet_holds AS bigint[]), CAST(:bet_positions AS integer[]))
+         AS t(user_id, amount, hold, position)
+    ON CONFLICT (round_id, user_id) DO UPDATE
+    SET amount = excluded.amount, hold = excluded.hold, placed_at_ms = excluded.placed_at_ms
+), grabbed AS (
+    INSERT INTO grabs (round_id, user_id, amount, position, auto)
+    SELECT cas.id, t.user_id, t.amount, t.position, t.auto
+    FROM cas, unnest(CAST(:grab_users AS bigint[]), CAST(:grab_amounts AS bigint[]),
+                     CAST(:grab_positions AS integer[]), CAST(:grab_autos AS boolean[]))
+         AS t(user_id, amount, position, auto)
+), bid AS (
+    INSERT INTO bids (round_id, user_id, amount, placed_at_ms)
+    SELECT cas.id, t.user_id, t.amount, :now
+    FROM cas, unnest(CAST(:bid_users AS bigint[]), CAST(:bid_amounts AS bigint[]))
+         AS t(user_id, amount)
+), outcome AS (
+    INSERT INTO outcomes (round_id, {outcome_columns})
+    SELECT cas.id, t.* FROM cas, unnest({outcome_arrays}) AS t({outcome_columns})
+), tx AS (
+    INSERT INTO ledger_transactions (chat_id, kind, round_id, actor_id, memo, created_at_ms)
+    SELECT :chat_id, CAST(:tx_kind AS varchar), cas.id, NULL, '', :now
+    FROM cas WHERE CAST(:tx_kind AS varchar) IS NOT NULL
+    RETURNING id
+), legs AS (
+    INSERT INTO postings (transaction_id, account_id, amount)
+    SELECT tx.id, t.account_id, t.amount
+    FROM tx, unnest(CAST(:accounts AS bigint[]), CAST(:amounts AS bigint[]))
+         AS t(account_id, amount)
+), moved AS (
+    UPDATE accounts SET balance = accounts.balance + t.amount
+    FROM cas, unnest(CAST(:accounts AS bigint[]), CAST(:amounts AS bigint[]))
+         AS t(account_id, amount)
+    WHERE accounts.id = t.account_id
+), dealt AS (
+    UPDATE shoes SET dealt = shoes.dealt + CAST(:shoe_cards AS integer)
+    FROM cas
+    WHERE shoes.id = CAST(:shoe_id AS bigint) AND shoes.dealt = CAST(:shoe_offset AS integer)
+    RETURNING 1
+), next_round AS (
+    UPDATE chats SET next_round_at_ms = CAST(:next_round_at AS bigint)
+    FROM cas WHERE chats.id = :chat_id AND CAST(:next_round_at AS bigint) IS NOT NULL
+), claimed AS (
+    INSERT INTO processed_updates (bot_id, update_id, processed_at_ms)
+    SELECT :bot_id, CAST(:update_id AS bigint), :now
+    FROM cas WHERE CAST(:update_id AS bigint) IS NOT NULL
+    ON CONFLICT DO NOTHING
+    RETURNING 1
+)
+SELECT (SELECT count(*) FROM cas) AS swapped, (SELECT count(*) FROM claimed) AS claimed,
+       (SELECT count(*) FROM dealt) AS dealt
+""".replace("{outcome_columns}", ", ".join(name for name, _ in OUTCOME_COLUMNS)).replace(
+    "{outcome_arrays}",
+    ", ".join(f"CAST(:o_{name} AS {kind}[])" for name, kind in OUTCOME_COLUMNS),
+)
+
+
+@functools.cache
+def postgres_write(columns: tuple[str, ...]) -> Positional:
+    """The whole write in one statement, for a step that changes the round's ``columns``."""
+    return Positional.of(
+        _POSTGRES_WRITE.replace("{set}", _assignments(columns, "CAST(:shares AS json)"))
+    )
+
+
+@functools.cache
+def sqlite_compare_and_set(columns: tuple[str, ...]) -> str:
+    """The round's compare-and-set, for a step that changes ``columns``."""
+    return (
+        f"UPDATE rounds SET {_assignments(columns, ':shares')}"
+        " WHERE id = :round_id AND version = :old_version"
+    )
+
+
+SQLITE_DELETE_BET = "DELETE FROM bets WHERE round_id = :round_id AND user_id = :user_id"
+SQLITE_PLACE_BET = (
+    "INSERT INTO bets (round_id, user_id, amount, hold, position, placed_at_ms)"
+    " VALUES (:round_id, :user_id, :amount, :hold, :position, :now)"
+    " ON CONFLICT (round_id, user_id) DO UPDATE"
+    " SET amount = excluded.amount, hold = excluded.hold, placed_at_ms = excluded.placed_at_ms"
+)
+SQLITE_GRAB = (
+    "INSERT INTO grabs (round_id, user_id, amount, position, auto)"
+    " VALUES (:round_id, :user_id, :amount, :position, :auto)"
+)
+SQLITE_BID = (
+    "INSERT INTO bids (round_id, user_id, amount, placed_at_ms)"
+    " VALUES (:round_id, :user_id, :amount, :now)"
+)
+SQLITE_OUTCOME = (
+    f"INSERT INTO outcomes (round_id, {', '.join(name for name, _ in OUTCOME_COLUMNS)})"
+    f" VALUES (:round_id, {', '.join(f':{name}' for name, _ in OUTCOME_COLUMNS)})"
+)
+SQLITE_TRANSACTION = (
+    "INSERT INTO ledger_transactions (chat_id, kind, round_id, actor_id, memo, created_at_ms)"
+    " VALUES (:chat_id, :tx_kind, :round_id, NULL, '', :now) RETURNING id"
+)
+SQLITE_POSTING = (
+    "INSERT INTO postings (transaction_id, account_id, amount)"
+    " VALUES (:transaction_id, :account_id, :amount)"
+)
+SQLITE_BALANCE = "UPDATE accounts SET balance = balance + :amount WHERE id = :account_id"
+SQLITE_DEAL = (
+    "UPDATE shoes SET dealt = dealt + :shoe_cards WHERE id = :shoe_id AND dealt = :shoe_offset"
+)
+SQLITE_NEXT_ROUND = "UPDATE chats SET next_round_at_ms = :next_round_at WHERE id = :chat_id"
+SQLITE_CLAIM = (
+    "INSERT INTO processed_updates (bot_id, update_id, processed_at_ms)"
+    " VALUES (:bot_id, :update_id, :now) ON CONFLICT DO NOTHING"
+)

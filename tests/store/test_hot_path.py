@@ -1,0 +1,98 @@
+"""The hot path: a bid, a bet, a grab and every deadline of a round, its settlement too,
+take one read and one write (PostgreSQL: two statements through the driver; SQLite: one
+call on the writer's thread), and none of them falls back to loading the round whole."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import asyncpg
+import pytest
+
+from bot.engine.settings import Settings
+from bot.service import rounds as round_service
+from bot.service.game import GameService
+from bot.store.db import Database, SqliteWriter
+from tests.conftest import Clock
+from tests.store.helpers import ADMIN, DEALER, GROUP, PLAYERS, TEST_SETTINGS, fund, open_table
+
+
+@contextmanager
+def trips(monkeypatch: pytest.MonkeyPatch) -> Iterator[Counter[str]]:
+    """Counts the hot path's statements to PostgreSQL, its calls on SQLite's writer
+    thread, and the commands that took the general path."""
+    seen: Counter[str] = Counter()
+
+    def counting(name: str, original: Callable[..., Awaitable[Any]]) -> Any:
+        async def wrapper(*args: Any, **kwargs: Any) -> Any:
+            query = args[1] if len(args) > 1 and isinstance(args[1], str) else ""
+            first = query.split()[0].rstrip(";") if query.strip() else ""
+            transaction_control = first in ("BEGIN", "COMMIT", "ROLLBACK")
+            seen[f"{name} {first}" if transaction_control else name] += 1
+            return await original(*args, **kwargs)
+
+        return wrapper
+
+    connection = asyncpg.connection.Connection
+    for method in ("fetchrow", "fetchval", "execute"):
+        monkeypatch.setattr(connection, method, counting("postgres", getattr(connection, method)))
+    monkeypatch.setattr(SqliteWriter, "run", counting("sqlite", SqliteWriter.run))
+    general = round_service.RoundUseCases._run_whole
+    monkeypatch.setattr(round_service.RoundUseCases, "_run_whole", counting("general", general))
+    yield seen
+
+
+async def _one_command(
+    db: Database, monkeypatch: pytest.MonkeyPatch, command: Awaitable[Any]
+) -> Counter[str]:
+    with trips(monkeypatch) as seen:
+        await command
+    monkeypatch.undo()
+    return seen
+
+
+def _per_command(db: Database) -> Counter[str]:
+    # PostgreSQL: the read and the write, plus BEGIN and COMMIT; SQLite: one call on the
+    # writer's thread.
+    if db.dialect == "postgresql":
+        return Counter({"postgres": 2, "postgres BEGIN": 1, "postgres COMMIT": 1})
+    return Counter({"sqlite": 1})
+
+
+@pytest.mark.parametrize("ruleset", ["envelope68", "bullbull"])
+async def test_every_step_of_a_round_takes_one_read_and_one_write(
+    db: Database, clock: Clock, monkeypatch: pytest.MonkeyPatch, ruleset: str, seeds: Any
+) -> None:
+    service = GameService(db, TEST_SETTINGS, clock=clock, seed_source=seeds)
+    await open_table(service)
+    await service.change_setting(GROUP, ADMIN, "ruleset", ruleset)
+    await fund(service, DEALER, 100_000)
+    bettors = PLAYERS[:3]
+    for player in bettors:
+        await fund(service, player, 50_000)
+    await service.note_people([DEALER, *bettors])  # regulars: stored before
+    started = await service.start_round(GROUP, actor=ADMIN)
+    assert started.round is not None
+    round_id = started.round.id
+    settings: Settings = started.round.settings
+    expected = _per_command(db)
+
+    assert await _one_command(db, monkeypatch, service.bid(GROUP, DEALER, 10_000)) == expected
+    clock.advance(settings.bid_seconds)
+    assert await _one_command(db, monkeypatch, service.advance(round_id)) == expected
+    for player in bettors:
+        placed = service.bet(GROUP, player, settings.min_bet, update_id=player.id)
+        assert await _one_command(db, monkeypatch, placed) == expected
+    clock.advance(settings.bet_seconds)
+    closed = await _one_command(db, monkeypatch, service.advance(round_id))
+    assert closed == expected
+    if ruleset == "envelope68":  # grabs, the last of which settles the round
+        for person in [*bettors, DEALER]:
+            grabbed = service.grab(GROUP, person, round_id=round_id)
+            assert await _one_command(db, monkeypatch, grabbed) == expected
+    state = await service.round(round_id)
+    assert state is not None and state.phase.value == "settled"
+    assert len(await service.results(round_id)) == len(bettors) + 1
