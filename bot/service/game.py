@@ -50,7 +50,7 @@ from bot.engine.settings import CARD_TABLE_DEFAULTS, SettingError, Settings
 from bot.rules.ruleset import Ruleset, get_ruleset
 from bot.rules.split import SEED_BYTES, commitment
 from bot.store import ledger, queries, rounds
-from bot.store.db import Database, dialect_insert
+from bot.store.db import Database, dialect_insert, urgent
 from bot.store.errors import (
     PROCESSED_UPDATE,
     TRANSIENT_SQLSTATES,
@@ -636,7 +636,10 @@ class GameService:
             return engine.advance(state, now)
 
         try:
-            return await self._run(chat_id=None, round_id=round_id, decide=decide, skip_locked=True)
+            with urgent():  # before waiting commands for the write turn (bot/store/db.py)
+                return await self._run(
+                    chat_id=None, round_id=round_id, decide=decide, skip_locked=True
+                )
         except NotDue:
             return CommandResult()
 

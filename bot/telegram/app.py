@@ -58,6 +58,7 @@ from bot.engine.settings import SETTING_NAMES, Settings
 from bot.money import format_amount, format_bps, format_signed, parse_amount
 from bot.rules.split import commitment
 from bot.service.game import BOARD_REFUSED, CommandResult, GameService, Person, wall_clock_ms
+from bot.store.db import PriorityTurn, urgent
 from bot.telegram.delivery import ChatOutbox, SendRateLimiter, SlidingWindow
 from bot.telegram.i18n import translate
 from bot.telegram.views import ButtonPress, Views, display_name
@@ -72,18 +73,28 @@ MAX_MESSAGE_LENGTH = 4096
 #: How long a group's settings are reused before they are read again (a change made by
 #: another worker shows after at most this long; rounds use their own snapshot anyway).
 SETTINGS_CACHE_SECONDS = 10.0
+#: Overdue rounds the sweep advances at once: enough to keep the database busy (they
+#: queue for SQLite's one writer anyway), few enough that a thousand overdue rounds after
+#: a restart neither open a thousand transactions nor starve the pool.
+SWEEP_CONCURRENCY = 8
 BARE_NUMBER = r"^\s*[0-9]{1,9}(\.[0-9]{1,2})?\s*$"
 
 
 class ChatLocks:
-    """One asyncio lock per chat."""
+    """One lock per chat, which a deadline takes before the chat's waiting commands (a
+    ``PriorityTurn`` of one slot): a command handled after its round's deadline is refused
+    whichever goes first, so letting the deadline go ahead changes no outcome, and it no
+    longer waits behind a busy chat's queue."""
 
     def __init__(self) -> None:
-        self._locks: dict[int, asyncio.Lock] = {}
+        self._locks: dict[int, PriorityTurn] = {}
 
-    def lock(self, chat_id: int) -> asyncio.Lock:
+    def lock(self, chat_id: int) -> PriorityTurn:
         """The lock of a chat (created on first use)."""
-        return self._locks.setdefault(chat_id, asyncio.Lock())
+        found = self._locks.get(chat_id)
+        if found is None:
+            found = self._locks[chat_id] = PriorityTurn()
+        return found
 
 
 class ChatOrderedProcessor(BaseUpdateProcessor):
@@ -98,7 +109,7 @@ class ChatOrderedProcessor(BaseUpdateProcessor):
         if chat is None:
             await coroutine
             return
-        async with self.locks.lock(chat.id):
+        async with self.locks.lock(chat.id).turn():
             await coroutine
 
     async def initialize(self) -> None:
@@ -333,13 +344,19 @@ class GameBot:
         """Advance overdue rounds (lost or late jobs) and start rounds whose pause is over,
         chats side by side, so one busy chat holds up no other; then send the boards and
         results whose sender died."""
+        bound = asyncio.Semaphore(SWEEP_CONCURRENCY)
+
+        async def bounded(work: Awaitable[None]) -> None:
+            async with bound:
+                await work
+
         due = await self.service.due_rounds()
         outcomes = await asyncio.gather(
-            *(self.advance(round_id, chat_id) for round_id, chat_id in due),
+            *(bounded(self.advance(round_id, chat_id)) for round_id, chat_id in due),
             return_exceptions=True,
         )
         outcomes += await asyncio.gather(
-            *(self._start_due(chat_id) for chat_id in await self.service.due_chat_ids()),
+            *(bounded(self._start_due(chat_id)) for chat_id in await self.service.due_chat_ids()),
             return_exceptions=True,
         )
         for outcome in outcomes:
@@ -361,14 +378,18 @@ class GameBot:
             self.queue_board(chat_id, round_id)
 
     async def _start_due(self, chat_id: int) -> None:
-        async with self.locks.lock(chat_id):
-            self.publish(chat_id, await self.service.start_due_round(chat_id))
+        async with self.locks.lock(chat_id).turn(urgent=True):
+            with urgent():  # the pause's end is a deadline too
+                result = await self.service.start_due_round(chat_id)
+            self.publish(chat_id, result)  # outside: tasks it starts must not inherit it
 
     async def advance(self, round_id: int, chat_id: int) -> None:
-        """Apply a round's deadline under its chat's lock."""
-        async with self.locks.lock(chat_id):
-            result = await self.service.advance(round_id)
-            self.publish(chat_id, result)
+        """Apply a round's deadline under its chat's lock, before the chat's waiting
+        commands, and before other chats' commands waiting for the database."""
+        async with self.locks.lock(chat_id).turn(urgent=True):
+            with urgent():  # GameService.advance says so too; kept for other callers
+                result = await self.service.advance(round_id)
+            self.publish(chat_id, result)  # outside: tasks it starts must not inherit it
 
     # -- publishing -----------------------------------------------------------------
 
