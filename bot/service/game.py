@@ -698,6 +698,11 @@ class GameService:
         async with self.db.reading() as session:
             return await rounds.load(session, round_id, lock=False)
 
+    async def open_phase(self, chat_id: int) -> Phase | None:
+        """The phase of the chat's open round, if any (without loading the round)."""
+        async with self.db.reading() as session:
+            return await queries.open_phase(session, chat_id)
+
     async def current_round(self, chat_id: int) -> Round | None:
         """The chat's open round, if any."""
         async with self.db.reading() as session:

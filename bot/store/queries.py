@@ -176,6 +176,15 @@ async def due_rounds(session: AsyncSession, now_ms: int) -> list[tuple[int, int]
     return [(round_id, chat_id) for round_id, chat_id in rows]
 
 
+async def open_phase(session: AsyncSession, chat_id: int) -> Phase | None:
+    """The phase of the chat's open round, if any: one indexed row, no bets (what a bare
+    number in the chat needs to know whether it is a stake)."""
+    phase = await session.scalar(
+        select(RoundRow.phase).where(RoundRow.chat_id == chat_id, RoundRow.phase.in_(OPEN_PHASES))
+    )
+    return None if phase is None else Phase(phase)
+
+
 async def due_chat_ids(session: AsyncSession, now_ms: int) -> list[int]:
     """Open tables whose pause after a settled round is over."""
     rows = await session.scalars(

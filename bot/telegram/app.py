@@ -770,8 +770,8 @@ class GameBot:
             return
         # A cheap look first: most numbers in a chat are not stakes, and a command takes
         # the database's one writer.
-        state = await self.service.current_round(update.effective_chat.id)
-        if state is None or state.phase not in (Phase.BIDDING, Phase.BETTING):
+        phase = await self.service.open_phase(update.effective_chat.id)
+        if phase not in (Phase.BIDDING, Phase.BETTING):
             return
         try:
             await self._play(update, self.service.stake, amount)
