@@ -287,10 +287,10 @@ class GameBot:
             # Stopped (or crashed) before Telegram had a round's results: send them now.
             # Those a worker was sending when it died follow once its lease ran out (sweep).
             self.queue_results(state, ended)
-        results, open_rounds = await self.service.recover()
-        for result in results:
-            if result.round is not None:
-                self.publish(result.round.chat_id, result)
+        # Overdue rounds are advanced side by side (bounded), as the sweep does; the
+        # service's recover() would take them one after another.
+        await self.catch_up()
+        open_rounds = await self.service.open_rounds()
         for state in open_rounds:
             self.schedule(state)
         for round_id, chat_id in await self.service.unposted_boards():
@@ -341,9 +341,17 @@ class GameBot:
         await self.sweep()
 
     async def sweep(self) -> None:
+        """Catch up (``catch_up``), then send the boards and results whose sender died."""
+        await self.catch_up()
+        try:
+            await self.redeliver()
+        except Exception:
+            log.exception("sweep: looking for undelivered messages failed; next sweep again")
+
+    async def catch_up(self) -> None:
         """Advance overdue rounds (lost or late jobs) and start rounds whose pause is over,
-        chats side by side, so one busy chat holds up no other; then send the boards and
-        results whose sender died."""
+        chats side by side (at most ``SWEEP_CONCURRENCY`` at once), so one busy chat holds
+        up no other."""
         bound = asyncio.Semaphore(SWEEP_CONCURRENCY)
 
         async def bounded(work: Awaitable[None]) -> None:
@@ -362,10 +370,6 @@ class GameBot:
         for outcome in outcomes:
             if isinstance(outcome, BaseException):
                 log.error("sweep: a chat failed; the next sweep tries again", exc_info=outcome)
-        try:
-            await self.redeliver()
-        except Exception:
-            log.exception("sweep: looking for undelivered messages failed; next sweep again")
 
     async def redeliver(self) -> None:
         """Queue the boards and results that should be out by now and that no worker is
