@@ -35,6 +35,7 @@ from bot.engine.round import (
     Transition,
     VoidReason,
 )
+from bot.priority import urgent
 from bot.rules.ruleset import Ruleset, get_ruleset
 from bot.rules.split import commitment
 from bot.service.core import ServiceCore
@@ -246,7 +247,10 @@ class RoundUseCases(ServiceCore):
             return engine.advance(state, now)
 
         try:
-            return await self._run(chat_id=None, round_id=round_id, decide=decide, skip_locked=True)
+            with urgent():  # before waiting commands for the database (bot/store/db.py)
+                return await self._run(
+                    chat_id=None, round_id=round_id, decide=decide, skip_locked=True
+                )
         except NotDue:
             return CommandResult()
 

@@ -13,6 +13,7 @@ import sqlite3
 from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
+from contextvars import ContextVar
 from typing import Any, TypeVar
 
 from sqlalchemy import Engine, event
@@ -25,11 +26,21 @@ from sqlalchemy.ext.asyncio import (
     async_sessionmaker,
     create_async_engine,
 )
+from sqlalchemy.pool import QueuePool
+
+from bot.priority import PriorityTurn, is_urgent
 
 _T = TypeVar("_T")
 
 DEFAULT_DATABASE_URL = "sqlite+aiosqlite:///niuniu.db"
 SQLITE_BUSY_TIMEOUT_MS = 30_000
+
+#: Whether this task holds one of ``Database``'s connection slots (a nested unit of work
+#: in the same task passes: waiting for a second slot could wait for itself).
+_holding: ContextVar[bool] = ContextVar("niuniu_holding", default=False)
+#: Pool connections (PostgreSQL) only urgent work may take: a deadline never waits for a
+#: connection behind a flood of commands.
+RESERVED_CONNECTIONS = 4
 
 
 def dialect_insert(session: AsyncSession, table: Any) -> Any:
@@ -161,8 +172,20 @@ class Database:
             self.read_engine, expire_on_commit=False, autoflush=False
         )
         # SQLite has one writer at a time. Queueing this process's writers here is first
-        # come, first served; left to SQLite's busy handler they would poll and back off.
-        self._write_turn = asyncio.Lock() if engine.dialect.name == "sqlite" else None
+        # come, first served (urgent work first: a deadline never waits behind a flood of
+        # commands); left to SQLite's busy handler they would poll and back off.
+        self._write_turn = PriorityTurn() if engine.dialect.name == "sqlite" else None
+        # PostgreSQL: units of work take a slot before a pooled connection, at most as many
+        # as the pool holds, the last few for urgent work only. Waiting here, commands wait
+        # in order and behind deadlines; waiting in the pool they would time out (30 s)
+        # in a flood, and a deadline would queue behind all of them.
+        self._connections: PriorityTurn | None = None
+        pool = engine.pool
+        if self.dialect != "sqlite" and isinstance(pool, QueuePool):
+            size = pool.size() + max(0, pool._max_overflow)
+            self._connections = PriorityTurn(
+                size, reserved=min(RESERVED_CONNECTIONS, max(0, size - 1) // 2)
+            )
 
     @classmethod
     def from_url(cls, url: str, **options: Any) -> Database:
@@ -173,19 +196,37 @@ class Database:
         return cls(engine, create_engine(url, read_only=True, **options))
 
     @asynccontextmanager
+    async def connection_turn(self) -> AsyncIterator[None]:
+        """A slot for one pooled connection (PostgreSQL; see ``__init__``), urgent work
+        first; a no-op on SQLite and inside another slot of the same task."""
+        if self._connections is None or _holding.get():
+            yield
+            return
+        async with self._connections.turn(is_urgent()):
+            token = _holding.set(True)
+            try:
+                yield
+            finally:
+                _holding.reset(token)
+
+    @asynccontextmanager
     async def transaction(self) -> AsyncIterator[AsyncSession]:
         """A session in a transaction that commits on success and rolls back on any error."""
         if self._write_turn is None:
-            async with self.sessions() as session, session.begin():
+            async with self.connection_turn(), self.sessions() as session, session.begin():
                 yield session
             return
-        async with self._write_turn, self.sessions() as session, session.begin():
+        async with (
+            self._write_turn.turn(is_urgent()),
+            self.sessions() as session,
+            session.begin(),
+        ):
             yield session
 
     @asynccontextmanager
     async def reading(self) -> AsyncIterator[AsyncSession]:
         """A session for reads only: a consistent snapshot that blocks no writer."""
-        async with self.read_sessions() as session, session.begin():
+        async with self.connection_turn(), self.read_sessions() as session, session.begin():
             yield session
 
     @asynccontextmanager
@@ -195,7 +236,7 @@ class Database:
         if self._write_turn is None:
             yield
             return
-        async with self._write_turn:
+        async with self._write_turn.turn(is_urgent()):
             yield
 
     async def dispose(self) -> None:

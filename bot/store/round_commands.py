@@ -157,7 +157,7 @@ class RoundCommands:
     async def _run_postgres(self, job: _Job) -> Applied | None:
         # The pool's connection, used through the bare driver: SQLAlchemy's work per
         # statement would cost more than the round trip.
-        async with self.db.engine.connect() as pooled:
+        async with self.db.connection_turn(), self.db.engine.connect() as pooled:
             driver = (await pooled.get_raw_connection()).driver_connection
             assert driver is not None
             try:

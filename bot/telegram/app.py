@@ -56,6 +56,7 @@ from bot.engine.round import (
 )
 from bot.engine.settings import SETTING_NAMES, Settings
 from bot.money import format_amount, format_bps, format_signed, parse_amount
+from bot.priority import PriorityTurn, urgent
 from bot.rules.split import commitment
 from bot.service.game import BOARD_REFUSED, CommandResult, GameService, Person, wall_clock_ms
 from bot.telegram.delivery import ChatOutbox, SendRateLimiter, SlidingWindow
@@ -74,18 +75,28 @@ MAX_MESSAGE_LENGTH = 4096
 SETTINGS_CACHE_SECONDS = 10.0
 #: How often processed updates past their window are forgotten.
 FORGET_UPDATES_SECONDS = 3600.0
+#: Overdue rounds the sweep advances at once: enough to keep the database busy (they
+#: queue for SQLite's one writer anyway), few enough that a thousand overdue rounds after
+#: a restart neither open a thousand transactions nor starve the pool.
+SWEEP_CONCURRENCY = 8
 BARE_NUMBER = r"^\s*[0-9]{1,9}(\.[0-9]{1,2})?\s*$"
 
 
 class ChatLocks:
-    """One asyncio lock per chat."""
+    """One lock per chat, which a deadline takes before the chat's waiting commands (a
+    ``PriorityTurn`` of one slot): a command handled after its round's deadline is refused
+    whichever goes first, so letting the deadline go ahead changes no outcome, and it no
+    longer waits behind a busy chat's queue."""
 
     def __init__(self) -> None:
-        self._locks: dict[int, asyncio.Lock] = {}
+        self._locks: dict[int, PriorityTurn] = {}
 
-    def lock(self, chat_id: int) -> asyncio.Lock:
+    def lock(self, chat_id: int) -> PriorityTurn:
         """The lock of a chat (created on first use)."""
-        return self._locks.setdefault(chat_id, asyncio.Lock())
+        found = self._locks.get(chat_id)
+        if found is None:
+            found = self._locks[chat_id] = PriorityTurn()
+        return found
 
 
 class ChatOrderedProcessor(BaseUpdateProcessor):
@@ -100,7 +111,7 @@ class ChatOrderedProcessor(BaseUpdateProcessor):
         if chat is None:
             await coroutine
             return
-        async with self.locks.lock(chat.id):
+        async with self.locks.lock(chat.id).turn():
             await coroutine
 
     async def initialize(self) -> None:
@@ -278,10 +289,10 @@ class GameBot:
             # Stopped (or crashed) before Telegram had a round's results: send them now.
             # Those a worker was sending when it died follow once its lease ran out (sweep).
             self.queue_results(state, ended)
-        results, open_rounds = await self.service.recover()
-        for result in results:
-            if result.round is not None:
-                self.publish(result.round.chat_id, result)
+        # Overdue rounds are advanced side by side (bounded), as the sweep does; the
+        # service's recover() would take them one after another.
+        await self.catch_up()
+        open_rounds = await self.service.open_rounds()
         for state in open_rounds:
             self.schedule(state)
         for round_id, chat_id in await self.service.unposted_boards():
@@ -343,25 +354,35 @@ class GameBot:
         await self.sweep()
 
     async def sweep(self) -> None:
+        """Catch up (``catch_up``), then send the boards and results whose sender died."""
+        await self.catch_up()
+        try:
+            await self.redeliver()
+        except Exception:
+            log.exception("sweep: looking for undelivered messages failed; next sweep again")
+
+    async def catch_up(self) -> None:
         """Advance overdue rounds (lost or late jobs) and start rounds whose pause is over,
-        chats side by side, so one busy chat holds up no other; then send the boards and
-        results whose sender died."""
+        chats side by side (at most ``SWEEP_CONCURRENCY`` at once), so one busy chat holds
+        up no other."""
+        bound = asyncio.Semaphore(SWEEP_CONCURRENCY)
+
+        async def bounded(work: Awaitable[None]) -> None:
+            async with bound:
+                await work
+
         due = await self.service.due_rounds()
         outcomes = await asyncio.gather(
-            *(self.advance(round_id, chat_id) for round_id, chat_id in due),
+            *(bounded(self.advance(round_id, chat_id)) for round_id, chat_id in due),
             return_exceptions=True,
         )
         outcomes += await asyncio.gather(
-            *(self._start_due(chat_id) for chat_id in await self.service.due_chat_ids()),
+            *(bounded(self._start_due(chat_id)) for chat_id in await self.service.due_chat_ids()),
             return_exceptions=True,
         )
         for outcome in outcomes:
             if isinstance(outcome, BaseException):
                 log.error("sweep: a chat failed; the next sweep tries again", exc_info=outcome)
-        try:
-            await self.redeliver()
-        except Exception:
-            log.exception("sweep: looking for undelivered messages failed; next sweep again")
 
     async def redeliver(self) -> None:
         """Queue the boards and results that should be out by now and that no worker is
@@ -374,14 +395,18 @@ class GameBot:
             self.queue_board(chat_id, round_id)
 
     async def _start_due(self, chat_id: int) -> None:
-        async with self.locks.lock(chat_id):
-            self.publish(chat_id, await self.service.start_due_round(chat_id))
+        async with self.locks.lock(chat_id).turn(urgent=True):
+            with urgent():  # the pause's end is a deadline too
+                result = await self.service.start_due_round(chat_id)
+            self.publish(chat_id, result)  # outside: tasks it starts must not inherit it
 
     async def advance(self, round_id: int, chat_id: int) -> None:
-        """Apply a round's deadline under its chat's lock."""
-        async with self.locks.lock(chat_id):
-            result = await self.service.advance(round_id)
-            self.publish(chat_id, result)
+        """Apply a round's deadline under its chat's lock, before the chat's waiting
+        commands, and before other chats' commands waiting for the database."""
+        async with self.locks.lock(chat_id).turn(urgent=True):
+            with urgent():  # GameService.advance says so too; kept for other callers
+                result = await self.service.advance(round_id)
+            self.publish(chat_id, result)  # outside: tasks it starts must not inherit it
 
     # -- publishing -----------------------------------------------------------------
 
