@@ -14,8 +14,7 @@ class ReadingUseCases(ServiceCore):
 
     async def round(self, round_id: int) -> Round | None:
         """A round as stored (its seed is secret while it is open: callers must not show it)."""
-        async with self.store.reading() as uow:
-            return await uow.rounds.load(round_id, lock=False)
+        return await self.store.round_commands.whole(round_id)
 
     async def current_round(self, chat_id: int) -> Round | None:
         """The chat's open round, if any, with every bet."""

@@ -100,10 +100,12 @@ def create_engine(url: str, *, read_only: bool = False, **options: Any) -> Async
     return create_async_engine(url, **options)
 
 
-class SqliteWriter:
+class SqliteThread:
     """One SQLite connection in a thread of its own, on which a whole transaction runs as
     one call: a command's reads and writes cost one hop to the thread, not one per
-    statement as through the async driver.
+    statement as through the async driver. The writer's transactions begin ``IMMEDIATE``
+    (it takes the write lock up front); a reader's plainly (in WAL mode, a snapshot that
+    never waits for the writer).
 
     Written by hand because no library runs a synchronous transaction body on the
     driver's thread (``AsyncConnection.run_sync`` still hops once per statement). The
@@ -112,9 +114,10 @@ class SqliteWriter:
     than SQLite's own.
     """
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, *, begin: str = "BEGIN IMMEDIATE") -> None:
         self.path = path
-        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sqlite-writer")
+        self.begin = begin
+        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sqlite")
         self._connection: sqlite3.Connection | None = None
 
     def _connect(self) -> sqlite3.Connection:
@@ -128,7 +131,7 @@ class SqliteWriter:
         if self._connection is None:
             self._connection = self._connect()
         connection = self._connection
-        connection.execute("BEGIN IMMEDIATE")
+        connection.execute(self.begin)
         try:
             result = body(connection)
         except BaseException:
@@ -138,8 +141,8 @@ class SqliteWriter:
         return result
 
     async def run(self, body: Callable[[sqlite3.Connection], _T]) -> _T:
-        """Run ``body(connection)`` in a transaction (``BEGIN IMMEDIATE``) on the writer's
-        thread; it commits if ``body`` returns and rolls back if it raises."""
+        """Run ``body(connection)`` in a transaction on the thread; it commits if ``body``
+        returns and rolls back if it raises."""
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._thread, self._in_transaction, body)
 
@@ -158,15 +161,17 @@ class SqliteWriter:
 class Database:
     """Engines plus session factories: ``transaction()`` is the unit of work that writes,
     ``reading()`` a read-only snapshot; on SQLite, ``sqlite_writer`` runs a whole
-    transaction in one call on its own thread (the hot path's unit of work)."""
+    transaction in one call on its own thread (the hot path's unit of work), and
+    ``sqlite_reader`` a snapshot read (a round for its board)."""
 
     def __init__(self, engine: AsyncEngine, read_engine: AsyncEngine | None = None) -> None:
         self.engine = engine
         self.read_engine = read_engine or engine
         self.dialect = engine.dialect.name
-        self.sqlite_writer = (
-            SqliteWriter(engine.url.database or "") if self.dialect == "sqlite" else None
-        )
+        path = engine.url.database or ""
+        sqlite = self.dialect == "sqlite"
+        self.sqlite_writer = SqliteThread(path) if sqlite else None
+        self.sqlite_reader = SqliteThread(path, begin="BEGIN") if sqlite else None
         self.sessions = async_sessionmaker(engine, expire_on_commit=False, autoflush=False)
         self.read_sessions = async_sessionmaker(
             self.read_engine, expire_on_commit=False, autoflush=False
@@ -241,8 +246,9 @@ class Database:
 
     async def dispose(self) -> None:
         """Close every pooled connection."""
-        if self.sqlite_writer is not None:
-            await self.sqlite_writer.dispose()
+        for thread in (self.sqlite_writer, self.sqlite_reader):
+            if thread is not None:
+                await thread.dispose()
         await self.engine.dispose()
         if self.read_engine is not self.engine:
             await self.read_engine.dispose()

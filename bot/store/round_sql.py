@@ -106,9 +106,11 @@ _POSTGRES_JSON = {"array": "json_agg", "row": "json_build_array", "empty": "CAST
 _SQLITE_JSON = {"array": "json_group_array", "row": "json_array", "empty": "'[]'"}
 
 
-def _read(json: Mapping[str, str], *, by_chat: bool, lock: str) -> str:
-    where, whole = (_BY_CHAT, _LAST_GRAB) if by_chat else (_BY_ID, _CLOSES_BETTING_OR_GRABBING)
-    return _READ.format(where=where, whole=whole, lock=lock, **json)
+def _read(json: Mapping[str, str], *, by_chat: bool, lock: str, whole: str | None = None) -> str:
+    where, may_need_all = (
+        (_BY_CHAT, _LAST_GRAB) if by_chat else (_BY_ID, _CLOSES_BETTING_OR_GRABBING)
+    )
+    return _READ.format(where=where, whole=whole or may_need_all, lock=lock, **json)
 
 
 #: PostgreSQL's read by (by chat, skip locked).
@@ -124,6 +126,12 @@ SQLITE_READS = {
     True: _read(_SQLITE_JSON, by_chat=True, lock=""),
     False: _read(_SQLITE_JSON, by_chat=False, lock=""),
 }
+
+#: A round whole, by id, locking nothing: what its board or results show.
+POSTGRES_WHOLE = Positional.of(_read(_POSTGRES_JSON, by_chat=False, lock="", whole="TRUE"))
+SQLITE_WHOLE = _read(_SQLITE_JSON, by_chat=False, lock="", whole="1 = 1")
+#: The parameters a read without a player or an update takes.
+NOBODY = {"chat_id": None, "user_id": None, "bot_id": 0, "update_id": None}
 
 #: Whether an update was processed, when the read found no round to say so.
 SEEN = "SELECT 1 FROM processed_updates WHERE bot_id = :bot_id AND update_id = :update_id"

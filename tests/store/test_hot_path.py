@@ -15,7 +15,7 @@ import pytest
 from bot.engine.settings import Settings
 from bot.service import rounds as round_service
 from bot.service.game import GameService
-from bot.store.db import Database, SqliteWriter
+from bot.store.db import Database, SqliteThread
 from tests.conftest import Clock
 from tests.store.helpers import ADMIN, DEALER, GROUP, PLAYERS, TEST_SETTINGS, fund, open_table
 
@@ -39,7 +39,7 @@ def trips(monkeypatch: pytest.MonkeyPatch) -> Iterator[Counter[str]]:
     connection = asyncpg.connection.Connection
     for method in ("fetchrow", "fetchval", "execute"):
         monkeypatch.setattr(connection, method, counting("postgres", getattr(connection, method)))
-    monkeypatch.setattr(SqliteWriter, "run", counting("sqlite", SqliteWriter.run))
+    monkeypatch.setattr(SqliteThread, "run", counting("sqlite", SqliteThread.run))
     general = round_service.RoundUseCases._run_whole
     monkeypatch.setattr(round_service.RoundUseCases, "_run_whole", counting("general", general))
     yield seen
