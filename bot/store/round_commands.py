@@ -162,7 +162,7 @@ class RoundCommands:
                 lambda connection: connection.execute(sql.SQLITE_WHOLE, params).fetchone()
             )
         else:
-            async with self.db.engine.connect() as pooled:
+            async with self.db.connection_turn(), self.db.engine.connect() as pooled:
                 driver = (await pooled.get_raw_connection()).driver_connection
                 assert driver is not None
                 statement = sql.POSTGRES_WHOLE
