@@ -10,7 +10,7 @@ concurrency). Beside each bet, on the same database and in the same run, two flo
 
 - *floor*: one row inserted into ``processed_updates`` and committed through the
   machinery the hot path uses (SQLite: one call on the writer's thread; PostgreSQL:
-  BEGIN, INSERT, COMMIT on a pooled connection through the bare driver);
+  BEGIN, INSERT, COMMIT on a connection of the hot path's pool, ``DriverPool``);
 - *driver floor*: the same row through a connection of the bench's own (``sqlite3`` on a
   thread of its own; ``asyncpg``), no pool and no SQLAlchemy at all.
 
@@ -175,10 +175,9 @@ async def floors(db: Database, url: str) -> tuple[Commit, Commit, Callable[[], A
     connection = await asyncpg.connect(plain)
 
     async def pooled(update_id: int, now: int) -> None:
-        async with db.engine.connect() as pooled_connection:
-            driver = (await pooled_connection.get_raw_connection()).driver_connection
-            async with driver.transaction():
-                await driver.execute(FLOOR_PG, update_id, now)
+        assert db.driver_pool is not None
+        async with db.driver_pool.connection() as driver, driver.transaction():
+            await driver.execute(FLOOR_PG, update_id, now)
 
     async def bare(update_id: int, now: int) -> None:
         async with connection.transaction():

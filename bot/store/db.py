@@ -16,6 +16,7 @@ from contextlib import asynccontextmanager
 from contextvars import ContextVar
 from typing import Any, TypeVar
 
+import asyncpg
 from sqlalchemy import Engine, event
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
@@ -41,6 +42,8 @@ _holding: ContextVar[bool] = ContextVar("niuniu_holding", default=False)
 #: Pool connections (PostgreSQL) only urgent work may take: a deadline never waits for a
 #: connection behind a flood of commands.
 RESERVED_CONNECTIONS = 4
+#: Connections of the hot path's own pool (PostgreSQL), besides SQLAlchemy's.
+DRIVER_POOL_SIZE = 10
 
 
 def dialect_insert(session: AsyncSession, table: Any) -> Any:
@@ -158,6 +161,49 @@ class SqliteThread:
         self._thread.shutdown(wait=True)
 
 
+async def _keep_session(connection: asyncpg.Connection) -> None:
+    """Nothing to reset: the hot path leaves no session state behind (no SET, LISTEN or
+    advisory lock; its transactions close in their block). asyncpg's default reset would
+    cost a round trip at every release."""
+
+
+class DriverPool:
+    """The hot path's connections to PostgreSQL: asyncpg's own pool, used through the bare
+    driver. SQLAlchemy's pool costs three greenlet switches and its bookkeeping at every
+    checkout, more than the hot path's two statements cost in Python. Units of work take
+    a slot first, urgent ones (deadlines) before waiting commands, the last few slots for
+    urgent work only (``PriorityTurn``)."""
+
+    def __init__(self, dsn: str, size: int) -> None:
+        self._dsn = dsn
+        self._size = size
+        self._turn = PriorityTurn(size, reserved=min(RESERVED_CONNECTIONS, (size - 1) // 2))
+        self._pool: asyncpg.Pool | None = None
+        self._opening = asyncio.Lock()
+
+    async def _open(self) -> asyncpg.Pool:
+        async with self._opening:
+            if self._pool is None:
+                self._pool = await asyncpg.create_pool(
+                    self._dsn, min_size=1, max_size=self._size, reset=_keep_session
+                )
+        return self._pool
+
+    @asynccontextmanager
+    async def connection(self) -> AsyncIterator[asyncpg.pool.PoolConnectionProxy]:
+        """A connection of the pool while inside (after a slot: see the class)."""
+        async with self._turn.turn(is_urgent()):
+            pool = self._pool or await self._open()
+            async with pool.acquire() as connection:
+                yield connection
+
+    async def close(self) -> None:
+        """Close the pool's connections."""
+        if self._pool is not None:
+            await self._pool.close()
+            self._pool = None
+
+
 class Database:
     """Engines plus session factories: ``transaction()`` is the unit of work that writes,
     ``reading()`` a read-only snapshot; on SQLite, ``sqlite_writer`` runs a whole
@@ -172,6 +218,14 @@ class Database:
         sqlite = self.dialect == "sqlite"
         self.sqlite_writer = SqliteThread(path) if sqlite else None
         self.sqlite_reader = SqliteThread(path, begin="BEGIN") if sqlite else None
+        self.driver_pool = (
+            None
+            if sqlite
+            else DriverPool(
+                engine.url.set(drivername="postgresql").render_as_string(hide_password=False),
+                DRIVER_POOL_SIZE,
+            )
+        )
         self.sessions = async_sessionmaker(engine, expire_on_commit=False, autoflush=False)
         self.read_sessions = async_sessionmaker(
             self.read_engine, expire_on_commit=False, autoflush=False
@@ -249,6 +303,8 @@ class Database:
         for thread in (self.sqlite_writer, self.sqlite_reader):
             if thread is not None:
                 await thread.dispose()
+        if self.driver_pool is not None:
+            await self.driver_pool.close()
         await self.engine.dispose()
         if self.read_engine is not self.engine:
             await self.read_engine.dispose()

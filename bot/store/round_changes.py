@@ -239,6 +239,22 @@ def round_write(read: RoundRead, transition: Transition, now: int) -> RoundWrite
     )
 
 
+def postgres_parts(write: RoundWrite, *, update: bool) -> frozenset[str]:
+    """The parts of PostgreSQL's write (``round_sql``) this write needs."""
+    needed = {
+        "gone": bool(write.gone),
+        "placed": bool(write.placed),
+        "grabbed": bool(write.grabbed),
+        "bids": bool(write.bids),
+        "outcomes": bool(write.outcomes),
+        "ledger": write.tx_kind is not None,
+        "shoe": write.shoe is not None,
+        "next_round": write.next_round_at is not None,
+        "update": update,
+    }
+    return frozenset(name for name, wanted in needed.items() if wanted)
+
+
 def postgres_arrays(write: RoundWrite) -> dict[str, Any]:
     """The write's rows as PostgreSQL's array parameters."""
     arrays: dict[str, Any] = {

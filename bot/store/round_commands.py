@@ -40,6 +40,7 @@ from bot.store.round_changes import (
     RoundWrite,
     parse_read,
     postgres_arrays,
+    postgres_parts,
     round_write,
 )
 from bot.store.rounds import StaleRound
@@ -162,9 +163,8 @@ class RoundCommands:
                 lambda connection: connection.execute(sql.SQLITE_WHOLE, params).fetchone()
             )
         else:
-            async with self.db.connection_turn(), self.db.engine.connect() as pooled:
-                driver = (await pooled.get_raw_connection()).driver_connection
-                assert driver is not None
+            assert self.db.driver_pool is not None
+            async with self.db.driver_pool.connection() as driver:
                 statement = sql.POSTGRES_WHOLE
                 row = await driver.fetchrow(statement.sql, *statement.arguments(params))
         return None if row is None else parse_read(row, None, self.settings_of).round
@@ -172,21 +172,16 @@ class RoundCommands:
     # -- PostgreSQL ---------------------------------------------------------------------
 
     async def _run_postgres(self, job: _Job) -> Applied | None:
-        # The pool's connection, used through the bare driver: SQLAlchemy's work per
-        # statement would cost more than the round trip.
-        async with self.db.connection_turn(), self.db.engine.connect() as pooled:
-            driver = (await pooled.get_raw_connection()).driver_connection
-            assert driver is not None
-            try:
-                async with driver.transaction():
-                    return await self._postgres_transaction(driver, job)
-            except asyncpg.PostgresError as error:
-                if error.sqlstate in TRANSIENT_SQLSTATES:
-                    raise TransientDatabaseError(error.sqlstate) from error
-                raise
-            except (asyncpg.InterfaceError, OSError) as error:
-                await pooled.invalidate()
-                raise TransientDatabaseError("connection lost") from error
+        assert self.db.driver_pool is not None
+        try:
+            async with self.db.driver_pool.connection() as driver, driver.transaction():
+                return await self._postgres_transaction(driver, job)
+        except asyncpg.PostgresError as error:
+            if error.sqlstate in TRANSIENT_SQLSTATES:
+                raise TransientDatabaseError(error.sqlstate) from error
+            raise
+        except (asyncpg.InterfaceError, OSError) as error:
+            raise TransientDatabaseError("connection lost") from error
 
     async def _postgres_transaction(self, driver: Any, job: _Job) -> Applied | None:
         update_id = job.params["update_id"]
@@ -220,7 +215,8 @@ class RoundCommands:
             "bot_id": self.bot_id,
             "update_id": update_id,
         }
-        statement = sql.postgres_write(tuple(write.round))
+        parts = postgres_parts(write, update=update_id is not None)
+        statement = sql.postgres_write(tuple(write.round), parts)
         try:
             result = await driver.fetchrow(statement.sql, *statement.arguments(parameters))
         except asyncpg.CheckViolationError as error:

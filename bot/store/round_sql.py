@@ -175,15 +175,18 @@ OUTCOME_COLUMNS = (
     ("net", "bigint"),
 )
 
-_POSTGRES_WRITE = """
-WITH cas AS (
-    UPDATE rounds SET {set}
-    WHERE id = :round_id AND version = :old_version
-    RETURNING id
-), gone AS (
+_OUTCOME_NAMES = ", ".join(name for name, _ in OUTCOME_COLUMNS)
+_OUTCOME_ARRAYS = ", ".join(f"CAST(:o_{name} AS {kind}[])" for name, kind in OUTCOME_COLUMNS)
+
+#: The parts of PostgreSQL's write after the compare-and-set (``cas``), by name; a step's
+#: statement has only the parts it needs (a bet: its bet, the ledger and the update), so
+#: the server plans and runs no empty ones.
+_POSTGRES_PARTS = {
+    "gone": """gone AS (
     DELETE FROM bets
     WHERE round_id IN (SELECT id FROM cas) AND user_id = ANY(CAST(:gone AS bigint[]))
-), placed AS (
+)""",
+    "placed": """placed AS (
     INSERT INTO bets (round_id, user_id, amount, hold, position, placed_at_ms)
     SELECT cas.id, t.user_id, t.amount, t.hold, t.position, :now
     FROM cas, unnest(CAST(:bet_users AS bigint[]), CAST(:bet_amounts AS bigint[]),
@@ -191,24 +194,27 @@ WITH cas AS (
          AS t(user_id, amount, hold, position)
     ON CONFLICT (round_id, user_id) DO UPDATE
     SET amount = excluded.amount, hold = excluded.hold, placed_at_ms = excluded.placed_at_ms
-), grabbed AS (
+)""",
+    "grabbed": """grabbed AS (
     INSERT INTO grabs (round_id, user_id, amount, position, auto)
     SELECT cas.id, t.user_id, t.amount, t.position, t.auto
     FROM cas, unnest(CAST(:grab_users AS bigint[]), CAST(:grab_amounts AS bigint[]),
                      CAST(:grab_positions AS integer[]), CAST(:grab_autos AS boolean[]))
          AS t(user_id, amount, position, auto)
-), bid AS (
+)""",
+    "bids": """bid AS (
     INSERT INTO bids (round_id, user_id, amount, placed_at_ms)
     SELECT cas.id, t.user_id, t.amount, :now
     FROM cas, unnest(CAST(:bid_users AS bigint[]), CAST(:bid_amounts AS bigint[]))
          AS t(user_id, amount)
-), outcome AS (
-    INSERT INTO outcomes (round_id, {outcome_columns})
-    SELECT cas.id, t.* FROM cas, unnest({outcome_arrays}) AS t({outcome_columns})
-), tx AS (
+)""",
+    "outcomes": f"""outcome AS (
+    INSERT INTO outcomes (round_id, {_OUTCOME_NAMES})
+    SELECT cas.id, t.* FROM cas, unnest({_OUTCOME_ARRAYS}) AS t({_OUTCOME_NAMES})
+)""",
+    "ledger": """tx AS (
     INSERT INTO ledger_transactions (chat_id, kind, round_id, actor_id, memo, created_at_ms)
-    SELECT :chat_id, CAST(:tx_kind AS varchar), cas.id, NULL, '', :now
-    FROM cas WHERE CAST(:tx_kind AS varchar) IS NOT NULL
+    SELECT :chat_id, CAST(:tx_kind AS varchar), cas.id, NULL, '', :now FROM cas
     RETURNING id
 ), legs AS (
     INSERT INTO postings (transaction_id, account_id, amount)
@@ -220,34 +226,43 @@ WITH cas AS (
     FROM cas, unnest(CAST(:accounts AS bigint[]), CAST(:amounts AS bigint[]))
          AS t(account_id, amount)
     WHERE accounts.id = t.account_id
-), dealt AS (
+)""",
+    "shoe": """dealt AS (
     UPDATE shoes SET dealt = shoes.dealt + CAST(:shoe_cards AS integer)
     FROM cas
     WHERE shoes.id = CAST(:shoe_id AS bigint) AND shoes.dealt = CAST(:shoe_offset AS integer)
     RETURNING 1
-), next_round AS (
+)""",
+    "next_round": """next_round AS (
     UPDATE chats SET next_round_at_ms = CAST(:next_round_at AS bigint)
-    FROM cas WHERE chats.id = :chat_id AND CAST(:next_round_at AS bigint) IS NOT NULL
-), claimed AS (
+    FROM cas WHERE chats.id = :chat_id
+)""",
+    "update": """claimed AS (
     INSERT INTO processed_updates (bot_id, update_id, processed_at_ms)
-    SELECT :bot_id, CAST(:update_id AS bigint), :now
-    FROM cas WHERE CAST(:update_id AS bigint) IS NOT NULL
+    SELECT :bot_id, CAST(:update_id AS bigint), :now FROM cas
     ON CONFLICT DO NOTHING
     RETURNING 1
-)
-SELECT (SELECT count(*) FROM cas) AS swapped, (SELECT count(*) FROM claimed) AS claimed,
-       (SELECT count(*) FROM dealt) AS dealt
-""".replace("{outcome_columns}", ", ".join(name for name, _ in OUTCOME_COLUMNS)).replace(
-    "{outcome_arrays}",
-    ", ".join(f"CAST(:o_{name} AS {kind}[])" for name, kind in OUTCOME_COLUMNS),
-)
+)""",
+}
 
 
 @functools.cache
-def postgres_write(columns: tuple[str, ...]) -> Positional:
-    """The whole write in one statement, for a step that changes the round's ``columns``."""
+def postgres_write(columns: tuple[str, ...], parts: frozenset[str]) -> Positional:
+    """The whole write in one statement, for a step that changes the round's ``columns``
+    and needs the named ``parts`` (see ``_POSTGRES_PARTS``). It answers whether the
+    compare-and-set took (``swapped``), the update was new (``claimed``) and the shoe
+    moved (``dealt``)."""
+    assignments = _assignments(columns, "CAST(:shares AS json)")
+    ctes = [
+        f"cas AS (\n    UPDATE rounds SET {assignments}\n"
+        "    WHERE id = :round_id AND version = :old_version\n    RETURNING id\n)"
+    ]
+    ctes += [part for name, part in _POSTGRES_PARTS.items() if name in parts]
+    claimed = "(SELECT count(*) FROM claimed)" if "update" in parts else "0"
+    dealt = "(SELECT count(*) FROM dealt)" if "shoe" in parts else "0"
     return Positional.of(
-        _POSTGRES_WRITE.replace("{set}", _assignments(columns, "CAST(:shares AS json)"))
+        f"WITH {', '.join(ctes)}\nSELECT (SELECT count(*) FROM cas) AS swapped,"
+        f" {claimed} AS claimed, {dealt} AS dealt"
     )
 
 
