@@ -22,15 +22,10 @@ from bot.engine.round import (
     BANK,
     HOUSE,
     HOUSE_DEALER,
-    BetCancelled,
-    BetPlaced,
-    BidPlaced,
     CardsDealt,
     Phase,
     RetiredShoe,
     Round,
-    RoundSettled,
-    RoundVoided,
     ShoeRef,
     Transition,
     VoidReason,
@@ -42,6 +37,7 @@ from bot.service.core import ServiceCore
 from bot.service.records import CommandResult, Person
 from bot.store.chats import ChatRecord
 from bot.store.errors import AlreadyProcessed, RoundAlreadyOpen, is_transient
+from bot.store.ledger import transaction_kind
 from bot.store.round_commands import Decide, Located, NotOnHotPath
 from bot.store.rounds import StaleRound
 from bot.store.unit_of_work import UnitOfWork
@@ -49,14 +45,6 @@ from bot.store.unit_of_work import UnitOfWork
 log = logging.getLogger(__name__)
 
 MAX_ATTEMPTS = 20
-
-_TRANSACTION_KIND = {
-    BidPlaced: "bid",
-    BetPlaced: "bet",
-    BetCancelled: "bet_cancel",
-    RoundSettled: "settle",
-    RoundVoided: "void",
-}
 
 
 @dataclass
@@ -393,14 +381,7 @@ class RoundUseCases(ServiceCore):
             if not await uow.shoes.deal(shoe.id, offset=shoe.offset, cards=dealt.cards):
                 raise RuntimeError(f"shoe {shoe.id} was dealt from by another round")
         if transition.postings:
-            kind = next(
-                (
-                    _TRANSACTION_KIND[type(e)]
-                    for e in transition.events
-                    if type(e) in _TRANSACTION_KIND
-                ),
-                "round",
-            )
+            kind = transaction_kind(transition.events)
             await uow.ledger.post(
                 chat_id=before.chat_id,
                 kind=kind,

@@ -14,11 +14,35 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.engine.errors import RuleViolation
-from bot.engine.round import AccountKind, AccountRef, Posting, merge_postings
+from bot.engine.round import (
+    AccountKind,
+    AccountRef,
+    BetCancelled,
+    BetPlaced,
+    BidPlaced,
+    Posting,
+    RoundSettled,
+    RoundVoided,
+    merge_postings,
+)
 from bot.store.db import dialect_insert
 from bot.store.errors import NOT_NEGATIVE, violated_constraint
 from bot.store.models import Account, LedgerTransaction
 from bot.store.models import Posting as PostingRow
+
+#: A round's ledger transaction's kind, by the first event that says it.
+_KIND_OF_EVENT: dict[type, str] = {
+    BidPlaced: "bid",
+    BetPlaced: "bet",
+    BetCancelled: "bet_cancel",
+    RoundSettled: "settle",
+    RoundVoided: "void",
+}
+
+
+def transaction_kind(events: Iterable[object]) -> str:
+    """The kind of the ledger transaction of a round's step that had these events."""
+    return next((_KIND_OF_EVENT[type(e)] for e in events if type(e) in _KIND_OF_EVENT), "round")
 
 
 class UnbalancedTransaction(ValueError):

@@ -14,8 +14,6 @@ from bot.engine.round import (
     AccountKind,
     AccountRef,
     Bet,
-    BetCancelled,
-    BetPlaced,
     BidPlaced,
     CardsDealt,
     Grab,
@@ -23,7 +21,6 @@ from bot.engine.round import (
     Round,
     RoundSettled,
     RoundStarted,
-    RoundVoided,
     ShoeRef,
     Tally,
     Transition,
@@ -32,8 +29,9 @@ from bot.engine.round import (
     held,
 )
 from bot.engine.settings import Settings
+from bot.store.ledger import transaction_kind
 from bot.store.round_sql import OUTCOME_COLUMNS
-from bot.store.rounds import outcome_rows
+from bot.store.rounds import outcome_rows, round_columns
 
 
 class NotOnHotPath(Exception):
@@ -146,33 +144,6 @@ class RoundWrite:
     next_round_at: int | None = None
 
 
-#: The ledger transaction's kind by the first event that says it.
-_TRANSACTION_KIND: dict[type, str] = {
-    BidPlaced: "bid",
-    BetPlaced: "bet",
-    BetCancelled: "bet_cancel",
-    RoundSettled: "settle",
-    RoundVoided: "void",
-}
-
-
-def _round_values(state: Round) -> dict[str, Any]:
-    return {
-        "phase": state.phase.value,
-        "version": state.version,
-        "deadline_ms": state.deadline_ms,
-        "high_bidder": state.high_bidder,
-        "high_bid": state.high_bid,
-        "bid_hold": state.bid_hold,
-        "dealer_id": state.dealer_id,
-        "pool": state.pool,
-        "shares": state.shares,
-        "bet_count": state.bet_count,
-        "grab_count": state.grab_count,
-        "void_reason": state.void_reason.value if state.void_reason else None,
-    }
-
-
 def round_write(read: RoundRead, transition: Transition, now: int) -> RoundWrite:
     """The write of a transition; ``NotOnHotPath`` for one this path does not cover."""
     before, after = read.round, transition.round
@@ -192,7 +163,7 @@ def round_write(read: RoundRead, transition: Transition, now: int) -> RoundWrite
             raise NotOnHotPath(f"no account {posting.account} in the read")
         legs.append((account, posting.amount))
     legs.sort()
-    old_values, new_values = _round_values(before), _round_values(after)
+    old_values, new_values = round_columns(before), round_columns(after)
     changed = {column: value for column, value in new_values.items() if old_values[column] != value}
     if "shares" in changed:
         changed["shares"] = json.dumps(list(after.shares))
@@ -200,10 +171,7 @@ def round_write(read: RoundRead, transition: Transition, now: int) -> RoundWrite
         changed["ended_at_ms"] = now
     old = {bet.user_id: bet for bet in before.bets}
     new = {bet.user_id: bet for bet in after.bets}
-    kind = next(
-        (_TRANSACTION_KIND[type(e)] for e in transition.events if type(e) in _TRANSACTION_KIND),
-        "round",
-    )
+    kind = transaction_kind(transition.events)
     dealt = next((e for e in transition.events if isinstance(e, CardsDealt)), None)
     settled = next((e for e in transition.events if isinstance(e, RoundSettled)), None)
     return RoundWrite(

@@ -63,7 +63,8 @@ def _to_round(
     )
 
 
-def _columns(state: Round) -> dict[str, object]:
+def round_columns(state: Round) -> dict[str, object]:
+    """The ``rounds`` columns a step may change, as stored."""
     return {
         "phase": state.phase.value,
         "version": state.version,
@@ -184,7 +185,7 @@ class RoundRepository:
             started_at_ms=now_ms,
             shoe_id=state.shoe.id if state.shoe else None,
             deal_offset=state.shoe.offset if state.shoe else None,
-            **_columns(state),
+            **round_columns(state),
         )
         self.session.add(row)
         try:
@@ -199,7 +200,7 @@ class RoundRepository:
         """Write a transition: compare-and-set on the version read, then bets, grabs, bids and
         outcomes. Raises ``StaleRound`` if another writer got there first."""
         after = transition.round
-        values = _columns(after)
+        values = round_columns(after)
         if not after.phase.is_open:
             values["ended_at_ms"] = now_ms
         result = await self.session.execute(
