@@ -70,8 +70,7 @@ async def worker(args: argparse.Namespace) -> int:
         for chat in chats:
             await service.set_open(chat, ADMIN, True)
             async with db.transaction() as session:
-                await ledger.post(
-                    session,
+                await ledger.Ledger(session).post(
                     chat_id=chat,
                     kind="credit",
                     postings=[Posting(MINT, -CREDIT * len(people[chat]))]
