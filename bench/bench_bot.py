@@ -961,7 +961,9 @@ async def bench_commit(url: str, groups: int, players: int, serial: int) -> tupl
     async def commit(update_id: int) -> tuple[float, float]:
         started = time.perf_counter()
         async with database.transaction() as session:
-            session.add(ProcessedUpdate(update_id=update_id, processed_at_ms=wall_clock_ms()))
+            session.add(
+                ProcessedUpdate(bot_id=0, update_id=update_id, processed_at_ms=wall_clock_ms())
+            )
         elapsed = time.perf_counter() - started
         return elapsed, elapsed
 

@@ -137,10 +137,11 @@ class SqliteThread:
         connection.execute(self.begin)
         try:
             result = body(connection)
+            connection.execute("COMMIT")
         except BaseException:
-            connection.execute("ROLLBACK")
+            if connection.in_transaction:  # the body failed, or COMMIT did
+                connection.execute("ROLLBACK")
             raise
-        connection.execute("COMMIT")
         return result
 
     async def run(self, body: Callable[[sqlite3.Connection], _T]) -> _T:
