@@ -14,26 +14,23 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import ColumnElement, and_, func, or_, select, union_all
+from sqlalchemy import and_, func, or_, select, union_all
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from bot.engine.round import Bet, Grab, Phase, Round, RoundSettled, RoundVoided, ShoeRef
+from bot.engine.round import Phase, Round, RoundSettled, RoundVoided
 from bot.store import ledger
 from bot.store.ledger import Balance
 from bot.store.models import (
     Account,
     AuditEntry,
-    BetRow,
     Chat,
-    GrabRow,
     LedgerTransaction,
     OutcomeRow,
     RoundRow,
-    ShoeRow,
     User,
 )
 from bot.store.models import Posting as PostingRow
-from bot.store.rounds import DEALER_ROLES, OPEN_PHASES, _to_round, ending_of
+from bot.store.rounds import DEALER_ROLES, OPEN_PHASES, RoundRepository
 
 #: Postings of each of a player's accounts read per step of a statement's walk back.
 STATEMENT_STEP = 64
@@ -113,77 +110,15 @@ class AuditLine:
     created_at_ms: int
 
 
-# -- rounds -------------------------------------------------------------------------------
-
-
-# -- chips --------------------------------------------------------------------------------
-
-
-# -- admin and people ---------------------------------------------------------------------
-
-
 class Queries:
     """The read side in one unit of work (see the module's docstring)."""
 
     def __init__(self, session: AsyncSession) -> None:
         self.session = session
 
-    async def load_rounds(self, *where: ColumnElement[bool]) -> list[Round]:
-        """The rounds that match ``where``, by id, with their bets, grabs and shoe, in three
-        statements whatever their number (``rounds.load`` takes up to three per round)."""
-        shoe_seed = select(ShoeRow.seed).where(ShoeRow.id == RoundRow.shoe_id).scalar_subquery()
-        rows = (
-            await self.session.execute(
-                select(*RoundRow.__table__.c, shoe_seed.label("shoe_seed"))
-                .where(*where)
-                .order_by(RoundRow.id)
-            )
-        ).all()
-        if not rows:
-            return []
-        ids = [row.id for row in rows]
-        bets: defaultdict[int, list[Bet]] = defaultdict(list)
-        for round_id, user_id, amount, hold in await self.session.execute(
-            select(BetRow.round_id, BetRow.user_id, BetRow.amount, BetRow.hold)
-            .where(BetRow.round_id.in_(ids))
-            .order_by(BetRow.round_id, BetRow.position)
-        ):
-            bets[round_id].append(Bet(user_id, amount, hold))
-        grabs: defaultdict[int, list[Grab]] = defaultdict(list)
-        for round_id, user_id, amount, auto in await self.session.execute(
-            select(GrabRow.round_id, GrabRow.user_id, GrabRow.amount, GrabRow.auto)
-            .where(GrabRow.round_id.in_(ids))
-            .order_by(GrabRow.round_id, GrabRow.position)
-        ):
-            grabs[round_id].append(Grab(user_id, amount, auto))
-        return [
-            _to_round(
-                row,
-                bets[row.id],
-                grabs[row.id],
-                None
-                if row.shoe_id is None
-                else ShoeRef(row.shoe_id, bytes(row.shoe_seed), row.deal_offset),
-            )
-            for row in rows
-        ]
-
-    async def endings(self, states: Sequence[Round]) -> list[RoundSettled | RoundVoided]:
-        """What ended each of these finished rounds, rebuilt from their outcomes in one
-        statement."""
-        if not states:
-            return []
-        outcomes: defaultdict[int, list[Any]] = defaultdict(list)
-        rows = await self.session.execute(
-            select(OutcomeRow).where(OutcomeRow.round_id.in_([state.id for state in states]))
-        )
-        for row in rows.scalars():
-            outcomes[row.round_id].append(row)
-        return [ending_of(state, outcomes[state.id]) for state in states]
-
     async def open_rounds(self) -> list[Round]:
         """Every open round, by id."""
-        return await self.load_rounds(RoundRow.phase.in_(OPEN_PHASES))
+        return await RoundRepository(self.session).load_many(RoundRow.phase.in_(OPEN_PHASES))
 
     async def unannounced(
         self, *, now_ms: int, since_ms: int, unclaimed_grace_ms: int = 0
@@ -193,20 +128,18 @@ class Queries:
         left to the worker that ended it for ``unclaimed_grace_ms``), by id, each with what
         ended it."""
         claimed_until = RoundRow.announcement_claimed_until_ms
-        states = (
-            await self.load_rounds(  # Matches the partial index ix_rounds_unannounced's condition.
-                RoundRow.announced_at_ms.is_(None),
-                RoundRow.ended_at_ms >= since_ms,
-                RoundRow.phase.in_(ENDED_PHASES),
-                or_(
-                    claimed_until <= now_ms,
-                    and_(
-                        claimed_until.is_(None), RoundRow.ended_at_ms <= now_ms - unclaimed_grace_ms
-                    ),
-                ),
-            )
+        repository = RoundRepository(self.session)
+        # The first three match the partial index ix_rounds_unannounced's condition.
+        states = await repository.load_many(
+            RoundRow.announced_at_ms.is_(None),
+            RoundRow.ended_at_ms >= since_ms,
+            RoundRow.phase.in_(ENDED_PHASES),
+            or_(
+                claimed_until <= now_ms,
+                and_(claimed_until.is_(None), RoundRow.ended_at_ms <= now_ms - unclaimed_grace_ms),
+            ),
         )
-        return list(zip(states, await self.endings(states), strict=True))
+        return list(zip(states, await repository.endings(states), strict=True))
 
     async def due_rounds(self, now_ms: int) -> list[tuple[int, int]]:
         """Open rounds whose deadline has passed: (round id, chat id), most overdue first."""

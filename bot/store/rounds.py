@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from collections import defaultdict
 from collections.abc import Hashable, Iterable, Sequence
 from types import MappingProxyType
 from typing import Any
@@ -29,6 +30,7 @@ from bot.store.errors import ONE_OPEN_ROUND, RoundAlreadyOpen, violated_constrai
 from bot.store.models import BetRow, BidRow, GrabRow, OutcomeRow, RoundRow, ShoeRow
 
 OPEN_PHASES = [phase.value for phase in Phase if phase.is_open]
+_BEFORE_GRABS = (Phase.BIDDING, Phase.BETTING)
 #: ``OutcomeRow.role`` of the dealer's line: a player who bid, or the group's bank.
 DEALER_ROLES = ("dealer", "house")
 HOUSE_USER_ID = 0
@@ -125,44 +127,74 @@ class RoundRepository:
     async def _load_where(
         self, *where: ColumnElement[bool], lock: bool, skip_locked: bool = False
     ) -> Round | None:
+        found = await self.load_many(*where, lock=lock, skip_locked=skip_locked)
+        return found[0] if found else None
+
+    async def load_many(
+        self, *where: ColumnElement[bool], lock: bool = False, skip_locked: bool = False
+    ) -> list[Round]:
+        """The rounds that match ``where``, by id, with their bets, grabs and shoe, in at
+        most three statements whatever their number; on PostgreSQL locked ``FOR UPDATE``
+        if ``lock`` (``skip_locked``: leaving out those another worker holds)."""
         # Plain rows, not ORM objects: this runs on every command and the objects cost more.
-        rounds = RoundRow.__table__.c
         # The shoe's seed comes in the same query (a subquery, so that FOR UPDATE locks only
-        # the round).
+        # the rounds).
         shoe_seed = select(ShoeRow.seed).where(ShoeRow.id == RoundRow.shoe_id).scalar_subquery()
-        query = select(*rounds, shoe_seed.label("shoe_seed")).where(*where)
+        query = (
+            select(*RoundRow.__table__.c, shoe_seed.label("shoe_seed"))
+            .where(*where)
+            .order_by(RoundRow.id)
+        )
         if lock:
             query = query.with_for_update(skip_locked=skip_locked)
-        row = (await self.session.execute(query)).first()
-        if row is None:
-            return None
-        bets = await self.session.execute(
-            select(BetRow.user_id, BetRow.amount, BetRow.hold)
-            .where(BetRow.round_id == row.id)
-            .order_by(BetRow.position)
-        )
-        grabs: Sequence[Row[tuple[int, int, bool]]] = ()
-        if Phase(row.phase) not in (Phase.BIDDING, Phase.BETTING):  # nobody grabs before
-            grabs = (
-                await self.session.execute(
-                    select(GrabRow.user_id, GrabRow.amount, GrabRow.auto)
-                    .where(GrabRow.round_id == row.id)
-                    .order_by(GrabRow.position)
-                )
-            ).all()
-        shoe = None
-        if row.shoe_id is not None:
-            shoe = ShoeRef(row.shoe_id, bytes(row.shoe_seed), row.deal_offset)
-        return _to_round(row, [Bet(*bet) for bet in bets], [Grab(*grab) for grab in grabs], shoe)
+        rows = (await self.session.execute(query)).all()
+        if not rows:
+            return []
+        bets: defaultdict[int, list[Bet]] = defaultdict(list)
+        for round_id, user_id, amount, hold in await self.session.execute(
+            select(BetRow.round_id, BetRow.user_id, BetRow.amount, BetRow.hold)
+            .where(BetRow.round_id.in_([row.id for row in rows]))
+            .order_by(BetRow.round_id, BetRow.position)
+        ):
+            bets[round_id].append(Bet(user_id, amount, hold))
+        grabs: defaultdict[int, list[Grab]] = defaultdict(list)
+        # Nobody grabs before betting closes.
+        grabbing = [row.id for row in rows if Phase(row.phase) not in _BEFORE_GRABS]
+        if grabbing:
+            for round_id, user_id, amount, auto in await self.session.execute(
+                select(GrabRow.round_id, GrabRow.user_id, GrabRow.amount, GrabRow.auto)
+                .where(GrabRow.round_id.in_(grabbing))
+                .order_by(GrabRow.round_id, GrabRow.position)
+            ):
+                grabs[round_id].append(Grab(user_id, amount, auto))
+        return [
+            _to_round(
+                row,
+                bets[row.id],
+                grabs[row.id],
+                None
+                if row.shoe_id is None
+                else ShoeRef(row.shoe_id, bytes(row.shoe_seed), row.deal_offset),
+            )
+            for row in rows
+        ]
 
     async def ending(self, state: Round) -> RoundSettled | RoundVoided:
         """What ended a finished round, rebuilt from its stored outcomes."""
-        if state.phase is Phase.VOID:
-            return ending_of(state, ())
-        rows = (
-            await self.session.execute(select(OutcomeRow).where(OutcomeRow.round_id == state.id))
-        ).scalars()
-        return ending_of(state, rows)
+        return (await self.endings([state]))[0]
+
+    async def endings(self, states: Sequence[Round]) -> list[RoundSettled | RoundVoided]:
+        """What ended each of these finished rounds, rebuilt from their outcomes in one
+        statement."""
+        if not states:
+            return []
+        outcomes: defaultdict[int, list[Any]] = defaultdict(list)
+        rows = await self.session.execute(
+            select(OutcomeRow).where(OutcomeRow.round_id.in_([state.id for state in states]))
+        )
+        for row in rows.scalars():
+            outcomes[row.round_id].append(row)
+        return [ending_of(state, outcomes[state.id]) for state in states]
 
     async def open_round_id(self, chat_id: int) -> int | None:
         """The id of the chat's open round, if it has one."""
