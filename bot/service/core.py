@@ -32,7 +32,6 @@ class ServiceCore:
     ) -> None:
         self.db = db
         #: Processed updates are recorded per bot (the token's numeric prefix).
-        self.bot_id = bot_id
         self.store = Store(db, bot_id=bot_id)
         self.defaults = defaults or Settings()
         self.clock = clock

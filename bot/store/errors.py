@@ -15,8 +15,6 @@ from bot.store.models import Base
 
 #: A player's or the bank's balance would go below zero.
 NOT_NEGATIVE = "ck_accounts_not_negative"
-#: The update was recorded as processed already.
-PROCESSED_UPDATE = "pk_processed_updates"
 #: A second open round in a chat.
 ONE_OPEN_ROUND = "uq_rounds_one_open_per_chat"
 
@@ -70,23 +68,17 @@ def _unique_keys() -> dict[tuple[str, frozenset[str]], str]:
 _UNIQUE_KEYS = _unique_keys()
 
 
-def sqlite_check_failed(error: BaseException) -> str | None:
-    """The name of the CHECK constraint a ``sqlite3.IntegrityError`` reports."""
-    message = str(error)
-    return (
-        message.removeprefix(_SQLITE_CHECK).strip() if message.startswith(_SQLITE_CHECK) else None
-    )
-
-
-def violated_constraint(error: IntegrityError) -> str | None:
-    """The name of the constraint ``error`` violates, if the database says."""
-    cause = error.orig.__cause__ if error.orig is not None else None
-    name = getattr(cause, "constraint_name", None)
-    if isinstance(name, str):
-        return name
-    message = str(error.orig)
+def violated_constraint(error: BaseException) -> str | None:
+    """The name of the constraint ``error`` violates, if the database says: ``error`` is
+    SQLAlchemy's ``IntegrityError`` or the driver's own (asyncpg's, ``sqlite3``'s)."""
+    driver_error = error.orig if isinstance(error, IntegrityError) else error
+    for candidate in (driver_error, getattr(driver_error, "__cause__", None)):
+        name = getattr(candidate, "constraint_name", None)
+        if isinstance(name, str):
+            return name
+    message = str(driver_error)
     if message.startswith(_SQLITE_CHECK):
-        return sqlite_check_failed(error.orig or error)
+        return message.removeprefix(_SQLITE_CHECK).strip()
     if message.startswith(_SQLITE_UNIQUE):
         qualified = [part.strip() for part in message.removeprefix(_SQLITE_UNIQUE).split(",")]
         tables = {part.split(".")[0] for part in qualified}

@@ -32,7 +32,7 @@ from bot.store.errors import (
     TRANSIENT_SQLSTATES,
     AlreadyProcessed,
     TransientDatabaseError,
-    sqlite_check_failed,
+    violated_constraint,
 )
 from bot.store.round_changes import (
     NotOnHotPath,
@@ -220,7 +220,7 @@ class RoundCommands:
         try:
             result = await driver.fetchrow(statement.sql, *statement.arguments(parameters))
         except asyncpg.CheckViolationError as error:
-            if error.constraint_name == NOT_NEGATIVE:
+            if violated_constraint(error) == NOT_NEGATIVE:
                 raise RuleViolation("chips_changed") from None
             raise
         if result["swapped"] != 1:
@@ -309,6 +309,6 @@ class RoundCommands:
                 [{"account_id": account, "amount": amount} for account, amount in write.legs],
             )
         except sqlite3.IntegrityError as error:
-            if sqlite_check_failed(error) == NOT_NEGATIVE:
+            if violated_constraint(error) == NOT_NEGATIVE:
                 raise RuleViolation("chips_changed") from None
             raise

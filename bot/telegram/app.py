@@ -404,9 +404,8 @@ class GameBot:
         """Apply a round's deadline under its chat's lock, before the chat's waiting
         commands, and before other chats' commands waiting for the database."""
         async with self.locks.lock(chat_id).turn(urgent=True):
-            with urgent():  # GameService.advance says so too; kept for other callers
-                result = await self.service.advance(round_id)
-            self.publish(chat_id, result)  # outside: tasks it starts must not inherit it
+            # GameService.advance is urgent itself (its database turn comes first too).
+            self.publish(chat_id, await self.service.advance(round_id))
 
     # -- publishing -----------------------------------------------------------------
 

@@ -4,6 +4,7 @@ call on the writer's thread), and none of them falls back to loading the round w
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
@@ -12,10 +13,13 @@ from typing import Any
 import asyncpg
 import pytest
 
+from bot.engine.errors import RuleViolation
 from bot.engine.settings import Settings
 from bot.service import rounds as round_service
 from bot.service.game import GameService
+from bot.store import round_changes, round_commands
 from bot.store.db import Database, SqliteThread
+from bot.store.ledger import Balance
 from tests.conftest import Clock
 from tests.store.helpers import ADMIN, DEALER, GROUP, PLAYERS, TEST_SETTINGS, fund, open_table
 
@@ -96,3 +100,38 @@ async def test_every_step_of_a_round_takes_one_read_and_one_write(
     state = await service.round(round_id)
     assert state is not None and state.phase.value == "settled"
     assert len(await service.results(round_id)) == len(bettors) + 1
+
+
+async def test_chips_spent_since_the_read_refuse_the_bet_and_change_nothing(
+    db: Database, clock: Clock, monkeypatch: pytest.MonkeyPatch, seeds: Any
+) -> None:
+    service = GameService(db, TEST_SETTINGS, clock=clock, seed_source=seeds)
+    await open_table(service)
+    await fund(service, DEALER, 100_000)
+    player = PLAYERS[0]
+    await fund(service, player, 1_000)
+    started = await service.start_round(GROUP, actor=ADMIN)
+    assert started.round is not None
+    await service.bid(GROUP, DEALER, 10_000)
+    clock.advance(TEST_SETTINGS.bid_seconds)
+    await service.advance(started.round.id)
+    # The read says the player has far more than they have, as if a credit had been
+    # taken back by a debit after it: the balance's CHECK is what refuses the bet.
+    parse_read = round_changes.parse_read
+
+    def richer(*args: Any, **kwargs: Any) -> round_changes.RoundRead:
+        read = parse_read(*args, **kwargs)
+        return dataclasses.replace(read, free_chips=read.free_chips + 10**9)
+
+    monkeypatch.setattr(round_commands, "parse_read", richer)
+    with pytest.raises(RuleViolation) as refused:
+        await service.bet(GROUP, player, 500, update_id=77)
+    assert refused.value.key == "chips_changed"
+    monkeypatch.undo()
+    assert await service.balance(GROUP, player.id) == Balance(1_000, 0)
+    state = await service.round(started.round.id)
+    assert state is not None and state.bets == ()
+    # Nothing recorded the update either: sent again, it is refused for want of chips.
+    with pytest.raises(RuleViolation) as again:
+        await service.bet(GROUP, player, 500, update_id=77)
+    assert again.value.key == "not_enough_chips_to_bet"
