@@ -2,8 +2,8 @@
 
     python bench/bench_bot.py [--groups 100] [--players 20] [--database-url URL]
 
-The bot is built by ``build_application`` itself (only the HTTP transport is swapped for
-an in-process one that answers the Bot API from memory: no network), started as
+The bot is built by the composition root (``bot.bootstrap.assemble``; only the HTTP
+transport is one that answers the Bot API from memory: no network), started as
 ``bot.telegram.demo`` starts it, and fed synthetic updates through
 ``application.update_queue``: the real path through ``ChatOrderedProcessor`` and the
 handlers. Every group plays in its own asyncio task, one update in flight at a time (a
@@ -16,7 +16,8 @@ It measures:
 2. how late round deadlines fire under that load: while the bets flow, ``--deadline-rounds``
    other tables start rounds (``/newround`` and ``/bid`` through the bot) whose bidding
    deadline, 3 s ahead, is applied by the bot's own ``JobQueue`` job; lateness is the wall
-   time at which ``GameBot.advance`` was entered minus the round's ``deadline_ms``;
+   time at which the bot began applying it (``RoundProgress.advance``, told to its deadline
+   observer) minus the round's ``deadline_ms``;
 3. the process's peak memory;
 4. the floor: the same updates through a fresh ``Application`` whose only handler does
    nothing, and one row committed per update (``Database.transaction()``), with the same
@@ -39,7 +40,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import contextvars
 import cProfile
 import io
 import itertools
@@ -56,22 +56,22 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from unittest import mock
 
 from telegram import Update
 from telegram.ext import Application, ApplicationBuilder, TypeHandler
 from telegram.request import BaseRequest, RequestData
 
+from bot.bootstrap import Assembly, assemble
 from bot.config import Config
-from bot.engine.round import MINT, Phase, Posting, available
+from bot.engine.round import MINT, Phase, Posting, Round, available
 from bot.engine.settings import Settings
 from bot.service.game import CommandResult, GameService, Person, wall_clock_ms
 from bot.store import ledger
 from bot.store.db import Database
 from bot.store.migrate import upgrade_async
 from bot.store.models import ProcessedUpdate
-from bot.telegram import app as app_module
-from bot.telegram.app import ChatLocks, ChatOrderedProcessor, GameBot, build_application
+from bot.telegram.ordering import ChatLocks, ChatOrderedProcessor
+from bot.telegram.shell import GameBot
 
 TOKEN = "123456:BENCH-not-a-real-token"
 BOT_USER: dict[str, Any] = {
@@ -205,19 +205,19 @@ def memory_builder(
     )
 
 
-def build_bench_application(
-    config: Config, service: GameService, stats: TelegramStats
-) -> tuple[Application[Any, Any, Any, Any, Any, Any], GameBot]:
-    """The bot's own ``build_application`` (no rate limiter), over the in-memory transport:
-    ``Application.builder()`` is swapped, in ``bot.telegram.app`` only, while it runs."""
-
-    class _Application:
-        @staticmethod
-        def builder() -> ApplicationBuilder[Any, Any, Any, Any, Any, Any]:
-            return memory_builder(stats, config.operators)
-
-    with mock.patch.object(app_module, "Application", _Application):
-        return build_application(config, service, rate_limiter=False)
+def build_bench_bot(
+    config: Config, database: Database, stats: TelegramStats, probe: DeadlineProbe
+) -> Assembly:
+    """The bot from its own composition root (no rate limiter), over the in-memory
+    transport, its deadlines told to ``probe``."""
+    return assemble(
+        config,
+        database=database,
+        request=MemoryTelegram(stats, config.operators),
+        get_updates_request=MemoryTelegram(stats, config.operators),
+        rate_limiter=False,
+        deadline_observer=probe,
+    )
 
 
 # -- updates and the closed loop ---------------------------------------------------------
@@ -350,15 +350,11 @@ class Fired:
         return self.entered_ms - self.deadline_ms
 
 
-_source: contextvars.ContextVar[str] = contextvars.ContextVar("source", default="sweep")
-_call: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar("call", default=None)
-
-
 class DeadlineProbe:
-    """Wraps ``GameBot.schedule``, ``GameBot.advance`` (and the job that calls it) and
-    ``GameService.advance`` on the instances, to see when each deadline was applied."""
+    """The bot's deadline observer: when each round's deadline was scheduled, and when
+    the bot began and finished applying it."""
 
-    def __init__(self, game: GameBot, service: GameService) -> None:
+    def __init__(self) -> None:
         #: Every deadline a round was scheduled with, and when it was scheduled (wall ms).
         self.history: dict[int, list[tuple[int, float]]] = {}
         self.fired: list[Fired] = []
@@ -367,71 +363,48 @@ class DeadlineProbe:
         self.rounds_of_chat: dict[int, list[int]] = {}
         self.noop_rounds: dict[int, int] = {}
         self._events: dict[int, asyncio.Event] = {}
-        schedule, advance, job = game.schedule, game.advance, game._deadline_job
-        service_advance = service.advance
 
-        def probed_schedule(state: Any) -> None:
-            if state.phase.is_open:
-                history = self.history.setdefault(state.id, [])
-                if not history or history[-1][0] != state.deadline_ms:
-                    history.append((state.deadline_ms, time.time_ns() / 1e6))
-                rounds = self.rounds_of_chat.setdefault(state.chat_id, [])
-                if state.id not in rounds:
-                    rounds.append(state.id)
-            schedule(state)
+    def scheduled(self, state: Round) -> None:
+        history = self.history.setdefault(state.id, [])
+        if not history or history[-1][0] != state.deadline_ms:
+            history.append((state.deadline_ms, time.time_ns() / 1e6))
+        rounds = self.rounds_of_chat.setdefault(state.chat_id, [])
+        if state.id not in rounds:
+            rounds.append(state.id)
 
-        async def probed_job(context: Any) -> None:
-            token = _source.set("job")
-            try:
-                await job(context)
-            finally:
-                _source.reset(token)
-
-        async def probed_advance(round_id: int, chat_id: int) -> None:
-            entered = time.time_ns() / 1e6
-            call: dict[str, Any] = {}
-            token = _call.set(call)
-            try:
-                await advance(round_id, chat_id)
-            finally:
-                _call.reset(token)
-            # The deadline applied: the last one scheduled that had passed when it was applied
-            # (the sweep may enter before the round's job was even scheduled).
-            passed = [
-                (deadline, scheduled)
-                for deadline, scheduled in self.history.get(round_id, [])
-                if deadline <= call.get("applied", 0)
-            ]
-            if not call.get("events") or not passed:
-                self.noop_entries += 1
-                self.noop_rounds[round_id] = self.noop_rounds.get(round_id, 0) + 1
-                return
-            deadline, scheduled = passed[-1]
-            fired = Fired(
-                round_id,
-                deadline,
-                scheduled,
-                entered,
-                call["applied"],
-                _source.get(),
-                type(call["events"][0]).__name__,
-            )
-            self.fired.append(fired)
-            self.by_round[round_id] = fired
-            self._event(round_id).set()
-
-        async def probed_service_advance(round_id: int) -> CommandResult:
-            result = await service_advance(round_id)
-            call = _call.get()
-            if call is not None:
-                call["events"] = result.events
-                call["applied"] = time.time_ns() / 1e6
-            return result
-
-        game.schedule = probed_schedule  # type: ignore[method-assign]
-        game.advance = probed_advance  # type: ignore[method-assign]
-        game._deadline_job = probed_job  # type: ignore[method-assign]
-        service.advance = probed_service_advance  # type: ignore[method-assign]
+    def advanced(
+        self,
+        round_id: int,
+        result: CommandResult,
+        *,
+        by_timer: bool,
+        entered_ms: float,
+        applied_ms: float,
+    ) -> None:
+        # The deadline applied: the last one scheduled that had passed when it was applied
+        # (the sweep may enter before the round's timer was even scheduled).
+        passed = [
+            (deadline, scheduled)
+            for deadline, scheduled in self.history.get(round_id, [])
+            if deadline <= applied_ms
+        ]
+        if not result.events or not passed:
+            self.noop_entries += 1
+            self.noop_rounds[round_id] = self.noop_rounds.get(round_id, 0) + 1
+            return
+        deadline, scheduled = passed[-1]
+        fired = Fired(
+            round_id,
+            deadline,
+            scheduled,
+            entered_ms,
+            applied_ms,
+            "job" if by_timer else "sweep",
+            type(result.events[0]).__name__,
+        )
+        self.fired.append(fired)
+        self.by_round[round_id] = fired
+        self._event(round_id).set()
 
     def _event(self, round_id: int) -> asyncio.Event:
         return self._events.setdefault(round_id, asyncio.Event())
@@ -576,13 +549,8 @@ async def running(
             await game.start(application)
             yield
         finally:
-            # The bot's own background tasks (delayed board edits) would outlive the database.
-            current = asyncio.current_task()
-            for task in asyncio.all_tasks():
-                coroutine = task.get_coro()
-                name = getattr(coroutine, "__qualname__", "")
-                if task is not current and name.startswith("GameBot."):
-                    task.cancel()
+            # The bot's delayed board edits would outlive the database.
+            game.board.cancel_edits()
             if application.running:
                 await application.stop()
 
@@ -599,10 +567,10 @@ async def bench_bot(args: argparse.Namespace, url: str, out: Output) -> BotResul
         sweep_seconds=1.0,
         board_edit_seconds=3.0,
     )
-    service = GameService(database, config.game, bot_id=config.bot_id)
     stats = TelegramStats()
-    application, game = build_bench_application(config, service, stats)
-    probe = DeadlineProbe(game, service)
+    probe = DeadlineProbe()
+    assembly = build_bench_bot(config, database, stats, probe)
+    application, game, service = assembly.application, assembly.game, assembly.service
     tracker = Tracker(application)
     updates = UpdateFactory(first_update_id=time.time_ns() // 1000)
     profile_text = ""
@@ -780,7 +748,7 @@ async def bench_bot(args: argparse.Namespace, url: str, out: Output) -> BotResul
             ]
             out.line()
             out.line(
-                f"2. deadline lateness (GameBot.advance entered − deadline_ms; "
+                f"2. deadline lateness (RoundProgress.advance entered − deadline_ms; "
                 f"target ≤ {LATENESS_TARGET_MS:.0f} ms)"
             )
             for label, fired in (

@@ -51,6 +51,9 @@ class Config:
     #: ``DELIVERY_LEASE_MS``, which says why): how late one whose sender died goes out.
     delivery_lease_seconds: float = 10.0
     admin_cache_seconds: float = 60.0
+    #: Replies a group may get per minute (of Telegram's ~20 messages a minute, the rest
+    #: is for boards and results); more answers than that wait and go out combined.
+    replies_per_minute: int = 10
     log_level: str = "INFO"
 
     @property
@@ -124,10 +127,13 @@ def load_config(
             board_edit_seconds=float(bot_section.get("board_edit_seconds", 3.0)),
             delivery_lease_seconds=float(bot_section.get("delivery_lease_seconds", 10.0)),
             admin_cache_seconds=float(bot_section.get("admin_cache_seconds", 60.0)),
+            replies_per_minute=int(bot_section.get("replies_per_minute", 10)),
             log_level=str(env.get("NIUNIU_LOG_LEVEL") or bot_section.get("log_level", "INFO")),
         )
     except (TypeError, ValueError) as error:
         raise ConfigError(f"config: {error}") from None
+    if not 1 <= config.replies_per_minute <= 20:
+        raise ConfigError("[bot] replies_per_minute must be 1 to 20 (Telegram's limit)")
     if config.delivery_lease_seconds <= 0:
         raise ConfigError("[bot] delivery_lease_seconds must be positive")
     if config.mode not in ("polling", "webhook"):

@@ -19,15 +19,34 @@ from telegram.ext import AIORateLimiter
 
 log = logging.getLogger(__name__)
 
-Job = Callable[[], Awaitable[None]]
+Job = Callable[[], Awaitable[object]]
 
 
 class ChatOutbox:
-    """One queue of outgoing work per chat, each run by its own worker, in order."""
+    """One queue of outgoing work per chat, each run by its own worker, in order; and
+    work that needs no order (a toast), run at once beside them. A chat is here only
+    while it has work queued."""
 
     def __init__(self) -> None:
         self._queues: dict[int, deque[Job]] = {}
         self._workers: dict[int, asyncio.Task[None]] = {}
+        self._aside: set[asyncio.Task[None]] = set()
+
+    def __len__(self) -> int:
+        return len(self._queues)
+
+    def put_aside(self, job: Job) -> None:
+        """Run ``job`` now, in no chat's order (it is awaited by ``drain``)."""
+
+        async def run() -> None:
+            try:
+                await job()
+            except Exception:
+                log.exception("sending failed")
+
+        task = asyncio.get_running_loop().create_task(run())
+        self._aside.add(task)  # the loop keeps only weak references to tasks
+        task.add_done_callback(self._aside.discard)
 
     def put(self, chat_id: int, job: Job) -> None:
         """Queue ``job`` for the chat; it runs after everything queued before it."""
@@ -48,32 +67,14 @@ class ChatOutbox:
             # The loop ends only with the queue empty (nothing runs between its last check
             # and here), so the next put() starts a new worker.
             del self._workers[chat_id]
+            del self._queues[chat_id]
 
     async def drain(self, timeout: float = 10.0) -> None:
         """Wait until every queue is empty (or ``timeout`` passes)."""
         deadline = time.monotonic() + timeout
-        while self._workers and time.monotonic() < deadline:
-            await asyncio.wait(list(self._workers.values()), timeout=deadline - time.monotonic())
-
-
-class SlidingWindow:
-    """Counts events per key over the last ``seconds``; ``allow`` takes one if under ``limit``."""
-
-    def __init__(self, limit: int, seconds: float = 60.0) -> None:
-        self.limit = limit
-        self.seconds = seconds
-        self._times: dict[int, deque[float]] = {}
-
-    def allow(self, key: int) -> bool:
-        """Take one slot for ``key`` if fewer than ``limit`` were taken in the window."""
-        now = time.monotonic()
-        times = self._times.setdefault(key, deque())
-        while times and times[0] <= now - self.seconds:
-            times.popleft()
-        if len(times) >= self.limit:
-            return False
-        times.append(now)
-        return True
+        while (self._workers or self._aside) and time.monotonic() < deadline:
+            busy = [*self._workers.values(), *self._aside]
+            await asyncio.wait(busy, timeout=deadline - time.monotonic())
 
 
 class SendRateLimiter(AIORateLimiter):

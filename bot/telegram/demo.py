@@ -24,15 +24,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from bot.bootstrap import assemble
 from bot.config import Config
 from bot.engine.round import HOUSE_DEALER, Phase, Round
 from bot.engine.settings import Settings
 from bot.fakegram.server import FakeTelegram
 from bot.money import format_amount, parse_amount
 from bot.service.game import GameService
-from bot.store.db import Database
 from bot.store.migrate import upgrade_async
-from bot.telegram.app import build_application
 from bot.telegram.serving import running
 
 GROUP = -1001234567890
@@ -212,9 +211,8 @@ async def run_demo(
                 sweep_seconds=0.2,
                 board_edit_seconds=1.0,
             )
-            database = Database.from_url(url)
-            service = GameService(database, config.game, bot_id=config.bot_id)
-            application, game = build_application(config, service, rate_limiter=False)
+            assembly = assemble(config, rate_limiter=False)
+            application, game, service = assembly.application, assembly.game, assembly.service
             transcript = Transcript(fake, out)
 
             def say(user: dict[str, Any], text: str) -> None:
@@ -237,7 +235,7 @@ async def run_demo(
                 with contextlib.suppress(asyncio.CancelledError):
                     await printer
                 transcript.flush()
-                await database.dispose()
+                await assembly.database.dispose()
     return code
 
 

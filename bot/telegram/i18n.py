@@ -205,16 +205,29 @@ EN: dict[str, str] = {
         "poker29_vn), with the group's bank as dealer: <code>/set dealer house</code>.\n"
         "See /help and /rules."
     ),
-    "help": (
-        "<b>Players</b>\n/newround – start a round\n/bid 500 – bid for dealer\n"
-        "/bet 20 – bet (again to change, /bet 0 to cancel)\n/balance – your chips\n"
-        "/history – last rounds\n/rules – rules of this table\n/verify N – check round N\n"
-        "<b>Admins</b>\n/open, /close – open or close the table\n/config – settings\n"
-        "/set KEY VALUE – change a setting (e.g. <code>/set ruleset bullbull</code>, "
-        "<code>/set dealer house</code>)\n/credit AMOUNT, /debit AMOUNT – as a reply\n"
-        "/fund AMOUNT – fund the bank · /bank – its balance\n"
-        "/ledger – a player's statement\n/audit – recent admin actions"
-    ),
+    "help.players": "<b>Players</b>",
+    "help.admins": "<b>Admins</b>",
+    "help.private": "<b>Here</b> (the game itself is played in groups)",
+    "command.newround": "start a round",
+    "command.bid": "bid for dealer: /bid 500",
+    "command.bet": "bet: /bet 20 (again to change, /bet 0 to cancel)",
+    "command.balance": "your chips here",
+    "command.balance.private": "your chips in every group",
+    "command.history": "last rounds",
+    "command.rules": "rules of this table",
+    "command.verify": "check a round: /verify 12",
+    "command.bank": "the group bank's balance",
+    "command.help": "all commands",
+    "command.start": "how to begin",
+    "command.open": "open the table",
+    "command.close": "close the table (a running round finishes)",
+    "command.config": "every setting of this group",
+    "command.set": "change a setting: /set ruleset bullbull, /set dealer house",
+    "command.credit": "give chips: /credit 100 as a reply, or /credit @name 100",
+    "command.debit": "take chips back: /debit 100 as a reply",
+    "command.fund": "move chips into the group's bank: /fund 1000",
+    "command.ledger": "a player's statement (as a reply, @name or an id)",
+    "command.audit": "recent admin actions",
     "rules.dealer.bid": "Highest bid is the dealer.",
     "rules.dealer.house": "The house deals from its bank; there is no bidding.",
     "rules.table": (
@@ -409,13 +422,29 @@ ZH: dict[str, str] = {
         "3. 玩家抢庄、下注、抢红包。\n管理员也可以开牌局：<code>/set ruleset bullbull</code>"
         "（或 poker29、poker29_vn），由庄房坐庄：<code>/set dealer house</code>。\n详见 /help 和 /rules。"
     ),
-    "help": (
-        "<b>玩家</b>\n/newround – 开局\n/bid 500 – 抢庄\n/bet 20 – 下注（再发可改，/bet 0 取消）\n"
-        "/balance – 我的筹码\n/history – 最近牌局\n/rules – 本桌规则\n/verify N – 验证第 N 局\n"
-        "<b>管理员</b>\n/open、/close – 开桌、关桌\n/config – 设置\n/set 名称 值 – 修改设置\n"
-        "/credit 金额、/debit 金额 – 回复玩家消息\n/fund 金额 – 庄房注资 · /bank – 庄房余额\n"
-        "/ledger – 玩家流水\n/audit – 管理记录"
-    ),
+    "help.players": "<b>玩家</b>",
+    "help.admins": "<b>管理员</b>",
+    "help.private": "<b>私聊可用</b>（游戏在群里进行）",
+    "command.newround": "开局",
+    "command.bid": "抢庄：/bid 500",
+    "command.bet": "下注：/bet 20（再发可改，/bet 0 取消）",
+    "command.balance": "我在本群的筹码",
+    "command.balance.private": "我在各群的筹码",
+    "command.history": "最近牌局",
+    "command.rules": "本桌规则",
+    "command.verify": "验证牌局：/verify 12",
+    "command.bank": "庄房余额",
+    "command.help": "全部命令",
+    "command.start": "如何开始",
+    "command.open": "开桌",
+    "command.close": "关桌（进行中的牌局会打完）",
+    "command.config": "本群全部设置",
+    "command.set": "修改设置：/set ruleset bullbull、/set dealer house",
+    "command.credit": "上分：回复玩家消息 /credit 100，或 /credit @名字 100",
+    "command.debit": "下分：回复玩家消息 /debit 100",
+    "command.fund": "庄房注资：/fund 1000",
+    "command.ledger": "玩家流水（回复、@名字或 id）",
+    "command.audit": "管理记录",
     "rules.dealer.bid": "出价最高者坐庄。",
     "rules.dealer.house": "由庄房坐庄，不抢庄。",
     "rules.table": "本桌：下注 {min_bet}–{max_bet}，最低抢庄 {min_bid}，抽水 {rake}，返水 {rebate}，庄家费用 {fees}。",

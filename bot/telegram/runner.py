@@ -6,11 +6,9 @@ import asyncio
 import logging
 import signal
 
+from bot.bootstrap import assemble
 from bot.config import Config
-from bot.service.game import GameService
-from bot.store.db import Database
 from bot.store.migrate import upgrade
-from bot.telegram.app import build_application
 from bot.telegram.serving import ALLOWED_UPDATES, running
 from bot.telegram.webhook import WebhookServer
 
@@ -56,9 +54,8 @@ def run_bot(config: Config) -> None:
 
 async def serve(config: Config) -> None:
     """Serve updates (long polling, or a webhook by setting) until a stop signal."""
-    database = Database.from_url(config.database_url)
-    service = GameService(database, config.game, bot_id=config.bot_id)
-    application, game = build_application(config, service)
+    assembly = assemble(config)
+    application, game = assembly.application, assembly.game
     webhook = config.mode == "webhook"
     try:
         async with running(application, game, polling=not webhook) as stop:
@@ -89,4 +86,4 @@ async def serve(config: Config) -> None:
                 if server is not None:
                     await server.stop()
     finally:
-        await database.dispose()
+        await assembly.database.dispose()

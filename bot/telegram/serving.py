@@ -19,7 +19,7 @@ from telegram import Update
 from telegram.error import Conflict, NetworkError, RetryAfter, TelegramError, TimedOut
 from telegram.ext import Application
 
-from bot.telegram.app import GameBot
+from bot.telegram.shell import GameBot
 
 log = logging.getLogger(__name__)
 

@@ -29,7 +29,10 @@ def pytest_runtest_makereport(item: pytest.Item, call: Any) -> Iterator[None]:
 async def e2e(
     tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
 ) -> AsyncIterator[E2E]:
-    """The bot process of this module (its game settings: the module's ``GAME``)."""
+    """The bot process of this module (its game settings: the module's ``GAME``; its
+    replies a minute per group: ``REPLIES_PER_MINUTE``, else the harness's)."""
     game = getattr(request.module, "GAME", FAST_GAME)
-    async with running_bot(tmp_path_factory.mktemp("e2e"), game=game) as session:
+    replies = getattr(request.module, "REPLIES_PER_MINUTE", None)
+    folder = tmp_path_factory.mktemp("e2e")
+    async with running_bot(folder, game=game, replies_per_minute=replies) as session:
         yield session

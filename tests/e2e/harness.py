@@ -46,6 +46,10 @@ FAST_GAME: dict[str, Any] = {
     "max_bet": "50",
     "quick_bets": ["5", "10", "20"],
 }
+#: Replies a group may get per minute: more than the bot's default (10), so that tests of
+#: what one command answers can ask a dozen things in one group without waiting a minute
+#: (``test_message_rate`` keeps the default and checks the limit).
+REPLIES_PER_MINUTE = 16
 STARTUP_SECONDS = 45.0
 #: Longest a single step (a reply, a phase change) may take before a test fails.
 STEP_SECONDS = 15.0
@@ -79,6 +83,7 @@ def write_config(
     sweep_seconds: float = 0.2,
     board_edit_seconds: float = 0.5,
     delivery_lease_seconds: float | None = None,
+    replies_per_minute: int = 16,
 ) -> Path:
     """A config file with short windows. Token, API URL and database come from the env."""
     lines = ["[game]"]
@@ -88,6 +93,7 @@ def write_config(
         "[bot]",
         f"sweep_seconds = {sweep_seconds!r}",
         f"board_edit_seconds = {board_edit_seconds!r}",
+        f"replies_per_minute = {replies_per_minute!r}",
     ]
     if delivery_lease_seconds is not None:
         lines.append(f"delivery_lease_seconds = {delivery_lease_seconds!r}")
@@ -416,6 +422,7 @@ async def running_bot(
     game: Mapping[str, Any] | None = None,
     operators: list[int] | None = None,
     delivery_lease_seconds: float | None = None,
+    replies_per_minute: int | None = None,
 ) -> AsyncIterator[E2E]:
     """A fake Telegram, the bot process polling it, and a reader of its database."""
     database_url = f"sqlite+aiosqlite:///{tmp_path / 'e2e.db'}"
@@ -424,6 +431,7 @@ async def running_bot(
         game=dict(game or FAST_GAME),
         operators=operators,
         delivery_lease_seconds=delivery_lease_seconds,
+        replies_per_minute=replies_per_minute or REPLIES_PER_MINUTE,
     )
     async with FakeTelegram() as fake:
         bot = BotProcess(fake, config, database_url, tmp_path / "bot.log")

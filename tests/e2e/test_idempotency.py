@@ -53,8 +53,13 @@ async def test_redelivered_bet_and_stale_buttons_have_no_effect(e2e: E2E) -> Non
     balance = await e2e.service.balance(BET_GROUP, PLAYER["id"])
     assert (balance.available, balance.held) == (CREDIT_CENTS - 18_000, 18_000)
     assert await ledger_count(e2e, BET_GROUP, "bet", state.id) == 1
-    # A duplicate is silent: no error reply ("your bet is already 10.00" or the like).
-    assert e2e.reply_of(BET_GROUP, bet["message"]["message_id"]) is None
+    # The bet is confirmed once; the duplicate is silent (no "your bet is already 10.00").
+    replies = [
+        entry
+        for entry in e2e.sends(BET_GROUP)
+        if entry["reply_to_message_id"] == bet["message"]["message_id"]
+    ]
+    assert [entry["plain_text"] for entry in replies] == ["Your bet of RM10.00 is in."]
 
     state = await e2e.wait_phase(BET_GROUP, Phase.GRABBING, state.id)
     board = await e2e.wait_button(BET_GROUP, f"{state.id}:grab:0")

@@ -24,6 +24,8 @@ ADMIN = user(501, "Ada", "ada_admin")
 DEALER = user(502, "Bao", "bao")
 BETTORS = [user(503, "Chen"), user(504, "Dewi"), user(505, "Eko")]
 LIMIT = 20
+#: The bot's default share of the group's messages for replies.
+REPLIES_PER_MINUTE = 10
 ROUNDS = 3
 #: A throttled bot needs several seconds per Bot API request.
 PATIENCE = 60.0

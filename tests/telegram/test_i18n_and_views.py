@@ -13,8 +13,8 @@ import pytest
 from bot.engine.round import Phase, advance, bet, bid, start_round
 from bot.engine.settings import Settings
 from bot.service.game import Person
-from bot.telegram.app import split_message
 from bot.telegram.i18n import CATALOGUE, EN, translate
+from bot.telegram.messenger import split_message
 from bot.telegram.runner import RedactSecrets
 from bot.telegram.views import ButtonPress, Views, display_name
 

@@ -10,11 +10,10 @@ from shutil import copy
 import aiohttp
 import pytest
 
+from bot.bootstrap import assemble
 from bot.config import Config, ConfigError, load_config
 from bot.fakegram.server import FakeTelegram
 from bot.service.game import GameService
-from bot.store.db import Database
-from bot.telegram.app import build_application
 from bot.telegram.serving import running
 from bot.telegram.webhook import SECRET_HEADER, WebhookServer
 
@@ -48,10 +47,9 @@ async def webhook(tmp_path: Path, sqlite_template: Path) -> AsyncIterator[tuple[
             telegram_base_url=fake.base_url,
             operators=frozenset({OPERATOR}),
         )
-        database = Database.from_url(url)
-        service = GameService(database, config.game, bot_id=config.bot_id)
-        application, game = build_application(config, service, rate_limiter=False)
-        async with running(application, game, polling=False):
+        assembly = assemble(config, rate_limiter=False)
+        application, service = assembly.application, assembly.service
+        async with running(application, assembly.game, polling=False):
             server = WebhookServer(
                 application, listen="127.0.0.1", port=0, path="hook", secret_token=SECRET
             )
@@ -60,7 +58,7 @@ async def webhook(tmp_path: Path, sqlite_template: Path) -> AsyncIterator[tuple[
                 yield f"http://127.0.0.1:{server.port}/hook", service
             finally:
                 await server.stop()
-        await database.dispose()
+        await assembly.database.dispose()
 
 
 async def test_an_update_is_handled_before_telegram_gets_its_answer(

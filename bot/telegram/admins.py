@@ -1,0 +1,72 @@
+"""Who may run admin commands in a group: its creator and administrators (asked of
+Telegram, cached briefly) and the operators named in the configuration."""
+
+from __future__ import annotations
+
+import logging
+
+from cachetools import LRUCache, TTLCache
+from telegram import ChatMember, Update
+from telegram.error import TelegramError
+
+from bot.engine.errors import GameError
+from bot.service.game import GameService, Person
+from bot.telegram.lookups import person_of
+from bot.telegram.messenger import Messenger
+
+log = logging.getLogger(__name__)
+
+#: Answers of Telegram kept at once; beyond that the oldest are asked again.
+ADMIN_ANSWERS_CACHED = 50_000
+#: Group titles remembered (to store a title only when it changed).
+TITLES_CACHED = 20_000
+
+
+class AdminCheck:
+    """Checks that the sender of an admin command is an admin of the group."""
+
+    def __init__(
+        self,
+        service: GameService,
+        messenger: Messenger,
+        operators: frozenset[int],
+        *,
+        cache_seconds: float,
+    ) -> None:
+        self.service = service
+        self.messenger = messenger
+        self.operators = operators
+        self._answers: TTLCache[tuple[int, int], bool] = TTLCache(
+            ADMIN_ANSWERS_CACHED, cache_seconds
+        )
+        self._titles: LRUCache[int, str] = LRUCache(TITLES_CACHED)
+
+    async def is_admin(self, chat_id: int, user_id: int) -> bool:
+        """Group creators and administrators (asked of Telegram, cached) and operators;
+        ``False`` when Telegram cannot say (logged)."""
+        if user_id in self.operators:
+            return True
+        found = self._answers.get((chat_id, user_id))
+        if found is not None:
+            return found
+        try:
+            member = await self.messenger.bot.get_chat_member(chat_id, user_id)
+        except TelegramError as error:
+            log.warning("getChatMember(%s, %s) failed: %s", chat_id, user_id, error)
+            return False
+        allowed = member.status in (ChatMember.OWNER, ChatMember.ADMINISTRATOR)
+        self._answers[(chat_id, user_id)] = allowed
+        return allowed
+
+    async def require(self, update: Update) -> tuple[int, Person]:
+        """The group and the admin who sent ``update``; ``GameError("not_admin")`` for
+        anyone else. Notes the group's title (admins' statements name it)."""
+        chat, user = update.effective_chat, update.effective_user
+        assert chat is not None and user is not None
+        if not await self.is_admin(chat.id, user.id):
+            raise GameError("not_admin")
+        title = chat.title or ""
+        if self._titles.get(chat.id) != title:
+            await self.service.note_chat(chat.id, title)
+            self._titles[chat.id] = title
+        return chat.id, person_of(user)

@@ -1,0 +1,252 @@
+"""The round's messages in the group: the live board (posted, then edited as the round
+moves), the results, and the notice that a shoe was replaced."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from functools import partial
+from typing import TypeVar
+
+from cachetools import LRUCache
+from telegram import InlineKeyboardMarkup
+
+from bot.engine.round import Round, RoundSettled, RoundStarted, RoundVoided
+from bot.service.game import BOARD_REFUSED, GameService
+from bot.telegram.delivery import ChatOutbox
+from bot.telegram.lookups import ChatSettings, People
+from bot.telegram.messenger import Messenger
+from bot.telegram.views import Views
+
+log = logging.getLogger(__name__)
+_T = TypeVar("_T")
+
+#: Boards remembered at once (their message id and what they show): every open round's.
+BOARDS_CACHED = 20_000
+
+Rendered = tuple[str, InlineKeyboardMarkup | None]
+
+
+def board_people(state: Round) -> list[int]:
+    """Everyone a round's board names: bettors, the high bidder, the dealer."""
+    ids = [bet.user_id for bet in state.bets]
+    ids += [user for user in (state.high_bidder, state.dealer_id) if user is not None]
+    return ids
+
+
+class Board:
+    """Posts each round's board once, keeps it up to date (at most one edit per chat every
+    ``edit_seconds``, the latest state each time), and posts the results and shoe notices,
+    all through the chat's outbox so that no caller waits on Telegram.
+
+    A board and the results are delivered at least once: the service's claim and lease
+    make sure one worker sends each, and the sweep (``redeliver``) sends those whose
+    worker died.
+    """
+
+    def __init__(
+        self,
+        service: GameService,
+        messenger: Messenger,
+        outbox: ChatOutbox,
+        chats: ChatSettings,
+        people: People,
+        *,
+        edit_seconds: float,
+        lease_seconds: float,
+        clock: Callable[[], int],
+    ) -> None:
+        self.service = service
+        self.messenger = messenger
+        self.outbox = outbox
+        self.chats = chats
+        self.people = people
+        self.edit_seconds = edit_seconds
+        self.lease_ms = round(lease_seconds * 1000)
+        self.clock = clock
+        self._message_ids: LRUCache[int, int] = LRUCache(BOARDS_CACHED)
+        self._shown: LRUCache[int, Rendered] = LRUCache(BOARDS_CACHED)
+        self._edited_at: LRUCache[int, float] = LRUCache(BOARDS_CACHED)
+        #: Rounds with an edit on its way: later changes ride along with it.
+        self._edit_pending: set[int] = set()
+        #: Boards and results this process has queued and not finished sending: the sweep
+        #: looks for undelivered ones every time and must not queue them again.
+        self._delivering: set[tuple[str, int]] = set()
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    # -- what callers ask for ---------------------------------------------------------
+
+    def post(self, chat_id: int, round_id: int) -> None:
+        """Post a round's board (unless this process has it queued already)."""
+        self._deliver(("board", round_id), chat_id, partial(self._post, round_id))
+
+    def announce(self, state: Round, ended: RoundSettled | RoundVoided) -> None:
+        """Send a round's results (unless this process has them queued already)."""
+        self._deliver(("results", state.id), state.chat_id, partial(self._announce, state, ended))
+
+    def refresh(self, state: Round) -> None:
+        """Edit the round's board soon: at most one edit per chat every ``edit_seconds``,
+        the latest state each time (several changes in between make one edit)."""
+        if state.id in self._edit_pending:
+            return
+        self._edit_pending.add(state.id)
+        task = asyncio.get_running_loop().create_task(self._edit_later(state.chat_id, state.id))
+        self._tasks.add(task)  # the loop keeps only weak references to tasks
+        task.add_done_callback(self._tasks.discard)
+
+    def shoe_replaced(self, state: Round, started: RoundStarted) -> None:
+        """Tell the group its shoe was replaced (or retired), revealing the old one's seed."""
+        self.outbox.put(state.chat_id, partial(self._shoe_replaced, state, started))
+
+    async def redeliver(self) -> None:
+        """Queue the boards and results that should be out by now and that no worker is
+        sending: the worker that claimed one died (its lease ran out), or the worker that
+        started or ended the round never got to it (a lease after it did so)."""
+        grace = self.lease_ms
+        for state, ended in await self.service.unannounced(unclaimed_grace_ms=grace):
+            self.announce(state, ended)
+        for round_id, chat_id in await self.service.unposted_boards(unclaimed_grace_ms=grace):
+            self.post(chat_id, round_id)
+
+    def cancel_edits(self) -> None:
+        """Drop the edits waiting for their turn (stopping without sending them)."""
+        for task in self._tasks:
+            task.cancel()
+
+    async def drain(self, timeout: float) -> None:
+        """Wait for edits on their way to be queued."""
+        if self._tasks:
+            await asyncio.wait(list(self._tasks), timeout=timeout)
+
+    # -- sending ----------------------------------------------------------------------
+
+    def _deliver(
+        self, key: tuple[str, int], chat_id: int, send: Callable[[], Awaitable[None]]
+    ) -> None:
+        if key in self._delivering:
+            return
+        self._delivering.add(key)
+
+        async def job() -> None:
+            try:
+                await send()
+            finally:
+                self._delivering.discard(key)
+
+        self.outbox.put(chat_id, job)
+
+    async def _render(self, round_id: int) -> tuple[Round, str, InlineKeyboardMarkup | None]:
+        state = await self.service.round(round_id)
+        if state is None:
+            raise LookupError(f"round {round_id} is gone")
+        views = Views(state.settings)  # a running round keeps the settings it started with
+        people = await self.people.names(board_people(state))
+        text, markup = views.board(state, people, self.clock())
+        return state, text, markup
+
+    async def _post(self, round_id: int) -> None:
+        """Post the live board of a new round (as it is when the message goes out), unless
+        it is posted or another worker is posting it. It counts as posted only once
+        Telegram answered: a crash before that leaves it to be posted again when the lease
+        ran out (twice only if Telegram had it already)."""
+        if not await self.service.claim_board(round_id, lease_ms=self.lease_ms):
+            return
+        state, text, markup = await self._render(round_id)
+        message_id = await self._keeping_lease(
+            self.service.renew_board_claim,
+            round_id,
+            partial(self.messenger.send, state.chat_id, text, markup),
+        )
+        if message_id is None:  # refused (logged); trying again would be refused too
+            await self.service.set_board_message(state.id, BOARD_REFUSED)
+            return
+        self._message_ids[state.id] = message_id
+        self._shown[state.id] = (text, markup)
+        self._edited_at[state.chat_id] = time.monotonic()
+        await self.service.set_board_message(state.id, message_id)
+
+    async def _edit_later(self, chat_id: int, round_id: int) -> None:
+        wait = self._edited_at.get(chat_id, 0.0) + self.edit_seconds - time.monotonic()
+        if wait > 0:
+            await asyncio.sleep(wait)
+        self.outbox.put(chat_id, partial(self._edit, round_id))
+
+    async def _edit(self, round_id: int) -> None:
+        """Show a round's current state on its board message, unless it shows it already."""
+        # Changes from now on need an edit of their own.
+        self._edit_pending.discard(round_id)
+        state, text, markup = await self._render(round_id)
+        message_id = self._message_ids.get(round_id) or await self.service.board_message(round_id)
+        if not message_id or self._shown.get(round_id) == (text, markup):
+            return
+        self._edited_at[state.chat_id] = time.monotonic()
+        if state.phase.is_open:
+            self._shown[round_id] = (text, markup)
+        else:  # the round's last edit: forget its board
+            self._shown.pop(round_id, None)
+            self._message_ids.pop(round_id, None)
+        await self.messenger.edit(state.chat_id, message_id, text, markup)
+
+    async def _announce(self, state: Round, ended: RoundSettled | RoundVoided) -> None:
+        """Post the one message that closes a round, unless it went out or another worker
+        is sending it. It counts as sent only once Telegram answered: a crash before that
+        leaves it to be sent again when the lease ran out (twice only if Telegram had it
+        already)."""
+        if not await self.service.claim_announcement(state.id, lease_ms=self.lease_ms):
+            return
+        views = Views(state.settings)
+        people = await self.people.names(list(state.participants) + board_people(state))
+        text = views.results(state, ended, people)
+        await self._keeping_lease(
+            self.service.renew_announcement_claim,
+            state.id,
+            partial(self.messenger.send, state.chat_id, text),
+        )
+        # Sent, or refused for good (logged): either way Telegram answered.
+        await self.service.mark_announced(state.id)
+
+    async def _shoe_replaced(self, state: Round, started: RoundStarted) -> None:
+        retired = started.retired_shoe
+        assert retired is not None
+        seed = retired.seed.hex()
+        if state.shoe is None:
+            text = await self.chats.text(
+                state.chat_id, "shoe.retired", old_id=retired.id, seed=seed
+            )
+        else:
+            text = await self.chats.text(
+                state.chat_id, "shoe.replaced", shoe_id=state.shoe.id, old_id=retired.id, seed=seed
+            )
+        await self.messenger.send(state.chat_id, text)
+
+    async def _keeping_lease(
+        self,
+        renew: Callable[..., Awaitable[bool]],
+        round_id: int,
+        send: Callable[[], Awaitable[_T]],
+    ) -> _T:
+        """Run ``send`` holding the round's lease on it: renewed every third of its length,
+        so that a message waiting behind Telegram's rate limits keeps its job and no other
+        worker sends it too. A process that dies stops renewing, and the lease runs out."""
+        sent = asyncio.Event()
+
+        async def renew_until_sent() -> None:
+            while True:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(sent.wait(), self.lease_ms / 3000)
+                    return
+                try:
+                    if not await renew(round_id, lease_ms=self.lease_ms):
+                        return  # delivered meanwhile, by a worker that took it over
+                except Exception:
+                    log.exception("round %s: renewing a delivery lease failed", round_id)
+
+        renewing = asyncio.get_running_loop().create_task(renew_until_sent())
+        try:
+            return await send()
+        finally:
+            sent.set()
+            await renewing

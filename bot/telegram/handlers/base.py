@@ -1,0 +1,55 @@
+"""What every handler uses: the collaborators, and reading who sent what."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from telegram import Update
+
+from bot.engine.errors import GameError
+from bot.money import parse_amount
+from bot.service.game import GameService, Person
+from bot.telegram.admins import AdminCheck
+from bot.telegram.lookups import ChatSettings, People, person_of
+from bot.telegram.progress import RoundProgress
+from bot.telegram.replies import Replies
+
+
+@dataclass(frozen=True, slots=True)
+class ShellParts:
+    """The collaborators handlers work with."""
+
+    service: GameService
+    replies: Replies
+    chats: ChatSettings
+    people: People
+    admins: AdminCheck
+    progress: RoundProgress
+
+
+def is_ascii_number(text: str) -> bool:
+    """True for a whole number in ASCII digits (``isdigit`` alone accepts "²")."""
+    return text.isascii() and text.isdecimal()
+
+
+def parse_typed_amount(text: str) -> int:
+    """An amount a user typed, or ``GameError("bad_amount")`` saying what is wrong."""
+    try:
+        return parse_amount(text)
+    except ValueError as error:
+        raise GameError("bad_amount", reason=str(error)) from None
+
+
+def amount_argument(context: Any, example: str) -> int:
+    """The amount a command was given (its first argument)."""
+    args: list[str] = context.args or []
+    if not args:
+        raise GameError("amount_missing", example=example)
+    return parse_typed_amount(args[0])
+
+
+def sender(update: Update) -> tuple[int, Person, int]:
+    """The chat, the person and the update id of a command."""
+    assert update.effective_chat is not None and update.effective_user is not None
+    return update.effective_chat.id, person_of(update.effective_user), update.update_id

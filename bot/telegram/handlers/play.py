@@ -1,0 +1,123 @@
+"""Playing a round: /newround, /bid, /bet, bare numbers, board buttons."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from telegram import Update
+
+from bot.engine.errors import GameError
+from bot.engine.round import BetCancelled, BetPlaced, BidPlaced, Grabbed, Phase
+from bot.money import parse_amount
+from bot.service.game import CommandResult
+from bot.telegram.handlers.base import ShellParts, amount_argument, sender
+from bot.telegram.lookups import person_of
+from bot.telegram.views import ButtonPress
+
+#: Refusals not worth a reply when someone merely typed a number in the chat.
+QUIET_FOR_BARE_NUMBERS = frozenset({"no_round", "not_bidding", "not_betting", "window_closed"})
+
+
+class PlayHandlers:
+    """Round commands: each goes to the service, the outcome is published to the group,
+    and the player gets a short confirmation (a toast for a button)."""
+
+    def __init__(self, parts: ShellParts) -> None:
+        self.parts = parts
+        self.service = parts.service
+
+    async def newround(self, update: Update, context: Any) -> None:
+        """``/newround``: start a round in an open group."""
+        chat_id, person, update_id = sender(update)
+        result = await self.service.start_round(chat_id, actor=person, update_id=update_id)
+        self.parts.progress.publish(chat_id, result)
+
+    async def bid(self, update: Update, context: Any) -> None:
+        """``/bid AMOUNT``: bid for dealer."""
+        await self._play(update, self.service.bid, amount_argument(context, "/bid 500"))
+
+    async def bet(self, update: Update, context: Any) -> None:
+        """``/bet AMOUNT``: bet, change the bet, or cancel it with 0."""
+        await self._play(update, self.service.bet, amount_argument(context, "/bet 20"))
+
+    async def bare_number(self, update: Update, context: Any) -> None:
+        """A bare number is a bid during bidding and a bet during betting (as in the seed);
+        at any other time it is just a number in the chat."""
+        assert update.effective_message is not None and update.effective_chat is not None
+        try:
+            amount = parse_amount(update.effective_message.text or "")
+        except ValueError:
+            return
+        # A cheap look first: most numbers in a chat are not stakes, and a command takes
+        # the database's one writer.
+        phase = await self.service.current_phase(update.effective_chat.id)
+        if phase not in (Phase.BIDDING, Phase.BETTING):
+            return
+        try:
+            await self._play(update, self.service.stake, amount, confirm=False)
+        except GameError as error:
+            if error.key not in QUIET_FOR_BARE_NUMBERS:
+                raise
+
+    async def text(self, update: Update, context: Any) -> None:
+        """Other group text: remember the sender, so that admins can name them by
+        @username (the service writes only users it has not stored as they are)."""
+        if update.effective_user is not None:
+            await self.service.note_people([person_of(update.effective_user)])
+
+    async def button(self, update: Update, context: Any) -> None:
+        """A press on a board button: bid, bet, cancel or grab, for the round it names."""
+        query = update.callback_query
+        assert query is not None
+        press = ButtonPress.decode(query.data or "")
+        if press is None or update.effective_chat is None:
+            raise GameError("stale_button")
+        round_id = press.round_id
+        if press.action == "bid":
+            await self._play(update, self.service.bid, press.amount, round_id=round_id)
+        elif press.action == "bet":
+            await self._play(update, self.service.bet, press.amount, round_id=round_id)
+        elif press.action == "cancel":
+            await self._play(update, self.service.bet, 0, round_id=round_id)
+        else:
+            await self._play(update, self.service.grab, round_id=round_id)
+
+    async def _play(
+        self,
+        update: Update,
+        command: Callable[..., Awaitable[CommandResult]],
+        *args: Any,
+        confirm: bool = True,
+        **options: Any,
+    ) -> None:
+        """Run a player's round command, tell the group, and confirm it to the player
+        (a bare number is confirmed by the board alone: the chat is typing numbers)."""
+        chat_id, person, update_id = sender(update)
+        result = await command(chat_id, person, *args, update_id=update_id, **options)
+        self.parts.progress.publish(chat_id, result)
+        if confirm or update.callback_query is not None:
+            await self._confirm(update, chat_id, result)
+
+    async def _confirm(self, update: Update, chat_id: int, result: CommandResult) -> None:
+        chats = self.parts.chats
+        if result.duplicate:
+            # Telegram sent the update again: a button still wants its toast; a message
+            # was answered the first time.
+            if update.callback_query is not None:
+                self.parts.replies.reply(update, await chats.text(chat_id, "answer.duplicate"))
+            return
+        for event in result.events:
+            if isinstance(event, BidPlaced):
+                text = await chats.text(chat_id, "answer.bid_placed", amount=event.amount)
+            elif isinstance(event, BetPlaced):
+                key = "answer.bet_changed" if event.previous else "answer.bet_placed"
+                text = await chats.text(chat_id, key, amount=event.amount)
+            elif isinstance(event, BetCancelled):
+                text = await chats.text(chat_id, "answer.bet_cancelled", amount=event.amount)
+            elif isinstance(event, Grabbed) and not event.auto:
+                text = await chats.text(chat_id, "answer.grabbed", share=event.amount)
+            else:
+                continue
+            self.parts.replies.reply(update, text)
+            return

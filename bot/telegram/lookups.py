@@ -1,0 +1,85 @@
+"""What the shell looks up again and again, kept briefly and bounded: a group's settings
+(and the texts and views they imply) and people's names."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from cachetools import LRUCache, TTLCache
+from telegram import User as TelegramUser
+
+from bot.engine.settings import Settings
+from bot.service.game import GameService, Person
+from bot.telegram.i18n import translate
+from bot.telegram.views import Views
+
+#: How long a group's settings are reused before they are read again (a change made by
+#: another worker shows after at most this long; rounds use their own snapshot anyway).
+SETTINGS_CACHE_SECONDS = 10.0
+#: Groups whose settings are kept at once: the busy ones; a quiet group's are read again.
+SETTINGS_CACHED = 4096
+#: Names kept at once: those of the people playing now (boards and results name them).
+NAMES_CACHED = 50_000
+
+
+def person_of(user: TelegramUser) -> Person:
+    """The service's view of a Telegram user."""
+    return Person(user.id, user.first_name or "", user.username, user.last_name)
+
+
+class ChatSettings:
+    """Each group's settings, cached briefly: every render and reply needs them; a change
+    made through this process is seen at once (``forget``)."""
+
+    def __init__(self, service: GameService, *, seconds: float = SETTINGS_CACHE_SECONDS) -> None:
+        self.service = service
+        self._cache: TTLCache[int, Settings] = TTLCache(SETTINGS_CACHED, seconds)
+
+    def __len__(self) -> int:
+        return len(self._cache)
+
+    async def get(self, chat_id: int) -> Settings:
+        """The group's settings."""
+        found = self._cache.get(chat_id)
+        if found is None:
+            found = self._cache[chat_id] = await self.service.settings(chat_id)
+        return found
+
+    def forget(self, chat_id: int) -> None:
+        """Read the group's settings again next time (they changed)."""
+        self._cache.pop(chat_id, None)
+
+    async def views(self, chat_id: int) -> Views:
+        """Renderers in the group's language and currency."""
+        return Views(await self.get(chat_id))
+
+    async def text(self, chat_id: int, key: str, **params: Any) -> str:
+        """A catalogue message in the group's language, money in its currency."""
+        settings = await self.get(chat_id)
+        return translate(settings.language, key, settings.currency, **params)
+
+
+class People:
+    """Names of users: those this process saw lately, else the database's."""
+
+    def __init__(self, service: GameService, *, size: int = NAMES_CACHED) -> None:
+        self.service = service
+        self._cache: LRUCache[int, Person] = LRUCache(size)
+
+    def __len__(self) -> int:
+        return len(self._cache)
+
+    def saw(self, person: Person) -> None:
+        """Remember a name as Telegram just showed it."""
+        self._cache[person.id] = person
+
+    async def names(self, user_ids: Iterable[int]) -> dict[int, Person]:
+        """Names of users (those the database does not know are left out)."""
+        wanted = list(dict.fromkeys(user_ids))
+        missing = [user_id for user_id in wanted if user_id not in self._cache]
+        if missing:
+            for user_id, person in (await self.service.names(missing)).items():
+                self._cache[user_id] = person
+        found = ((user_id, self._cache.get(user_id)) for user_id in wanted)
+        return {user_id: person for user_id, person in found if person is not None}

@@ -1,0 +1,127 @@
+"""The shell's Bot API calls: sending, editing and deleting HTML messages and answering
+button toasts, and what to do when Telegram refuses one."""
+
+from __future__ import annotations
+
+import html
+import logging
+import re
+
+from telegram import Bot, InlineKeyboardMarkup
+from telegram.constants import ParseMode
+from telegram.error import BadRequest, Forbidden, TelegramError
+
+log = logging.getLogger(__name__)
+
+MAX_MESSAGE_LENGTH = 4096
+#: Telegram cuts a toast at 200 characters.
+MAX_TOAST_LENGTH = 200
+_TAG = re.compile(r"</?[a-z]+[^>]*>")
+
+
+def split_message(text: str, limit: int = MAX_MESSAGE_LENGTH) -> list[str]:
+    """Cut text into messages of at most ``limit`` characters, between lines (each line of
+    ours closes the tags it opens). A single longer line is cut where it must be."""
+    chunks: list[str] = []
+    current = ""
+    for line in text.split("\n"):
+        while len(line) > limit:
+            if current:
+                chunks.append(current)
+                current = ""
+            chunks.append(line[:limit])
+            line = line[limit:]
+        candidate = f"{current}\n{line}" if current else line
+        if len(candidate) > limit:
+            chunks.append(current)
+            candidate = line
+        current = candidate
+    if current or not chunks:
+        chunks.append(current)
+    return chunks
+
+
+def plain_text(text: str) -> str:
+    """Telegram HTML as plain text (a toast shows no markup)."""
+    return html.unescape(_TAG.sub("", text))
+
+
+class Messenger:
+    """Sends, edits and deletes the bot's messages and answers toasts, through one
+    ``Bot`` (attached once the ``Application`` exists). A refusal by Telegram is logged
+    and reported as ``None``/``False``; the caller decides whether it matters."""
+
+    def __init__(self) -> None:
+        self._bot: Bot | None = None
+
+    def attach(self, bot: Bot) -> None:
+        """Use ``bot`` for every call from now on."""
+        self._bot = bot
+
+    @property
+    def bot(self) -> Bot:
+        """The attached ``Bot``."""
+        if self._bot is None:
+            raise RuntimeError("the messenger has no bot attached yet")
+        return self._bot
+
+    async def send(
+        self,
+        chat_id: int,
+        text: str,
+        markup: InlineKeyboardMarkup | None = None,
+        reply_to: int | None = None,
+    ) -> int | None:
+        """Send an HTML message, in several if it is too long for one (the buttons go on
+        the last); the first message's id, or ``None`` (logged) if Telegram refuses it."""
+        chunks = split_message(text)
+        first: int | None = None
+        for number, chunk in enumerate(chunks, start=1):
+            try:
+                sent = await self.bot.send_message(
+                    chat_id,
+                    chunk,
+                    parse_mode=ParseMode.HTML,
+                    reply_markup=markup if number == len(chunks) else None,
+                    reply_to_message_id=reply_to if number == 1 else None,
+                    allow_sending_without_reply=True,
+                )
+            except (BadRequest, Forbidden) as error:
+                log.warning("chat %s refused a message: %s", chat_id, error)
+                return first
+            first = first or sent.message_id
+        return first
+
+    async def edit(
+        self, chat_id: int, message_id: int, text: str, markup: InlineKeyboardMarkup | None
+    ) -> bool:
+        """Replace a message's text and buttons; whether Telegram shows the new text."""
+        try:
+            await self.bot.edit_message_text(
+                text,
+                chat_id=chat_id,
+                message_id=message_id,
+                parse_mode=ParseMode.HTML,
+                reply_markup=markup,
+            )
+        except BadRequest as error:
+            if "not modified" in str(error).lower():
+                return True
+            log.warning("chat %s: editing message %s: %s", chat_id, message_id, error)
+            return False
+        return True
+
+    async def delete(self, chat_id: int, message_id: int) -> bool:
+        """Delete one of the bot's messages; whether it is gone."""
+        try:
+            return await self.bot.delete_message(chat_id, message_id)
+        except TelegramError as error:
+            log.info("chat %s: deleting message %s: %s", chat_id, message_id, error)
+            return False
+
+    async def toast(self, query_id: str, text: str) -> None:
+        """Answer a button press with a short notice (plain text, at most 200 characters)."""
+        try:
+            await self.bot.answer_callback_query(query_id, plain_text(text)[:MAX_TOAST_LENGTH])
+        except TelegramError as error:
+            log.info("callback answer refused: %s", error)

@@ -1,0 +1,170 @@
+"""What follows a command or a deadline: telling the group (board, results, refusals),
+timing the next deadline, and catching up on rounds whose deadline passed unseen."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable
+from typing import Any
+
+from telegram.ext import ContextTypes, JobQueue
+
+from bot.engine.round import RoundSettled, RoundStarted, RoundVoided
+from bot.priority import urgent
+from bot.service.game import CommandResult, GameService
+from bot.telegram.board import Board
+from bot.telegram.deadlines import DeadlineObserver, Deadlines
+from bot.telegram.ordering import ChatLocks
+from bot.telegram.replies import Replies
+
+log = logging.getLogger(__name__)
+
+#: Overdue rounds the sweep advances at once: enough to keep the database busy (they
+#: queue for SQLite's one writer anyway), few enough that a thousand overdue rounds after
+#: a restart neither open a thousand transactions nor starve the pool.
+SWEEP_CONCURRENCY = 8
+#: How often processed updates past their window are forgotten.
+FORGET_UPDATES_SECONDS = 3600.0
+
+
+class RoundProgress:
+    """Moves rounds on: applies deadlines under their chat's turn, publishes what every
+    command and deadline did, and sweeps for what a lost timer or a dead worker left."""
+
+    def __init__(
+        self,
+        service: GameService,
+        locks: ChatLocks,
+        board: Board,
+        deadlines: Deadlines,
+        replies: Replies,
+        *,
+        sweep_seconds: float,
+        sweep_concurrency: int = SWEEP_CONCURRENCY,
+        observer: DeadlineObserver | None = None,
+    ) -> None:
+        self.service = service
+        self.locks = locks
+        self.board = board
+        self.deadlines = deadlines
+        self.replies = replies
+        self.sweep_seconds = sweep_seconds
+        self.sweep_concurrency = sweep_concurrency
+        self.observer = observer
+
+    def publish(self, chat_id: int, result: CommandResult) -> None:
+        """Tell the group what a command or deadline did (through the chat's outbox, so
+        the caller never waits on Telegram) and time the next deadline."""
+        if result.refused is not None:
+            self.replies.tell_error(chat_id, result.refused)
+        state = result.round
+        if state is None or result.duplicate:
+            return
+        for event in result.events:
+            if isinstance(event, RoundStarted):
+                if event.retired_shoe is not None:
+                    self.board.shoe_replaced(state, event)
+                self.board.post(chat_id, state.id)
+            elif isinstance(event, (RoundSettled, RoundVoided)):
+                self.board.announce(state, event)
+        self.deadlines.schedule(state)
+        if result.events and not any(isinstance(e, RoundStarted) for e in result.events):
+            self.board.refresh(state)
+        if result.started is not None:
+            for event in result.started_events:
+                if isinstance(event, RoundStarted) and event.retired_shoe is not None:
+                    self.board.shoe_replaced(result.started, event)
+            self.board.post(chat_id, result.started.id)
+            self.deadlines.schedule(result.started)
+
+    async def advance(self, round_id: int, chat_id: int, *, by_timer: bool = False) -> None:
+        """Apply a round's deadline under its chat's turn, before the chat's waiting
+        commands, and before other chats' commands waiting for the database."""
+        entered_ms = time.time_ns() / 1e6
+        async with self.locks.turn(chat_id, urgent=True):
+            # GameService.advance is urgent itself (its database turn comes first too).
+            result = await self.service.advance(round_id)
+            if self.observer is not None:
+                self.observer.advanced(
+                    round_id,
+                    result,
+                    by_timer=by_timer,
+                    entered_ms=entered_ms,
+                    applied_ms=time.time_ns() / 1e6,
+                )
+            self.publish(chat_id, result)
+
+    async def start_due(self, chat_id: int) -> None:
+        """Start the chat's next round, its pause being over."""
+        async with self.locks.turn(chat_id, urgent=True):
+            with urgent():  # the pause's end is a deadline too
+                result = await self.service.start_due_round(chat_id)
+            self.publish(chat_id, result)  # outside: tasks it starts must not inherit it
+
+    async def catch_up(self) -> None:
+        """Advance overdue rounds (lost or late timers) and start rounds whose pause is
+        over, chats side by side (at most ``sweep_concurrency`` at once), so one busy chat
+        holds up no other."""
+        bound = asyncio.Semaphore(self.sweep_concurrency)
+
+        async def bounded(work: Awaitable[None]) -> None:
+            async with bound:
+                await work
+
+        due = await self.service.due_rounds()
+        outcomes = await asyncio.gather(
+            *(bounded(self.advance(round_id, chat_id)) for round_id, chat_id in due),
+            return_exceptions=True,
+        )
+        outcomes += await asyncio.gather(
+            *(bounded(self.start_due(chat_id)) for chat_id in await self.service.due_chat_ids()),
+            return_exceptions=True,
+        )
+        for outcome in outcomes:
+            if isinstance(outcome, BaseException):
+                log.error("sweep: a chat failed; the next sweep tries again", exc_info=outcome)
+
+    async def sweep(self) -> None:
+        """Catch up, then send the boards and results whose sender died."""
+        await self.catch_up()
+        try:
+            await self.board.redeliver()
+        except Exception:
+            log.exception("sweep: looking for undelivered messages failed; next sweep again")
+
+    async def recover(self, queue: JobQueue[Any]) -> int:
+        """After start-up: send what a stopped process left unsent, finish overdue rounds,
+        time the open ones, and start the sweep; the number of open rounds."""
+        for state, ended in await self.service.unannounced():
+            # Stopped (or crashed) before Telegram had a round's results: send them now.
+            # Those a worker was sending when it died follow once its lease ran out (sweep).
+            self.board.announce(state, ended)
+        # Overdue rounds are advanced side by side (bounded), as the sweep does.
+        await self.catch_up()
+        open_rounds = await self.service.open_rounds()
+        for state in open_rounds:
+            self.deadlines.schedule(state)
+        for round_id, chat_id in await self.service.unposted_boards():
+            # Stopped before Telegram had a round's board: post it now (unless publishing
+            # it above got there first: posting is claimed).
+            self.board.post(chat_id, round_id)
+        queue.run_repeating(
+            self._sweep_job, interval=self.sweep_seconds, first=self.sweep_seconds, name="sweep"
+        )
+        queue.run_repeating(
+            self._forget_old_updates_job,
+            interval=FORGET_UPDATES_SECONDS,
+            first=0,
+            name="forget old updates",
+        )
+        return len(open_rounds)
+
+    async def _sweep_job(self, context: ContextTypes.DEFAULT_TYPE) -> None:
+        await self.sweep()
+
+    async def _forget_old_updates_job(self, context: ContextTypes.DEFAULT_TYPE) -> None:
+        forgotten = await self.service.forget_old_updates()
+        if forgotten:
+            log.info("forgot %d processed updates past their window", forgotten)

@@ -1,0 +1,197 @@
+"""Answers to the people who asked: a toast for a button, a reply message for a command,
+within the group's share of Telegram's send limit, and never dropped.
+
+A group may receive about 20 messages a minute; the board and the results need some of
+them. Replies get ``per_minute`` of those. When more answers come in than that, the ones
+waiting are folded into one message (a line per person) sent when the next slot frees,
+so everybody gets an answer, a little later and combined.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import html
+import logging
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+
+from cachetools import TTLCache
+from telegram import Update
+from telegram.constants import ChatType
+
+from bot.engine.errors import GameError
+from bot.telegram.delivery import ChatOutbox
+from bot.telegram.lookups import ChatSettings
+from bot.telegram.messenger import Messenger
+
+log = logging.getLogger(__name__)
+
+#: Replies a group may get per minute; the rest of Telegram's ~20 a minute stays free for
+#: boards and results.
+REPLIES_PER_MINUTE = 10
+#: Groups whose recent sends are counted at once (a group quiet for a minute has none).
+GROUPS_COUNTED = 100_000
+
+
+class SendBudget:
+    """Sends per chat within a sliding window: ``take`` one if fewer than ``limit`` went
+    out in the last ``seconds``, else say how long until one may. A chat quiet for the
+    whole window is forgotten."""
+
+    def __init__(
+        self, limit: int, seconds: float = 60.0, *, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.limit = limit
+        self.seconds = seconds
+        self.clock = clock
+        self._sent: TTLCache[int, deque[float]] = TTLCache(GROUPS_COUNTED, seconds, timer=clock)
+
+    def __len__(self) -> int:
+        return len(self._sent)
+
+    def wait(self, chat_id: int) -> float:
+        """Seconds until the chat may be sent one more (0: now)."""
+        now = self.clock()
+        sent = self._sent.get(chat_id)
+        if sent is None:
+            return 0.0
+        while sent and sent[0] <= now - self.seconds:
+            sent.popleft()
+        return 0.0 if len(sent) < self.limit else sent[0] + self.seconds - now
+
+    def take(self, chat_id: int) -> None:
+        """Count one send to the chat now."""
+        sent = self._sent.get(chat_id) or deque()
+        sent.append(self.clock())
+        self._sent[chat_id] = sent  # (re)set: the entry lives a window past its last send
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """An answer waiting for its chat's next send: to whom (as shown), in reply to what."""
+
+    name: str
+    text: str
+    reply_to: int
+
+
+def combined(answers: list[Answer]) -> str:
+    """Several answers as one message: a line each, led by whom it answers."""
+    return "\n".join(f"<b>{a.name}</b>: {a.text}" if a.name else a.text for a in answers)
+
+
+class Replies:
+    """Replies and toasts. In a group, answers wait for a slot of the group's budget and
+    go out together when several wait; in a private chat, at once; a button's answer is
+    its toast, which costs the group nothing."""
+
+    def __init__(
+        self,
+        messenger: Messenger,
+        outbox: ChatOutbox,
+        chats: ChatSettings,
+        *,
+        per_minute: int = REPLIES_PER_MINUTE,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.messenger = messenger
+        self.outbox = outbox
+        self.chats = chats
+        self.budget = SendBudget(per_minute, clock=clock)
+        #: Answers waiting per group; a group is here only while some wait.
+        self._waiting: dict[int, list[Answer]] = {}
+        self._timers: set[asyncio.TimerHandle] = set()
+
+    def reply(self, update: Update, text: str) -> None:
+        """Answer whoever sent ``update``: a toast for a button, else a reply."""
+        if update.callback_query is not None:
+            self.toast(update.callback_query.id, text)
+            return
+        message, chat, user = update.effective_message, update.effective_chat, update.effective_user
+        if message is None or chat is None:
+            return
+        if chat.type == ChatType.PRIVATE:
+            self.outbox.put(chat.id, partial(self._send, chat.id, text, message.message_id))
+            return
+        name = html.escape((user.first_name or user.username or str(user.id))[:64]) if user else ""
+        self._wait(chat.id, Answer(name, text, message.message_id))
+
+    async def reply_error(self, update: Update, error: GameError) -> None:
+        """Explain a refused command in the group's language."""
+        chat = update.effective_chat
+        if chat is None:
+            return
+        params = {k: html.escape(v) if isinstance(v, str) else v for k, v in error.params.items()}
+        self.reply(update, await self.chats.text(chat.id, f"error.{error.key}", **params))
+
+    def toast(self, query_id: str, text: str) -> None:
+        """Answer a button press without holding the chat's turn for the round trip."""
+        self.outbox.put_aside(partial(self.messenger.toast, query_id, text))
+
+    def tell(self, chat_id: int, text: str) -> None:
+        """Say something to the whole group (no one asked; it takes a slot like a reply)."""
+        self._wait(chat_id, Answer("", text, 0))
+
+    def tell_error(self, chat_id: int, error: GameError) -> None:
+        """Tell the group why something it expected (a round starting) did not happen."""
+
+        async def render() -> None:
+            text = await self.chats.text(chat_id, f"error.{error.key}", **error.params)
+            self.tell(chat_id, text)
+
+        self.outbox.put(chat_id, render)
+
+    @property
+    def waiting(self) -> int:
+        """Answers not sent yet, in every group."""
+        return sum(len(answers) for answers in self._waiting.values())
+
+    def _wait(self, chat_id: int, answer: Answer) -> None:
+        answers = self._waiting.setdefault(chat_id, [])
+        answers.append(answer)
+        if len(answers) == 1:
+            self._when_free(chat_id)
+
+    def _when_free(self, chat_id: int) -> None:
+        """Queue the chat's waiting answers once its budget has a slot."""
+        delay = self.budget.wait(chat_id)
+        if delay <= 0:
+            self.outbox.put(chat_id, partial(self._send_waiting, chat_id))
+            return
+        loop = asyncio.get_running_loop()
+        timer = loop.call_later(delay, self._timer_fired, chat_id)
+        self._timers.add(timer)
+
+    def _timer_fired(self, chat_id: int) -> None:
+        self._timers = {timer for timer in self._timers if not timer.cancelled()}
+        self._when_free(chat_id)
+
+    async def _send_waiting(self, chat_id: int) -> None:
+        if self.budget.wait(chat_id) > 0:  # another send took the slot meanwhile
+            self._when_free(chat_id)
+            return
+        answers = self._waiting.pop(chat_id, [])
+        if not answers:
+            return
+        self.budget.take(chat_id)
+        if len(answers) == 1:
+            only = answers[0]
+            await self._send(chat_id, only.text, only.reply_to or None)
+            return
+        await self.messenger.send(chat_id, combined(answers))
+
+    async def _send(self, chat_id: int, text: str, reply_to: int | None) -> None:
+        await self.messenger.send(chat_id, text, reply_to=reply_to)
+
+    async def drain(self, timeout: float) -> None:
+        """Send what waits now, whatever the budget (before stopping)."""
+        for timer in self._timers:
+            timer.cancel()
+        self._timers.clear()
+        for chat_id in list(self._waiting):
+            text = combined(self._waiting.pop(chat_id))
+            self.outbox.put(chat_id, partial(self.messenger.send, chat_id, text))
+        await self.outbox.drain(timeout)

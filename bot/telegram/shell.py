@@ -1,0 +1,184 @@
+"""The Telegram shell put together: the collaborators, the handlers by feature, and the
+command registry, installed on one ``Application``.
+
+Updates of one chat are handled one at a time (``ChatOrderedProcessor``), different chats
+concurrently; deadlines take the same per-chat turn, ahead of waiting commands. Every
+command goes to the service, which does its work in one database transaction; the shell
+renders what happened in the group's language.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from telegram import Update
+from telegram.ext import Application, CallbackContext, CallbackQueryHandler, MessageHandler, filters
+
+from bot.config import Config
+from bot.engine.errors import GameError
+from bot.service.game import GameService, wall_clock_ms
+from bot.telegram.admins import AdminCheck
+from bot.telegram.board import Board
+from bot.telegram.commands import Command, CommandRegistry, Handler, Where
+from bot.telegram.deadlines import DeadlineObserver, Deadlines
+from bot.telegram.delivery import ChatOutbox
+from bot.telegram.handlers.admin import AdminHandlers
+from bot.telegram.handlers.base import ShellParts
+from bot.telegram.handlers.info import InfoHandlers
+from bot.telegram.handlers.play import PlayHandlers
+from bot.telegram.handlers.verify import VerifyHandlers
+from bot.telegram.lookups import ChatSettings, People, person_of
+from bot.telegram.messenger import Messenger
+from bot.telegram.ordering import ChatLocks
+from bot.telegram.progress import RoundProgress
+from bot.telegram.replies import Replies
+
+log = logging.getLogger(__name__)
+
+AnyApplication = Application[Any, Any, Any, Any, Any, Any]
+BARE_NUMBER = r"^\s*[0-9]{1,9}(\.[0-9]{1,2})?\s*$"
+
+
+def command_registry(
+    play: PlayHandlers, info: InfoHandlers, verify: VerifyHandlers, admin: AdminHandlers
+) -> CommandRegistry:
+    """Every command, in the order the menus and ``/help`` list them."""
+    group, private, anywhere = Where.GROUP, Where.PRIVATE, Where.ANYWHERE
+    return CommandRegistry(
+        [
+            Command("newround", play.newround, group),
+            Command("bid", play.bid, group),
+            Command("bet", play.bet, group),
+            Command("balance", info.balance, group),
+            Command("balance", info.balance_private, private),
+            Command("history", info.history, group),
+            Command("rules", info.rules, anywhere),
+            Command("verify", verify.verify, group),
+            Command("bank", info.bank, group),
+            Command("help", info.help, anywhere),
+            Command("start", info.start, private, listed=False),
+            Command("open", admin.open, group, admin=True),
+            Command("close", admin.close, group, admin=True),
+            Command("config", admin.config, group, admin=True),
+            Command("set", admin.set, group, admin=True),
+            Command("credit", admin.credit, group, admin=True),
+            Command("debit", admin.debit, group, admin=True),
+            Command("fund", admin.fund, group, admin=True),
+            Command("ledger", admin.ledger, group, admin=True),
+            Command("audit", admin.audit, group, admin=True),
+        ],
+        group_only=info.group_only,
+    )
+
+
+class GameBot:
+    """The shell over one ``GameService``: builds its collaborators, installs their
+    handlers on an ``Application``, recovers at start-up and drains at the end."""
+
+    def __init__(
+        self,
+        config: Config,
+        service: GameService,
+        *,
+        clock: Callable[[], int] = wall_clock_ms,
+        deadline_observer: DeadlineObserver | None = None,
+    ) -> None:
+        self.config = config
+        self.service = service
+        self.locks = ChatLocks()
+        self.messenger = Messenger()
+        self.outbox = ChatOutbox()
+        self.chats = ChatSettings(service)
+        self.people = People(service)
+        self.replies = Replies(
+            self.messenger, self.outbox, self.chats, per_minute=config.replies_per_minute
+        )
+        self.board = Board(
+            service,
+            self.messenger,
+            self.outbox,
+            self.chats,
+            self.people,
+            edit_seconds=config.board_edit_seconds,
+            lease_seconds=config.delivery_lease_seconds,
+            clock=clock,
+        )
+        self.deadlines = Deadlines(clock, deadline_observer)
+        self.progress = RoundProgress(
+            service,
+            self.locks,
+            self.board,
+            self.deadlines,
+            self.replies,
+            sweep_seconds=config.sweep_seconds,
+            observer=deadline_observer,
+        )
+        self.admins = AdminCheck(
+            service, self.messenger, config.operators, cache_seconds=config.admin_cache_seconds
+        )
+        parts = ShellParts(
+            service, self.replies, self.chats, self.people, self.admins, self.progress
+        )
+        self.play = PlayHandlers(parts)
+        self.verify = VerifyHandlers(parts)
+        self.admin = AdminHandlers(parts)
+        # /help is drawn from the registry, which lists the handlers: tied up late.
+        self.info = InfoHandlers(
+            parts,
+            group_help=lambda language: self.commands.help(language),
+            private_help=lambda language: self.commands.help_private(language),
+        )
+        self.commands = command_registry(self.play, self.info, self.verify, self.admin)
+
+    def install(self, application: AnyApplication) -> None:
+        """Register every handler and the error handler on ``application``."""
+        assert application.job_queue is not None
+        self.messenger.attach(application.bot)
+        self.deadlines.attach(application.job_queue, self.progress.advance)
+        self.commands.install(application, self._guard)
+        group = filters.ChatType.GROUPS
+        application.add_handler(
+            MessageHandler(
+                group & filters.Regex(BARE_NUMBER) & ~filters.COMMAND,
+                self._guard(self.play.bare_number),
+            )
+        )
+        application.add_handler(MessageHandler(group & filters.TEXT, self._guard(self.play.text)))
+        application.add_handler(CallbackQueryHandler(self._guard(self.play.button)))
+        application.add_error_handler(self.on_error)
+
+    def _guard(self, handler: Handler) -> Handler:
+        """Note the sender, then run ``handler``; a ``GameError`` becomes a short reply."""
+
+        async def guarded(update: Update, context: Any) -> None:
+            user = update.effective_user
+            if user is not None:
+                self.people.saw(person_of(user))
+            try:
+                await handler(update, context)
+            except GameError as error:
+                await self.replies.reply_error(update, error)
+
+        return guarded
+
+    async def on_error(self, update: object, context: CallbackContext[Any, Any, Any, Any]) -> None:
+        """Log unexpected errors; tell the user nothing changed where we can."""
+        log.error("error while handling an update", exc_info=context.error)
+        if isinstance(update, Update) and update.effective_chat is not None:
+            text = await self.chats.text(update.effective_chat.id, "error.internal")
+            self.replies.reply(update, text)
+
+    async def start(self, application: AnyApplication) -> None:
+        """After start-up: publish the command menus, finish overdue rounds, time the open
+        ones, and start the sweep."""
+        await self.commands.publish_menus(application.bot)
+        assert application.job_queue is not None
+        reopened = await self.progress.recover(application.job_queue)
+        log.info("ready: %d open rounds rescheduled", reopened)
+
+    async def drain(self, timeout: float = 10.0) -> None:
+        """Let answers and queued messages go out (before stopping)."""
+        await self.board.drain(timeout)
+        await self.replies.drain(timeout)
