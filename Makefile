@@ -62,7 +62,7 @@ lint: $(INSTALLED)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy --strict bot
-	$(BIN)/lint-imports
+	$(BIN)/lint-imports --no-logo
 
 test: lint
 	@$(start_postgres)
