@@ -6,20 +6,16 @@ deadlines) is a parameter, not a patch."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
-
-from telegram.ext import Application, ApplicationBuilder
-from telegram.request import BaseRequest
+from typing import TYPE_CHECKING
 
 from bot.config import Config
 from bot.service.game import GameService
 from bot.store.db import Database
 from bot.telegram.deadlines import DeadlineObserver
-from bot.telegram.delivery import SendRateLimiter
-from bot.telegram.ordering import ChatOrderedProcessor
-from bot.telegram.shell import GameBot
+from bot.telegram.shell import AnyApplication, GameBot, build_application
 
-AnyApplication = Application[Any, Any, Any, Any, Any, Any]
+if TYPE_CHECKING:  # only the shell imports python-telegram-bot (an import-linter contract)
+    from telegram.request import BaseRequest
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,18 +46,10 @@ def assemble(
     database = database or Database.from_url(config.database_url)
     service = GameService(database, config.game, bot_id=config.bot_id)
     game = GameBot(config, service, deadline_observer=deadline_observer)
-    builder: ApplicationBuilder[Any, Any, Any, Any, Any, Any] = (
-        Application.builder()
-        .token(config.require_token())
-        .base_url(config.telegram_base_url)
-        .concurrent_updates(ChatOrderedProcessor(game.locks))
+    application = build_application(
+        game,
+        request=request,
+        get_updates_request=get_updates_request,
+        rate_limiter=rate_limiter,
     )
-    if request is not None:
-        builder = builder.request(request)
-    if get_updates_request is not None:
-        builder = builder.get_updates_request(get_updates_request)
-    if rate_limiter:
-        builder = builder.rate_limiter(SendRateLimiter(max_retries=5))
-    application = builder.build()
-    game.install(application)
     return Assembly(database, service, application, game)

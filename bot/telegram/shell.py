@@ -14,7 +14,15 @@ from collections.abc import Callable
 from typing import Any
 
 from telegram import Update
-from telegram.ext import Application, CallbackContext, CallbackQueryHandler, MessageHandler, filters
+from telegram.ext import (
+    Application,
+    ApplicationBuilder,
+    CallbackContext,
+    CallbackQueryHandler,
+    MessageHandler,
+    filters,
+)
+from telegram.request import BaseRequest
 
 from bot.config import Config
 from bot.engine.errors import GameError
@@ -23,7 +31,7 @@ from bot.telegram.admins import AdminCheck
 from bot.telegram.board import Board
 from bot.telegram.commands import Command, CommandRegistry, Handler, Where
 from bot.telegram.deadlines import DeadlineObserver, Deadlines
-from bot.telegram.delivery import ChatOutbox
+from bot.telegram.delivery import ChatOutbox, SendRateLimiter
 from bot.telegram.handlers.admin import AdminHandlers
 from bot.telegram.handlers.base import ShellParts
 from bot.telegram.handlers.info import InfoHandlers
@@ -31,7 +39,7 @@ from bot.telegram.handlers.play import PlayHandlers
 from bot.telegram.handlers.verify import VerifyHandlers
 from bot.telegram.lookups import ChatSettings, People, person_of
 from bot.telegram.messenger import Messenger
-from bot.telegram.ordering import ChatLocks
+from bot.telegram.ordering import ChatLocks, ChatOrderedProcessor
 from bot.telegram.progress import RoundProgress
 from bot.telegram.replies import Replies
 
@@ -182,3 +190,30 @@ class GameBot:
         """Let answers and queued messages go out (before stopping)."""
         await self.board.drain(timeout)
         await self.replies.drain(timeout)
+
+
+def build_application(
+    game: GameBot,
+    *,
+    request: BaseRequest | None = None,
+    get_updates_request: BaseRequest | None = None,
+    rate_limiter: bool = True,
+) -> AnyApplication:
+    """An ``Application`` for the game's token and API, its updates handled chat by chat,
+    with the game's handlers installed (see ``bot.bootstrap.assemble``)."""
+    config = game.config
+    builder: ApplicationBuilder[Any, Any, Any, Any, Any, Any] = (
+        Application.builder()
+        .token(config.require_token())
+        .base_url(config.telegram_base_url)
+        .concurrent_updates(ChatOrderedProcessor(game.locks))
+    )
+    if request is not None:
+        builder = builder.request(request)
+    if get_updates_request is not None:
+        builder = builder.get_updates_request(get_updates_request)
+    if rate_limiter:
+        builder = builder.rate_limiter(SendRateLimiter(max_retries=5))
+    application = builder.build()
+    game.install(application)
+    return application
