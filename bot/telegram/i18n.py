@@ -65,6 +65,10 @@ EN: dict[str, str] = {
     "error.not_admin": "Only group admins can do that.",
     "error.group_only": "This works in a group. Add me to a group first.",
     "error.no_target": ("Whose chips? Reply to their message, or give @username or a user id."),
+    "error.bad_user_id": (
+        "{who} is not a user id: Telegram user ids are whole numbers from 1 to {maximum_id}, "
+        "in the digits 0–9."
+    ),
     "error.unknown_user": "I have not seen {who} yet; reply to one of their messages instead.",
     "error.bad_round_number": "Give a round number, e.g. <code>/verify 12</code>.",
     "error.round_not_found": "Round {round_id} is not a round of this group.",
@@ -288,6 +292,7 @@ ZH: dict[str, str] = {
     "error.not_admin": "只有群管理员可以这样做。",
     "error.group_only": "此命令仅在群组中可用，请先把我加入群组。",
     "error.no_target": "给谁？请回复对方的消息，或写 @用户名 或用户 ID。",
+    "error.bad_user_id": "{who} 不是有效的用户 ID：Telegram 用户 ID 是 1 到 {maximum_id} 之间的整数，须用数字 0–9 书写。",
     "error.unknown_user": "我还没见过 {who}，请回复对方的消息。",
     "error.bad_round_number": "请写局号，例如 <code>/verify 12</code>。",
     "error.round_not_found": "第 {round_id} 局不属于本群。",
