@@ -61,6 +61,12 @@ from bot.rules.split import commitment
 from bot.service.game import BOARD_REFUSED, CommandResult, GameService, Person, wall_clock_ms
 from bot.telegram.delivery import ChatOutbox, SendRateLimiter, SlidingWindow
 from bot.telegram.i18n import translate
+from bot.telegram.parsing import (
+    AmountTooLargeError,
+    looks_like_number,
+    parse_typed_amount,
+    parse_user_id,
+)
 from bot.telegram.views import ButtonPress, Views, display_name
 
 log = logging.getLogger(__name__)
@@ -128,14 +134,6 @@ QUIET_FOR_BARE_NUMBERS = frozenset({"no_round", "not_bidding", "not_betting", "w
 def is_ascii_number(text: str) -> bool:
     """True for a whole number in ASCII digits (``isdigit`` alone accepts "²")."""
     return text.isascii() and text.isdecimal()
-
-
-def parse_typed_amount(text: str) -> int:
-    """An amount a user typed, or ``GameError("bad_amount")`` saying what is wrong."""
-    try:
-        return parse_amount(text)
-    except ValueError as error:
-        raise GameError("bad_amount", reason=str(error)) from None
 
 
 def split_message(text: str, limit: int = MAX_MESSAGE_LENGTH) -> list[str]:
@@ -739,7 +737,14 @@ class GameBot:
 
     async def cmd_bet(self, update: Update, context: Any) -> None:
         """``/bet AMOUNT``: bet, change the bet, or cancel it with 0."""
-        await self._play(update, self.service.bet, self._amount(context, "/bet 20"))
+        try:
+            amount = self._amount(context, "/bet 20")
+        except AmountTooLargeError:
+            chat_id = self._ids(update)[0]
+            state = await self.service.current_round(chat_id)
+            settings = state.settings if state is not None else await self.settings(chat_id)
+            raise GameError("bet_too_large", maximum=settings.max_bet) from None
+        await self._play(update, self.service.bet, amount)
 
     async def _play(
         self,
@@ -807,7 +812,7 @@ class GameBot:
         assert query is not None
         press = ButtonPress.decode(query.data or "")
         if press is None or update.effective_chat is None:
-            raise GameError("stale_button")
+            raise GameError("bad_button")
         round_id = press.round_id
         if press.action == "bid":
             await self._play(update, self.service.bid, press.amount, round_id=round_id)
@@ -1083,6 +1088,9 @@ class GameBot:
         self._settings.pop(chat_id, None)
         name, old, new = changed
         views = await self.views(chat_id)
+        if old == new:
+            await self.reply(update, views.t("set.unchanged", name=name, value=html.escape(new)))
+            return
         lines = [views.t("set.done", name=name, old=html.escape(old), new=html.escape(new))]
         if name == "ruleset" and old != new:
             settings = views.settings
@@ -1122,8 +1130,8 @@ class GameBot:
             if found is None:
                 raise GameError("unknown_user", who=args[0][:40])
             return found, args[1:]
-        if args and is_ascii_number(args[0]) and (len(args) >= 2 or not with_amount):
-            user_id = int(args[0])
+        if args and looks_like_number(args[0]) and (len(args) >= 2 or not with_amount):
+            user_id = parse_user_id(args[0])
             known = await self.names([user_id])
             return known.get(user_id, Person(user_id)), args[1:]
         raise GameError("no_target")
