@@ -44,14 +44,19 @@ def _seed(text: str) -> bytes:
     return seed
 
 
+def _ascii_digits(text: str) -> bool:
+    """Only 0-9 are digits (``isdigit`` alone takes "²", and ``int`` reads "٣" as 3)."""
+    return text.isascii() and text.isdecimal()
+
+
 def _positive_int(text: str) -> int:
-    if not text.isdigit() or int(text) < 1:
+    if not _ascii_digits(text) or int(text) < 1:
         raise argparse.ArgumentTypeError(f"{text!r} is not a positive whole number")
     return int(text)
 
 
 def _whole_number(text: str) -> int:
-    if not text.isdigit():
+    if not _ascii_digits(text):
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number (0 or more)")
     return int(text)
 

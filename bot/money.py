@@ -15,13 +15,25 @@ MAX_AMOUNT_CENTS = 1_000_000_000
 _AMOUNT = re.compile(r"(?P<units>[0-9]+)(?:\.(?P<cents>[0-9]{1,2}))?")
 
 
+class AmountTooLarge(ValueError):
+    """A well-formed amount above the most that may be typed (``maximum``, in cents).
+
+    Callers that know a tighter limit of their own (a table's largest bet) answer with
+    that limit instead of this one."""
+
+    def __init__(self, message: str, maximum: int) -> None:
+        super().__init__(message)
+        self.maximum = maximum
+
+
 def parse_amount(text: str, *, max_cents: int = MAX_AMOUNT_CENTS) -> int:
     """Parse a typed amount such as ``12``, ``12.5``, ``12.50`` or ``0.01`` into cents.
 
+    Only the ASCII digits 0-9 are digits: ``٣``, ``３`` or ``²`` are not amounts.
     Raises ``ValueError`` with a message fit to show a user for anything else: empty text,
-    words, signs, more than two decimals, exponents, ``nan``/``inf``, thousands separators
-    and amounts above ``max_cents``. Zero is accepted; callers decide whether it means
-    something (``/bet 0`` cancels a bet).
+    words, signs, more than two decimals, exponents, ``nan``/``inf``, thousands separators;
+    ``AmountTooLarge`` (a ``ValueError``) for amounts above ``max_cents``. Zero is
+    accepted; callers decide whether it means something (``/bet 0`` cancels a bet).
     """
     stripped = text.strip()
     shown = _shown(stripped)
@@ -33,17 +45,20 @@ def parse_amount(text: str, *, max_cents: int = MAX_AMOUNT_CENTS) -> int:
         raise ValueError(f"{shown}: write amounts without separators, e.g. 1200.50")
     match = _AMOUNT.fullmatch(stripped)
     if match is None:
+        if any(char.isdigit() and not char.isascii() for char in stripped):
+            raise ValueError(f"{shown}: write amounts with the digits 0-9")
         if re.fullmatch(r"[0-9]+\.[0-9]{3,}", stripped):
             raise ValueError(f"{shown} has more than two decimals")
         raise ValueError(f"{shown} is not an amount; write e.g. 20 or 12.50")
+    too_large = f"{shown} is too large; the most is {format_amount(max_cents)}"
     if len(match["units"].lstrip("0")) > len(str(max_cents // 100)):
-        raise ValueError(f"{shown} is too large; the most is {format_amount(max_cents)}")
+        raise AmountTooLarge(too_large, max_cents)
     units = int(match["units"])
     cents_text = match["cents"] or "0"
     cents = int(cents_text) * (10 if len(cents_text) == 1 else 1)
     total = units * 100 + cents
     if total > max_cents:
-        raise ValueError(f"{shown} is too large; the most is {format_amount(max_cents)}")
+        raise AmountTooLarge(too_large, max_cents)
     return total
 
 
@@ -67,13 +82,14 @@ def format_signed(cents: int, currency: str = "") -> str:
 
 
 _PERCENT = re.compile(r"(?P<whole>[0-9]{1,3})(?:\.(?P<frac>[0-9]{1,2}))?%")
-_BPS = re.compile(r"(?P<bps>[0-9]{1,5})\s*bps")
+_BPS = re.compile(r"(?P<bps>[0-9]{1,5}) *bps")
 
 
 def parse_bps(text: str) -> int:
     """Parse a rate typed as a percentage (``5%``, ``0.7%``) or basis points (``70bps``).
 
-    Returns basis points (1% = 100 bps) between 0 and 10,000; ``ValueError`` otherwise.
+    Returns basis points (1% = 100 bps) between 0 and 10,000; ``ValueError`` otherwise
+    (ASCII digits only, as for amounts).
     """
     stripped = text.strip().lower()
     if match := _PERCENT.fullmatch(stripped):

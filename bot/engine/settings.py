@@ -1,7 +1,8 @@
 """A group's game settings: defaults, validation and parsing of what admins type.
 
 Pure: every change is checked here so that the database never holds a setting the
-engine cannot play with.
+engine cannot play with. Admins see and type settings by their names (``rake``,
+``rebate``: ``label``); the fields and the stored keys keep their units (``rake_bps``).
 """
 
 from __future__ import annotations
@@ -89,14 +90,19 @@ class Settings:
             _check_range(name, getattr(self, name), 1, MAX_WINDOW_SECONDS)
         _check_range("pause_seconds", self.pause_seconds, 0, MAX_WINDOW_SECONDS)
         for name in ("min_bid", "bid_increment", "min_bet", "max_bet"):
-            _check_range(name, getattr(self, name), 1, MAX_AMOUNT_CENTS)
+            _check_range(name, getattr(self, name), 1, MAX_AMOUNT_CENTS, format_amount)
         if self.max_bet < self.min_bet:
-            raise SettingError("max_bet cannot be below min_bet")
+            raise SettingError(
+                f"max_bet ({format_amount(self.max_bet)}) cannot be below "
+                f"min_bet ({format_amount(self.min_bet)})"
+            )
         for name in ("rake_bps", "rebate_bps"):
-            _check_range(name, getattr(self, name), 0, 10_000)
+            _check_range(name, getattr(self, name), 0, 10_000, format_bps)
         for name in ("dealer_fee", "service_fee", "envelope_fee"):
-            _check_range(name, getattr(self, name), 0, MAX_AMOUNT_CENTS)
-        _check_range("envelope_mean_share", self.envelope_mean_share, 1, MAX_ENVELOPE)
+            _check_range(name, getattr(self, name), 0, MAX_AMOUNT_CENTS, format_amount)
+        _check_range(
+            "envelope_mean_share", self.envelope_mean_share, 1, MAX_ENVELOPE, format_amount
+        )
         if not (1 <= len(self.currency) <= 8 and self.currency.isprintable()):
             raise SettingError("currency is a label of 1 to 8 printable characters")
         if any(char in "<>&" for char in self.currency):
@@ -110,22 +116,25 @@ class Settings:
         if not 1 <= len(self.quick_bets) <= 6:
             raise SettingError("quick_bets lists 1 to 6 amounts")
         for amount in self.quick_bets:
-            _check_range("quick_bets", amount, 1, MAX_AMOUNT_CENTS)
+            _check_range("quick_bets", amount, 1, MAX_AMOUNT_CENTS, format_amount)
+        if len(set(self.quick_bets)) != len(self.quick_bets):
+            raise SettingError("quick_bets lists each amount once")
 
     def changed(self, key: str, text: str) -> tuple[str, Settings]:
-        """Parse an admin's ``/set KEY VALUE``: the canonical key and the new settings.
+        """Parse an admin's ``/set KEY VALUE``: the field's name and the new settings.
 
-        ``key`` may be an alias (``rake`` for ``rake_bps``). Raises ``SettingError`` with a
-        message fit for the admin for an unknown key or a bad value.
+        ``key`` is a name as admins type it (``rake``; see ``label``) or the field's own
+        (``rake_bps``). Raises ``SettingError`` with a message fit for the admin for an
+        unknown key or a bad value.
         """
-        name = ALIASES.get(key.strip().lower(), key.strip().lower())
+        name = field_name(key)
         parser = _PARSERS.get(name)
         if parser is None:
             raise SettingError(f"unknown setting {key.strip()[:40]!r}")
         try:
             value = parser(text)
         except ValueError as error:
-            raise SettingError(f"{name}: {error}") from None
+            raise SettingError(f"{label(name)}: {error}") from None
         settings = dataclasses.replace(self, **{name: value})
         settings.validate()
         return name, settings
@@ -142,7 +151,11 @@ class Settings:
         return settings
 
     def display(self, name: str) -> str:
-        """A setting's value as an admin would type it."""
+        """A setting's value as an admin would type it (``name`` as in ``changed``).
+
+        Exact: two different values never display alike, so a change that displays as
+        the old value changed nothing."""
+        name = field_name(name)
         value = getattr(self, name)
         if name in _AMOUNT_KEYS:
             return format_amount(value)
@@ -153,9 +166,25 @@ class Settings:
         return str(value)
 
 
-def _check_range(name: str, value: int, low: int, high: int) -> None:
+def label(name: str) -> str:
+    """A setting's name as admins type it: ``rake`` for the field ``rake_bps``."""
+    return LABELS.get(name, name)
+
+
+def field_name(key: str) -> str:
+    """The field a typed setting name stands for (``rake`` -> ``rake_bps``); an unknown
+    name comes back as typed (lower case)."""
+    typed = key.strip().lower()
+    return ALIASES.get(typed, typed)
+
+
+def _check_range(
+    name: str, value: int, low: int, high: int, shown: Callable[[int], str] = str
+) -> None:
+    """Raise ``SettingError`` unless ``value`` is an int in ``low..high``; the message
+    shows the bounds as admins type them (``shown``: amounts, rates or plain numbers)."""
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise SettingError(f"{name} must be between {low} and {high}")
+        raise SettingError(f"{label(name)} must be between {shown(low)} and {shown(high)}")
 
 
 def _parse_seconds(text: str) -> int:
@@ -170,7 +199,16 @@ def _parse_label(text: str) -> str:
 
 
 def _parse_amount_list(text: str) -> tuple[int, ...]:
-    return tuple(parse_amount(part) for part in text.split(",") if part.strip())
+    """Amounts separated by commas (``5,10,20``): no empty item (``1,,2``, ``1,2,``), no
+    amount twice (each is a button). Their number and range are checked by ``validate``."""
+    parts = [part.strip() for part in text.split(",")]
+    if any(not part for part in parts):
+        raise ValueError(f"{text.strip()[:40]!r} has an empty item; write e.g. 5,10,20")
+    amounts = tuple(parse_amount(part) for part in parts)
+    for index, amount in enumerate(amounts):
+        if amount in amounts[:index]:
+            raise ValueError(f"{format_amount(amount)} is listed twice")
+    return amounts
 
 
 _FIELDS = {field.name for field in dataclasses.fields(Settings)}
@@ -198,11 +236,16 @@ _PARSERS: dict[str, Callable[[str], Any]] = {
     "dealer": lambda text: text.strip().lower(),
     "quick_bets": _parse_amount_list,
 }
-#: Short names admins may type in ``/set``.
+#: Names admins may type in ``/set`` for a field of another name.
 ALIASES = {
     "rake": "rake_bps",
     "rebate": "rebate_bps",
     "lang": "language",
     "envelope_share": "envelope_mean_share",
 }
-SETTING_NAMES = tuple(name for name in _PARSERS)
+#: The names admins see (``/config``, replies, errors, the audit log) where a field's
+#: name says its unit: rates are typed as percentages, so ``rake``, not ``rake_bps``.
+LABELS = {"rake_bps": "rake", "rebate_bps": "rebate"}
+#: Every setting, by the name admins see and type (``Settings.display`` takes these), in
+#: the order of the fields (the order of the table in docs/admin.md).
+SETTING_NAMES = tuple(label(field.name) for field in dataclasses.fields(Settings))

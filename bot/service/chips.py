@@ -5,12 +5,20 @@ from __future__ import annotations
 from bot.engine.errors import RuleViolation
 from bot.engine.round import BANK, HOUSE, MINT, Posting, available
 from bot.service.core import ServiceCore
-from bot.service.records import Balance, Person, StatementLine
+from bot.service.records import MAX_USER_ID, Balance, Person, StatementLine, is_user_id
 from bot.store.unit_of_work import UnitOfWork
 
 
+def _check_user_id(user_id: int) -> None:
+    """Refuse an id no Telegram user has before it reaches the database (0 is the bot's
+    own accounts'; the shell checks what admins type, this guards every other caller)."""
+    if not is_user_id(user_id):
+        raise RuleViolation("bad_user_id", who=user_id, maximum_id=MAX_USER_ID)
+
+
 class ChipUseCases(ServiceCore):
-    """Chips: moved by admins, shown to players."""
+    """Chips: moved by admins, shown to players. The player an admin names must have a
+    Telegram user id (``bad_user_id`` otherwise)."""
 
     async def credit(
         self,
@@ -48,6 +56,7 @@ class ChipUseCases(ServiceCore):
         *,
         credit: bool,
     ) -> Balance | None:
+        _check_user_id(user_id)
         if amount <= 0:
             raise RuleViolation("amount_not_positive")
         action = "credit" if credit else "debit"
@@ -122,5 +131,6 @@ class ChipUseCases(ServiceCore):
     async def statement(self, chat_id: int, user_id: int, limit: int = 10) -> list[StatementLine]:
         """The latest ledger transactions that changed a player's chips, newest first
         (holds, which move chips between the player's own accounts, are left out)."""
+        _check_user_id(user_id)
         async with self.store.reading() as uow:
             return await uow.queries.statement(chat_id, user_id, limit)

@@ -20,12 +20,14 @@ from bot.service.deliveries import BOARD_REFUSED as BOARD_REFUSED
 from bot.service.deliveries import DELIVERY_LEASE_MS as DELIVERY_LEASE_MS
 from bot.service.deliveries import DeliveryUseCases
 from bot.service.reading import ReadingUseCases
+from bot.service.records import MAX_USER_ID as MAX_USER_ID
 from bot.service.records import AuditLine as AuditLine
 from bot.service.records import Balance as Balance
 from bot.service.records import CommandResult as CommandResult
 from bot.service.records import ParticipantResult as ParticipantResult
 from bot.service.records import Person as Person
 from bot.service.records import RoundSummary as RoundSummary
+from bot.service.records import SettingChange as SettingChange
 from bot.service.records import ShoeInfo as ShoeInfo
 from bot.service.records import StatementLine as StatementLine
 from bot.service.records import random_seed as random_seed

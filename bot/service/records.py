@@ -6,6 +6,7 @@ from __future__ import annotations
 import secrets
 import time
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from bot.engine.errors import GameError
 from bot.engine.round import Event, Round
@@ -25,6 +26,16 @@ def wall_clock_ms() -> int:
 def random_seed() -> bytes:
     """A fresh round seed from the operating system's CSPRNG."""
     return secrets.token_bytes(SEED_BYTES)
+
+
+#: Telegram's user ids are positive and have at most 52 significant bits. The bot keeps
+#: 0 for its own accounts (the house, the mint, the bank).
+MAX_USER_ID = 2**52
+
+
+def is_user_id(value: int) -> bool:
+    """Whether ``value`` can be a Telegram user's id: 1 to ``MAX_USER_ID``."""
+    return not isinstance(value, bool) and isinstance(value, int) and 0 < value <= MAX_USER_ID
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +74,15 @@ class CommandResult:
     duplicate: bool = False
     refused: GameError | None = None
     started_events: tuple[Event, ...] = ()
+
+
+class SettingChange(NamedTuple):
+    """A setting an admin set: its name as admins type it, its old and new value as
+    displayed. ``old == new`` when it already had that value (then nothing was written)."""
+
+    name: str
+    old: str
+    new: str
 
 
 @dataclass(frozen=True, slots=True)

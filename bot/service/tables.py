@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from bot.engine.errors import GameError
-from bot.engine.settings import CARD_TABLE_DEFAULTS, SettingError, Settings
+from bot.engine.settings import CARD_TABLE_DEFAULTS, SettingError, Settings, label
 from bot.service.core import ServiceCore
-from bot.service.records import Person
+from bot.service.records import Person, SettingChange
 from bot.store.chats import TITLE_LENGTH
 from bot.store.unit_of_work import UnitOfWork
 
@@ -72,12 +72,13 @@ class TableUseCases(ServiceCore):
 
     async def change_setting(
         self, chat_id: int, actor: Person, key: str, value: str, *, update_id: int | None = None
-    ) -> tuple[str, str, str] | None:
-        """Change one setting; returns (name, old, new) as displayed, or ``None`` for an
-        update processed before. Raises ``GameError("bad_setting")`` with the reason for a
-        bad key or value."""
+    ) -> SettingChange | None:
+        """Change one setting; returns its name as admins type it and the old and new
+        value as displayed, or ``None`` for an update processed before. A value the
+        setting has already changes nothing and is not audited (then old == new). Raises
+        ``GameError("bad_setting")`` with the reason for a bad key or value."""
 
-        async def body(uow: UnitOfWork, now: int) -> tuple[str, str, str]:
+        async def body(uow: UnitOfWork, now: int) -> SettingChange:
             await self._touch_people(uow, [actor], now)
             chat = await uow.chats.get_or_create(chat_id, now)
             current = self._settings_of(chat)
@@ -86,6 +87,8 @@ class TableUseCases(ServiceCore):
             except SettingError as error:
                 raise GameError("bad_setting", reason=str(error)) from None
             old, new = current.display(name), changed.display(name)
+            if getattr(changed, name) == getattr(current, name):
+                return SettingChange(label(name), old, new)
             keys = [name]
             if name == "ruleset" and changed.ruleset != current.ruleset:
                 # A new game brings its table's rake and bet range.
@@ -94,8 +97,8 @@ class TableUseCases(ServiceCore):
             stored = changed.to_dict()
             settings = {**chat.settings, **{key: stored[key] for key in keys}}
             await uow.chats.change(chat_id, settings=settings)
-            details = {"setting": name, "old": old, "new": new}
+            details = {"setting": label(name), "old": old, "new": new}
             await uow.audit.append(chat_id, actor.id, "set", now, details)
-            return name, old, new
+            return SettingChange(label(name), old, new)
 
         return await self._admin_command(update_id, body)

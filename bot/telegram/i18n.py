@@ -54,6 +54,7 @@ EN: dict[str, str] = {
     "error.already_grabbed": "You already grabbed {amount}.",
     "error.no_round": "No round is running. An admin can /open the table, then /newround.",
     "error.stale_button": "That button belongs to a round that is over.",
+    "error.bad_button": "That button is not one of mine.",
     "error.table_closed": "The table is closed. An admin can /open it.",
     "error.round_running": "A round is already running.",
     "error.round_closed": "That round is over.",
@@ -61,10 +62,15 @@ EN: dict[str, str] = {
     "error.debit_too_large": "Cannot debit {amount}: only {available} is available.",
     "error.bad_setting": "Not changed: {reason}.",
     "error.bad_amount": "Not an amount: {reason}.",
+    "error.amount_too_large": "Too large: the most is {maximum}.",
     "error.amount_missing": "Add an amount, e.g. <code>{example}</code>.",
     "error.not_admin": "Only group admins can do that.",
     "error.group_only": "This works in a group. Add me to a group first.",
     "error.no_target": ("Whose chips? Reply to their message, or give @username or a user id."),
+    "error.bad_user_id": (
+        "{who} is not a user id: Telegram user ids are whole numbers from 1 to {maximum_id}, "
+        "in the digits 0–9."
+    ),
     "error.unknown_user": "I have not seen {who} yet; reply to one of their messages instead.",
     "error.bad_round_number": "Give a round number, e.g. <code>/verify 12</code>.",
     "error.round_not_found": "Round {round_id} is not a round of this group.",
@@ -181,6 +187,7 @@ EN: dict[str, str] = {
     "config.usage": "Change one with <code>/set KEY VALUE</code>, e.g. <code>/set rake 5%</code>.",
     "set.usage": "Usage: <code>/set KEY VALUE</code>, e.g. <code>/set bet_seconds 40</code>.",
     "set.done": "{name}: {old} → {new}",
+    "set.unchanged": "{name}: already {value}; nothing changed.",
     "set.table_defaults": (
         "Table defaults of this game: rake {rake}, rebate {rebate}, dealer fees {fees}, "
         "bets {minimum}–{maximum}."
@@ -290,6 +297,7 @@ ZH: dict[str, str] = {
     "error.already_grabbed": "你已经抢到 {amount}。",
     "error.no_round": "没有进行中的牌局。管理员可以 /open 开桌，然后 /newround。",
     "error.stale_button": "这个按钮属于已结束的牌局。",
+    "error.bad_button": "这个按钮不是我发出的。",
     "error.table_closed": "牌桌已关闭，管理员可以 /open 开桌。",
     "error.round_running": "已有牌局在进行中。",
     "error.round_closed": "该牌局已结束。",
@@ -297,10 +305,12 @@ ZH: dict[str, str] = {
     "error.debit_too_large": "无法扣除 {amount}：可用只有 {available}。",
     "error.bad_setting": "未修改：{reason}。",
     "error.bad_amount": "金额无效：{reason}。",
+    "error.amount_too_large": "金额过大：最多 {maximum}。",
     "error.amount_missing": "请加上金额，例如 <code>{example}</code>。",
     "error.not_admin": "只有群管理员可以这样做。",
     "error.group_only": "此命令仅在群组中可用，请先把我加入群组。",
     "error.no_target": "给谁？请回复对方的消息，或写 @用户名 或用户 ID。",
+    "error.bad_user_id": "{who} 不是有效的用户 ID：Telegram 用户 ID 是 1 到 {maximum_id} 之间的整数，须用数字 0–9 书写。",
     "error.unknown_user": "我还没见过 {who}，请回复对方的消息。",
     "error.bad_round_number": "请写局号，例如 <code>/verify 12</code>。",
     "error.round_not_found": "第 {round_id} 局不属于本群。",
@@ -402,6 +412,7 @@ ZH: dict[str, str] = {
     "config.usage": "用 <code>/set 名称 值</code> 修改，例如 <code>/set rake 5%</code>。",
     "set.usage": "用法：<code>/set 名称 值</code>，例如 <code>/set bet_seconds 40</code>。",
     "set.done": "{name}：{old} → {new}",
+    "set.unchanged": "{name}：已经是 {value}，未作修改。",
     "set.table_defaults": (
         "本游戏的默认桌设：抽水 {rake}，返水 {rebate}，庄家费用 {fees}，下注 {minimum}–{maximum}。"
     ),

@@ -16,12 +16,13 @@ from telegram import InlineKeyboardButton, InlineKeyboardMarkup
 
 from bot.engine.round import HOUSE_DEALER, Phase, Round, RoundSettled, RoundVoided, minimum_bid
 from bot.engine.settings import Settings
-from bot.money import format_amount, format_bps, format_signed
+from bot.money import MAX_AMOUNT_CENTS, format_amount, format_bps, format_signed
 from bot.rules import envelope
 from bot.rules.cards import format_cards
 from bot.rules.ruleset import get_ruleset
 from bot.service.game import Person
 from bot.telegram.i18n import translate
+from bot.telegram.parsing import MAX_ROUND_ID, ascii_number
 
 #: Bets listed on the board by name; the board is one message, edited, so it must stay
 #: far below Telegram's 4096 characters whatever the number of bettors.
@@ -37,9 +38,14 @@ def display_name(user_id: int, people: Mapping[int, Person]) -> str:
     return html.escape(name[:64])
 
 
+#: What a board's buttons do; a bid or a bet carries its amount, the others 0.
+BUTTON_ACTIONS = ("bid", "bet", "cancel", "grab")
+_WITH_AMOUNT = ("bid", "bet")
+
+
 @dataclass(frozen=True, slots=True)
 class ButtonPress:
-    """Parsed callback data: ``<round id>:<action>[:<amount>]``."""
+    """Parsed callback data: ``<round id>:<action>:<amount>``."""
 
     round_id: int
     action: str
@@ -51,13 +57,20 @@ class ButtonPress:
 
     @classmethod
     def decode(cls, data: str) -> ButtonPress | None:
-        """Parse callback data; ``None`` for anything malformed."""
+        """Parse callback data; ``None`` for anything ``encode`` does not make: ASCII
+        digits only, no sign or leading zero, a round id that can be one, an amount for a
+        bid or a bet (at most what anyone may type) and 0 for a cancel or a grab."""
         parts = data.split(":")
-        if len(parts) != 3 or parts[1] not in ("bid", "bet", "cancel", "grab"):
+        if len(data) > 64 or len(parts) != 3 or parts[1] not in BUTTON_ACTIONS:
             return None
-        if not (parts[0].isdigit() and parts[2].isdigit()) or len(data) > 64:
+        round_id = ascii_number(parts[0], MAX_ROUND_ID)
+        amount = ascii_number(parts[2], MAX_AMOUNT_CENTS)
+        if round_id is None or amount is None or round_id < 1:
             return None
-        return cls(int(parts[0]), parts[1], int(parts[2]))
+        if (amount > 0) != (parts[1] in _WITH_AMOUNT):
+            return None
+        press = cls(round_id, parts[1], amount)
+        return press if press.encode() == data else None
 
 
 class Views:

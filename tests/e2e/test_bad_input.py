@@ -10,8 +10,11 @@ from __future__ import annotations
 import html
 
 import pytest
+from sqlalchemy import select
 
 from bot.engine.round import Phase
+from bot.store.models import Account, AuditEntry, User
+from bot.telegram.i18n import translate
 from tests.e2e.harness import (
     CREDIT_CENTS,
     E2E,
@@ -88,10 +91,8 @@ async def test_bad_amounts_are_refused_and_change_nothing(e2e: E2E) -> None:
         ("/bet -5", "Not an amount: '-5' is negative; amounts must be positive."),
         ("/bet 1e9", "Not an amount: '1e9' is not an amount; write e.g. 20 or 12.50."),
         ("/bet 12.345", "Not an amount: '12.345' has more than two decimals."),
-        (
-            "/bet " + "9" * 3_995,
-            "Not an amount: '" + "9" * 24 + "…' is too large; the most is 10000000.00.",
-        ),
+        # Above what anyone may type: the table's largest bet, not the parser's cap.
+        ("/bet " + "9" * 3_995, translate("en", "error.bet_too_large", "RM", maximum=5_000)),
     ]
     for text, expected in cases:
         await refused(e2e, group, BO, text, expected, people)
@@ -193,3 +194,108 @@ async def test_unknown_username_is_quoted_as_typed(e2e: E2E) -> None:
         "I have not seen @<b>&x yet; reply to one of their messages instead.",
         people,
     )
+
+
+async def refused_saying(
+    e2e: E2E, chat_id: int, who: dict, text: str, needles: list[str], people: list[int]
+) -> str:
+    """``text`` gets a short reply that contains every one of ``needles`` and changes
+    nothing; the reply."""
+    before = await e2e.snapshot(chat_id, people)
+    answer = await e2e.ask(chat_id, who, text)
+    assert all(needle in answer for needle in needles), (text[:40], answer)
+    assert len(answer) < SHORT
+    assert await e2e.snapshot(chat_id, people) == before, text[:40]
+    return answer
+
+
+async def test_user_ids_no_telegram_user_has_are_refused(e2e: E2E) -> None:
+    group = -1_001_000_000_406
+    e2e.fake.set_chat_member(group, ADMIN["id"], "administrator")
+    largest = 2**52
+    people = [ADMIN["id"], 0, largest]
+    cases = [
+        ("/credit 0 5", "0"),  # the bot's own accounts
+        ("/credit 99999999999999999999 5", "99999999999999999999"),
+        (f"/credit {largest + 1} 5", str(largest + 1)),
+        ("/debit -5 5", "-5"),
+        ("/credit ٣ 5", "٣"),  # not read as 3
+        ("/ledger 0", "0"),
+    ]
+    for text, shown in cases:
+        answer = await refused_saying(e2e, group, ADMIN, text, [str(largest)], people)
+        assert answer.startswith(f"{shown} "), answer
+    # Nothing of the group, and no such user, was written.
+    async with e2e.database.transaction() as session:
+        accounts = (await session.scalars(select(Account.id).where(Account.chat_id == group))).all()
+        users = set((await session.scalars(select(User.id))).all())
+    assert accounts == [] and not {0, largest + 1} & users, (accounts, users)
+
+    # The largest id Telegram may give is a user like any other.
+    answer = await e2e.ask(group, ADMIN, f"/credit {largest} 5")
+    assert "RM5.00" in answer and str(largest) in answer, answer
+    assert (await e2e.service.balance(group, largest)).available == 500
+
+
+async def test_garbage_buttons_and_non_ascii_or_huge_bets_are_refused(e2e: E2E) -> None:
+    group = -1_001_000_000_407
+    people = [DEALER["id"], BO["id"]]
+    await open_table(e2e, group, ADMIN, [DEALER, BO], settings=LONG_WINDOW)
+    for setting in ("max_bet 40", "currency MYR"):
+        assert (await e2e.ask(group, ADMIN, f"/set {setting}")).startswith(setting.split()[0])
+    state = await start_round(e2e, group, DEALER)
+    e2e.say(group, DEALER, "/bid 100")
+    await e2e.wait_phase(group, Phase.BETTING, state.id)
+    board = await e2e.wait_button(group, f"{state.id}:cancel:0")
+
+    not_mine = translate("en", "error.bad_button")
+    before = await e2e.snapshot(group, people)
+    for data in [
+        f"{state.id}:bet:²",  # crashed the handler (isdigit, then int)
+        f"{state.id}:bet:٣",  # was read as a bet of 0.03
+        f"{state.id}:bet:05",
+        f"{state.id}:bet:0",
+        f"{state.id}:cancel:5",
+        f"{state.id}:bet:99999999999999999999",
+        "99999999999999999999:bet:5",
+        "1:steal:5",
+    ]:
+        answer = await e2e.wait_answer(e2e.press(group, board, BO, data))
+        assert answer["text"] == not_mine, (data, answer)
+    assert await e2e.snapshot(group, people) == before
+    # A real button of this round still works (the toast is not the refusal).
+    answer = await e2e.wait_answer(e2e.press(group, board, BO, f"{state.id}:bet:500"))
+    assert answer["text"] != not_mine and "MYR5.00" in answer["text"], answer
+    await e2e.wait_bets(group, 1)
+
+    await refused_saying(e2e, group, BO, "/bet ٣", ["'٣'", "0-9"], people)
+    # Above the parser's cap: the table's own largest bet, in its currency.
+    answer = await refused_saying(e2e, group, BO, "/bet 99999999999999999999", ["MYR40.00"], people)
+    assert "10000000" not in answer, answer
+    await refused_saying(e2e, group, ADMIN, "/fund 99999999999", ["MYR10000000.00"], people)
+
+
+async def test_settings_are_strict_named_as_typed_and_audited_once(e2e: E2E) -> None:
+    group = -1_001_000_000_408
+    e2e.fake.set_chat_member(group, ADMIN["id"], "administrator")
+    people = [ADMIN["id"]]
+    for text in ("/set quick_bets 1,,2", "/set quick_bets 5,10,", "/set quick_bets 5,5"):
+        await refused_saying(e2e, group, ADMIN, text, ["quick_bets"], people)
+    answer = await refused_saying(e2e, group, ADMIN, "/set rake 200%", ["rake", "200%"], people)
+    assert "_bps" not in answer, answer
+
+    first = await e2e.ask(group, ADMIN, "/set rake 4.5%")
+    assert first.startswith("rake: ") and "4.5%" in first, first
+    before = await e2e.snapshot(group, people)
+    again = await e2e.ask(group, ADMIN, "/set rake 4.5%")
+    assert again == translate("en", "set.unchanged", name="rake", value="4.5%"), again
+    assert await e2e.snapshot(group, people) == before
+    async with e2e.database.transaction() as session:
+        audit = (
+            await session.scalars(select(AuditEntry.details).where(AuditEntry.chat_id == group))
+        ).all()
+    assert audit == [{"setting": "rake", "old": "5%", "new": "4.5%"}]
+
+    config = (await e2e.ask(group, ADMIN, "/config")).splitlines()
+    assert "• rake = 4.5%" in config and "• rebate = 0.7%" in config, config
+    assert not any("_bps" in line for line in config), config

@@ -952,7 +952,7 @@ async def test_admin_actions_are_in_the_audit_log_with_their_actor(
 async def test_setting_changes_are_audited_with_old_and_new_values(
     service: GameService,
 ) -> None:
-    assert await service.change_setting(GROUP, ADMIN, "rake", "3%") == ("rake_bps", "5%", "3%")
+    assert await service.change_setting(GROUP, ADMIN, "rake", "3%") == ("rake", "5%", "3%")
     assert await service.change_setting(GROUP, ADMIN, "min_bet", "2.5") == (
         "min_bet",
         "1.00",
@@ -963,7 +963,7 @@ async def test_setting_changes_are_audited_with_old_and_new_values(
     log = await service.audit_log(GROUP)
     assert [(line.actor_id, line.action, line.details) for line in log] == [
         (ADMIN.id, "set", {"setting": "min_bet", "old": "1.00", "new": "2.50"}),
-        (ADMIN.id, "set", {"setting": "rake_bps", "old": "5%", "new": "3%"}),
+        (ADMIN.id, "set", {"setting": "rake", "old": "5%", "new": "3%"}),
     ]
 
 

@@ -9,6 +9,8 @@ import string
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from bot.engine.round import Phase, advance, bet, bid, start_round
 from bot.engine.settings import Settings
@@ -56,10 +58,49 @@ def test_the_board_escapes_bidder_and_bettor_names() -> None:
 
 
 def test_button_data_round_trips_and_rejects_garbage() -> None:
-    press = ButtonPress(12, "bet", 2_000)
-    assert ButtonPress.decode(press.encode()) == press
-    for garbage in ["", "x", "1:steal:5", "a:bet:1", "1:bet:-5", "1:bet:1:2"]:
+    for press in [
+        ButtonPress(12, "bet", 2_000),
+        ButtonPress(12, "bid", 1),
+        ButtonPress(12, "cancel"),
+        ButtonPress(2**63 - 1, "grab"),
+        ButtonPress(1, "bet", 1_000_000_000),
+    ]:
+        assert ButtonPress.decode(press.encode()) == press
+    for garbage in ["", "x", "1:steal:5", "a:bet:1", "1:bet:-5", "1:bet:1:2", "barrier-1"]:
         assert ButtonPress.decode(garbage) is None
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        "1:bet:²",  # isdigit() but int() refuses it: this crashed the handler
+        "1:bet:٣",  # int() reads it as 3
+        "١:bet:5",
+        "1:bet:５",
+        "1:bet:+5",
+        "1:bet: 5",
+        "1:bet:05",  # not how encode writes 5
+        "01:bet:5",
+        "0:bet:5",  # no round 0
+        "1:bet:0",  # a bet button always has an amount
+        "1:bid:0",
+        "1:cancel:5",  # cancel and grab never have one
+        "1:grab:1",
+        "9223372036854775808:bet:5",  # beyond a BIGINT round id
+        "99999999999999999999:grab:0",
+        "1:bet:1000000001",  # beyond what anyone may type
+        "1:bet:99999999999999999999",
+        "1:bet:" + "9" * 60,
+    ],
+)
+def test_button_data_not_made_by_encode_is_refused(data: str) -> None:
+    assert ButtonPress.decode(data) is None
+
+
+@given(st.text(alphabet=st.sampled_from("0123456789:²٣５+- betcancelgrabid"), max_size=30))
+def test_decoding_never_raises_and_accepts_only_what_encode_writes(data: str) -> None:
+    press = ButtonPress.decode(data)
+    assert press is None or press.encode() == data
 
 
 def test_betting_board_offers_quick_bets_within_limits_and_cancel() -> None:

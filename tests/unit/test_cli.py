@@ -454,6 +454,9 @@ def test_demo_passes_ruleset_and_dealer_to_run_demo(
         ["demo", "--ruleset", "poker"],
         ["demo", "--dealer", "bank"],
         ["demo", "--rounds", "0"],
+        ["demo", "--rounds", "٣"],
+        ["deal", "--ruleset", "bullbull", "--seed", "ab", "--hands", "３"],
+        ["deal", "--ruleset", "poker29", "--seed", "ab", "--hands", "3", "--offset", "٠"],
     ],
 )
 def test_bad_arguments_give_a_one_line_error_and_exit_2(

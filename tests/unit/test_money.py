@@ -9,6 +9,7 @@ import pytest
 
 from bot.money import (
     MAX_AMOUNT_CENTS,
+    AmountTooLarge,
     format_amount,
     format_bps,
     format_signed,
@@ -99,9 +100,9 @@ def test_thousands_separators_are_rejected(text: str) -> None:
         parse_amount(text)
 
 
-@pytest.mark.parametrize("text", ["１２", "١٢", "12.５"])
+@pytest.mark.parametrize("text", ["１２", "١٢", "12.５", "٣", "²", "1²", "3.٣"])
 def test_non_ascii_digits_are_rejected(text: str) -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="digits 0-9"):
         parse_amount(text)
 
 
@@ -115,8 +116,19 @@ def test_non_ascii_digits_are_rejected(text: str) -> None:
     ],
 )
 def test_anything_above_the_cap_is_rejected(text: str) -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(AmountTooLarge) as refused:
         parse_amount(text)
+    assert refused.value.maximum == MAX_AMOUNT_CENTS
+
+
+def test_too_large_names_the_callers_cap_and_only_for_well_formed_amounts() -> None:
+    with pytest.raises(AmountTooLarge) as refused:
+        parse_amount("10", max_cents=999)
+    assert refused.value.maximum == 999
+    for text in ["-99999999999", "9" * 30 + ".999", "9" * 30 + "x"]:
+        with pytest.raises(ValueError) as error:
+            parse_amount(text)
+        assert not isinstance(error.value, AmountTooLarge), text
 
 
 def test_a_caller_may_lower_the_cap() -> None:
@@ -178,7 +190,24 @@ def test_parse_bps_reads_percentages_and_basis_points(text: str, bps: int) -> No
 
 
 @pytest.mark.parametrize(
-    "text", ["", "5", "-5%", "100.01%", "101%", "10001bps", "abc", "5.123%", "1e2%", "nan%"]
+    "text",
+    [
+        "",
+        "5",
+        "-5%",
+        "100.01%",
+        "101%",
+        "10001bps",
+        "abc",
+        "5.123%",
+        "1e2%",
+        "nan%",
+        "٥%",
+        "５%",
+        "²%",
+        "7٠bps",
+        "70\u2003bps",
+    ],
 )
 def test_parse_bps_rejects_anything_else(text: str) -> None:
     with pytest.raises(ValueError):

@@ -12,13 +12,9 @@ from bot.engine.errors import GameError
 from bot.engine.settings import SETTING_NAMES
 from bot.money import format_bps, format_signed
 from bot.service.game import Person
-from bot.telegram.handlers.base import (
-    ShellParts,
-    amount_argument,
-    is_ascii_number,
-    parse_typed_amount,
-)
+from bot.telegram.handlers.base import ShellParts, amount_argument
 from bot.telegram.lookups import person_of
+from bot.telegram.parsing import looks_like_number, parse_typed_amount, parse_user_id
 from bot.telegram.views import display_name
 
 #: Lines of ``/ledger`` and ``/audit``.
@@ -81,6 +77,9 @@ class AdminHandlers:
         self.chats.forget(chat_id)
         name, old, new = changed
         views = await self.chats.views(chat_id)
+        if old == new:
+            self.reply(update, views.t("set.unchanged", name=name, value=html.escape(new)))
+            return
         lines = [views.t("set.done", name=name, old=html.escape(old), new=html.escape(new))]
         if name == "ruleset" and old != new:
             settings = views.settings
@@ -120,8 +119,8 @@ class AdminHandlers:
             if found is None:
                 raise GameError("unknown_user", who=args[0][:40])
             return found, args[1:]
-        if args and is_ascii_number(args[0]) and (len(args) >= 2 or not with_amount):
-            user_id = int(args[0])
+        if args and looks_like_number(args[0]) and (len(args) >= 2 or not with_amount):
+            user_id = parse_user_id(args[0])
             known = await self.parts.people.names([user_id])
             return known.get(user_id, Person(user_id)), args[1:]
         raise GameError("no_target")

@@ -8,10 +8,10 @@ from typing import Any
 from telegram import Update
 
 from bot.engine.errors import GameError
-from bot.money import parse_amount
 from bot.service.game import GameService, Person
 from bot.telegram.admins import AdminCheck
 from bot.telegram.lookups import ChatSettings, People, person_of
+from bot.telegram.parsing import parse_typed_amount
 from bot.telegram.progress import RoundProgress
 from bot.telegram.replies import Replies
 
@@ -26,19 +26,6 @@ class ShellParts:
     people: People
     admins: AdminCheck
     progress: RoundProgress
-
-
-def is_ascii_number(text: str) -> bool:
-    """True for a whole number in ASCII digits (``isdigit`` alone accepts "²")."""
-    return text.isascii() and text.isdecimal()
-
-
-def parse_typed_amount(text: str) -> int:
-    """An amount a user typed, or ``GameError("bad_amount")`` saying what is wrong."""
-    try:
-        return parse_amount(text)
-    except ValueError as error:
-        raise GameError("bad_amount", reason=str(error)) from None
 
 
 def amount_argument(context: Any, example: str) -> int:

@@ -13,6 +13,7 @@ from bot.money import parse_amount
 from bot.service.game import CommandResult
 from bot.telegram.handlers.base import ShellParts, amount_argument, sender
 from bot.telegram.lookups import person_of
+from bot.telegram.parsing import AmountTooLargeError
 from bot.telegram.views import ButtonPress
 
 #: Refusals not worth a reply when someone merely typed a number in the chat.
@@ -39,7 +40,15 @@ class PlayHandlers:
 
     async def bet(self, update: Update, context: Any) -> None:
         """``/bet AMOUNT``: bet, change the bet, or cancel it with 0."""
-        await self._play(update, self.service.bet, amount_argument(context, "/bet 20"))
+        try:
+            amount = amount_argument(context, "/bet 20")
+        except AmountTooLargeError:
+            # Beyond what anyone may type: the limit that matters is the table's.
+            chat_id = sender(update)[0]
+            state = await self.service.current_round(chat_id)
+            settings = state.settings if state is not None else await self.parts.chats.get(chat_id)
+            raise GameError("bet_too_large", maximum=settings.max_bet) from None
+        await self._play(update, self.service.bet, amount)
 
     async def bare_number(self, update: Update, context: Any) -> None:
         """A bare number is a bid during bidding and a bet during betting (as in the seed);
@@ -72,7 +81,7 @@ class PlayHandlers:
         assert query is not None
         press = ButtonPress.decode(query.data or "")
         if press is None or update.effective_chat is None:
-            raise GameError("stale_button")
+            raise GameError("bad_button")
         round_id = press.round_id
         if press.action == "bid":
             await self._play(update, self.service.bid, press.amount, round_id=round_id)

@@ -11,7 +11,8 @@ from bot.engine.errors import GameError
 from bot.engine.round import Round
 from bot.money import format_amount
 from bot.rules.split import commitment
-from bot.telegram.handlers.base import ShellParts, is_ascii_number, sender
+from bot.telegram.handlers.base import ShellParts, sender
+from bot.telegram.parsing import MAX_ROUND_ID, ascii_number
 from bot.telegram.views import Views, display_name
 
 
@@ -26,9 +27,9 @@ class VerifyHandlers:
         """``/verify N``: recompute round N's split from its revealed seed."""
         chat_id, _, _ = sender(update)
         args: list[str] = context.args or []
-        if not args or not is_ascii_number(args[0].lstrip("#")) or len(args[0]) > 12:
+        round_id = ascii_number(args[0].lstrip("#"), MAX_ROUND_ID) if args else None
+        if round_id is None:
             raise GameError("bad_round_number")
-        round_id = int(args[0].lstrip("#"))
         state = await self.service.round(round_id)
         if state is None or state.chat_id != chat_id:
             raise GameError("round_not_found", round_id=round_id)
