@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import os
+import signal
 import sys
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from types import FrameType
 from typing import Any, Protocol
 
 from bot.config import Config, ConfigError, load_config
@@ -18,6 +21,8 @@ from bot.rules.ruleset import RULESETS, Ruleset, get_ruleset
 from bot.rules.split import commitment, split_envelope
 
 EXIT_USAGE = 2
+#: The bot could not start, or the database could not be migrated.
+EXIT_FAILED = 1
 
 
 class _Parser(argparse.ArgumentParser):
@@ -397,10 +402,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "db":
             return _run_db(args)
         if args.command == "run":
-            from bot.telegram.runner import run_bot
-
-            run_bot(_config(args))
-            return 0
+            return _run_bot(args)
         if args.command == "demo":
             import asyncio
 
@@ -415,21 +417,81 @@ def main(argv: Sequence[str] | None = None) -> int:
     raise AssertionError(f"unhandled command {args.command}")
 
 
-def _run_db(args: argparse.Namespace) -> int:
-    from bot.store.migrate import MigrationFailed, redact_url, upgrade
+class _StopSignal:
+    """SIGTERM before the bot serves (from then on it handles the signals itself) does what
+    Ctrl-C does: inside ``asyncio.run`` the main task is cancelled, elsewhere
+    ``KeyboardInterrupt`` is raised, so start-up stops at once and cleans up on its way
+    out. Remembers which signal came."""
+
+    def __init__(self) -> None:
+        self.signum = signal.SIGINT
+
+    def __call__(self, signum: int, frame: FrameType | None) -> None:
+        self.signum = signal.Signals(signum)
+        on_interrupt = signal.getsignal(signal.SIGINT)  # asyncio.run's own while it runs
+        if callable(on_interrupt):
+            on_interrupt(signal.SIGINT, frame)
+        else:
+            raise KeyboardInterrupt
+
+
+def _starting(config: Config, start: Callable[[], None]) -> int:
+    """Run ``start`` (start-up, and for ``run`` the serving that follows); 0 once it returns.
+
+    A failure is one line on stderr that says what to fix (``bot.startup_errors``), or for
+    a failure not known there its traceback with every secret blanked; either way 1. SIGINT
+    or SIGTERM stops it at once: after cleaning up, the process ends by the signal.
+    """
+    from bot import startup_errors
+
+    stop = _StopSignal()
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        start()
+    except KeyboardInterrupt:
+        print(f"niuniu-bot: stopped by {stop.signum.name}", file=sys.stderr)
+        sys.stderr.flush()
+        signal.signal(stop.signum, signal.SIG_DFL)
+        os.kill(os.getpid(), stop.signum)
+        return 128 + stop.signum  # pragma: no cover (the signal ended the process)
+    except Exception as error:
+        line = startup_errors.explain(error, config)
+        if line is None:
+            sys.stderr.write(startup_errors.unexpected(error, config))
+        else:
+            print(f"niuniu-bot: error: {line}", file=sys.stderr)
+        return EXIT_FAILED
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    return 0
+
+
+def _run_bot(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from bot.telegram.preflight import check_telegram
+    from bot.telegram.runner import configure_logging, run_bot
 
     config = _config(args)
-    try:
-        upgrade(config.database_url)
-    except MigrationFailed as error:
-        reason = str(error)
-        print(
-            f"niuniu-bot: error: cannot migrate {redact_url(config.database_url)}: {reason}",
-            file=sys.stderr,
-        )
-        return 1
-    print(f"database is up to date: {redact_url(config.database_url)}")
-    return 0
+    token = config.require_token()
+
+    def start() -> None:
+        # Before the check, so that what PTB logs while asking is redacted too.
+        configure_logging(config.log_level, [token])
+        asyncio.run(check_telegram(config))
+        run_bot(config)
+
+    return _starting(config, start)
+
+
+def _run_db(args: argparse.Namespace) -> int:
+    from bot.store.migrate import redact_url, upgrade
+
+    config = _config(args)
+    code = _starting(config, lambda: upgrade(config.database_url))
+    if code == 0:
+        print(f"database is up to date: {redact_url(config.database_url)}")
+    return code
 
 
 if __name__ == "__main__":

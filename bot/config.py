@@ -1,20 +1,45 @@
 """Configuration: a TOML file (``--config`` or ``NIUNIU_CONFIG``) with environment overrides.
 
+Every value is checked at start-up, and a problem is one line that names the key
+(``[bot] sweep_seconds must be more than 0, got -1``) or the environment variable it came
+from. An unknown section or key is an error, with the nearest known name suggested: a
+misspelt key would otherwise be ignored and its default used without a word.
+
 Values under ``[game]`` are written as an admin types them in ``/set`` (``min_bid = "100"``
-is 100.00, ``rake = "5%"``) and become every group's defaults.
+is 100.00, ``rake = "5%"``), are checked as ``/set`` checks them, and become every group's
+defaults.
+
+The file's sections are pydantic models (strict: ``sweep_seconds = "1"`` is refused, as
+TOML can say a number). pydantic-settings is not used: its TOML source skips a missing
+file without a word, and its environment source maps a variable to a key by the key's
+path, while the bot's variables (``NIUNIU_MODE`` for ``[telegram] mode``,
+``NIUNIU_LOG_LEVEL`` for ``[bot] log_level``) do not follow one; both would have to be
+replaced. So the file is read here, and the variables are a table (``ENV_OVERRIDES``).
 """
 
 from __future__ import annotations
 
+import difflib
+import json
 import os
+import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
 
-from bot.engine.settings import SettingError, Settings
-from bot.store.db import DEFAULT_DATABASE_URL
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+)
+from pydantic_core import ErrorDetails, PydanticCustomError
+
+from bot.engine.settings import ALIASES, SETTING_NAMES, SettingError, Settings
+from bot.store.db import DEFAULT_DATABASE_URL, backend_of
 
 TELEGRAM_API = "https://api.telegram.org/bot"
 
@@ -30,7 +55,7 @@ class WebhookConfig:
     listen: str = "0.0.0.0"
     port: int = 8443
     public_url: str = ""
-    secret_token: str = ""
+    secret_token: str = field(default="", repr=False)
     path: str = "telegram"
 
 
@@ -74,10 +99,291 @@ class Config:
         return self.telegram_token
 
 
+#: Environment variables that override a key of the file: variable -> (section, key).
+ENV_OVERRIDES: dict[str, tuple[str, str]] = {
+    "NIUNIU_TELEGRAM_TOKEN": ("telegram", "token"),
+    "NIUNIU_TELEGRAM_BASE_URL": ("telegram", "base_url"),
+    "NIUNIU_DATABASE_URL": ("database", "url"),
+    "NIUNIU_MODE": ("telegram", "mode"),
+    "NIUNIU_LOG_LEVEL": ("bot", "log_level"),
+}
+#: Keys whose value an error never repeats: the token and the webhook's secret, and the
+#: database URL, which may hold a password.
+SECRET_KEYS = frozenset({"token", "secret_token", "url"})
+
+# -- the file's schema --------------------------------------------------------------------
+
+
+def _invalid(message: str) -> PydanticCustomError:
+    # The message is said after the key's name: "[telegram] token <message>".
+    return PydanticCustomError("config", message)
+
+
+def _check_port(port: int) -> int:
+    if not 1 <= port <= 65535:
+        raise _invalid("must be a port number from 1 to 65535")
+    return port
+
+
+def _check_database_url(url: str) -> str:
+    backend = backend_of(url)
+    if backend is None:
+        raise _invalid("is not a database URL (sqlite:///niuniu.db or postgresql://user@host/name)")
+    if backend not in ("sqlite", "postgresql"):
+        raise _invalid(f"names {backend}; the bot runs on sqlite or postgresql")
+    return url
+
+
+def _check_http_url(url: str) -> str:
+    if not url.startswith(("http://", "https://")):
+        raise _invalid("must start with http:// or https://")
+    return url
+
+
+#: A bot token as @BotFather gives it: the bot's id, a colon, then the secret.
+_TOKEN = re.compile(r"[0-9]+:[A-Za-z0-9_-]+")
+
+
+def _check_token(token: str) -> str:
+    if token and not _TOKEN.fullmatch(token):
+        raise _invalid("is not a bot token (digits, a colon, then letters, as @BotFather gives)")
+    return token
+
+
+#: What Telegram accepts as a webhook's secret token.
+_SECRET_TOKEN = re.compile(r"[A-Za-z0-9_-]{1,256}")
+
+
+def _check_secret_token(secret: str) -> str:
+    if secret and not _SECRET_TOKEN.fullmatch(secret):
+        raise _invalid("must be 1 to 256 characters of A-Z, a-z, 0-9, _ and -")
+    return secret
+
+
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+
+
+def _check_log_level(level: str) -> str:
+    if level.upper() not in LOG_LEVELS:
+        raise _invalid(f"must be one of {', '.join(LOG_LEVELS)} (in any case)")
+    return level.upper()
+
+
+Seconds = Annotated[float, Field(gt=0, allow_inf_nan=False)]
+Port = Annotated[int, AfterValidator(_check_port)]
+
+
+class _Section(BaseModel):
+    """A table of the file: strict types, and no key it does not know."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+class DatabaseSection(_Section):
+    """``[database]``."""
+
+    url: Annotated[str, AfterValidator(_check_database_url), Field(repr=False)] = (
+        DEFAULT_DATABASE_URL
+    )
+
+
+class WebhookSection(_Section):
+    """``[telegram.webhook]``."""
+
+    listen: str = WebhookConfig.listen
+    port: Port = WebhookConfig.port
+    public_url: str = WebhookConfig.public_url
+    secret_token: Annotated[str, AfterValidator(_check_secret_token), Field(repr=False)] = ""
+    path: str = WebhookConfig.path
+
+
+class TelegramSection(_Section):
+    """``[telegram]``."""
+
+    token: Annotated[str, AfterValidator(_check_token), Field(repr=False)] = ""
+    base_url: Annotated[str, AfterValidator(_check_http_url)] = TELEGRAM_API
+    mode: Literal["polling", "webhook"] = "polling"
+    operators: list[Annotated[int, Field(gt=0)]] = []
+    webhook: WebhookSection = WebhookSection()
+
+
+class BotSection(_Section):
+    """``[bot]``."""
+
+    sweep_seconds: Seconds = Config.sweep_seconds
+    board_edit_seconds: Seconds = Config.board_edit_seconds
+    delivery_lease_seconds: Seconds = Config.delivery_lease_seconds
+    admin_cache_seconds: Seconds = Config.admin_cache_seconds
+    replies_per_minute: Annotated[int, Field(ge=1, le=20)] = Config.replies_per_minute
+    log_level: Annotated[str, AfterValidator(_check_log_level)] = Config.log_level
+
+
+class ConfigFile(_Section):
+    """The whole file. ``[game]`` is checked key by key as ``/set`` checks it
+    (``game_settings``)."""
+
+    database: DatabaseSection = DatabaseSection()
+    telegram: TelegramSection = TelegramSection()
+    bot: BotSection = BotSection()
+    game: dict[str, Any] = {}
+
+
+# -- one line per problem -----------------------------------------------------------------
+
+
+def _suggestion(name: str, known: list[str]) -> str | None:
+    matches = difflib.get_close_matches(name.lower(), known, n=1, cutoff=0.6)
+    return matches[0] if matches else None
+
+
+def _sections_of(model: type[BaseModel]) -> dict[str, type[BaseModel] | None]:
+    """The fields of ``model`` that are tables: their model, or None for ``[game]``."""
+    found: dict[str, type[BaseModel] | None] = {}
+    for name, info in model.model_fields.items():
+        annotation = info.annotation
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            found[name] = annotation
+        elif model is ConfigFile:
+            found[name] = None
+    return found
+
+
+def _shown(value: Any) -> str:
+    """A value as TOML writes it (about), shortened."""
+    if isinstance(value, dict):
+        return "a table"
+    if isinstance(value, float):
+        return repr(value)  # inf, not JSON's Infinity
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _number(value: Any) -> str:
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+_PREDICATES = {
+    "float_type": "must be a number, like 1.5",
+    "float_parsing": "must be a number, like 1.5",
+    "int_type": "must be a whole number",
+    "int_parsing": "must be a whole number",
+    "int_from_float": "must be a whole number",
+    "string_type": 'must be text in quotes, like "abc"',
+    "bool_type": "must be true or false",
+    "list_type": "must be a list, like [1, 2]",
+    "finite_number": "must be a finite number",
+    "model_type": "must be a section (a table), not a single value",
+    "dict_type": "must be a section (a table), not a single value",
+}
+
+
+def _predicate(problem: ErrorDetails) -> str:
+    kind, ctx = problem["type"], problem.get("ctx") or {}
+    if kind == "greater_than":
+        return f"must be more than {_number(ctx['gt'])}"
+    if kind == "greater_than_equal":
+        return f"must be at least {_number(ctx['ge'])}"
+    if kind == "less_than_equal":
+        return f"must be at most {_number(ctx['le'])}"
+    if kind == "literal_error":
+        return f"must be {ctx['expected']}"
+    if kind in _PREDICATES:
+        return _PREDICATES[kind]
+    message = problem["msg"]  # our own checks' messages (``_invalid``) read on from the name
+    return message if kind == "config" else "is wrong: " + message[:1].lower() + message[1:]
+
+
+def _unknown(path: list[str], name: str, value: Any, model: type[BaseModel]) -> str:
+    """The line for an unknown section or key, with the nearest known name."""
+    sections = _sections_of(model)
+    if not path and not isinstance(value, dict):
+        # A key above every section: say which section has it, if one does.
+        homes = [
+            section
+            for section, sub in _sections_of(ConfigFile).items()
+            if sub is not None and name in sub.model_fields
+        ]
+        home = f"; it belongs in [{homes[0]}]" if homes else ""
+        return f"key {name} is outside every section{home}"
+    known = list(model.model_fields)
+    suggestion = _suggestion(name, known)
+    if isinstance(value, dict):
+        # A table: [databse] or [telegram.webhok].
+        where = ".".join([*path, name])
+        hint = ""
+        if suggestion in sections:
+            hint = f"; did you mean [{'.'.join([*path, suggestion])}]?"
+        elif not path:
+            hint = f" (the sections are {', '.join(f'[{s}]' for s in sorted(sections))})"
+        return f"unknown section [{where}]{hint}"
+    where = ".".join(path)
+    if suggestion is not None:
+        shown = f"[{where}.{suggestion}]" if suggestion in sections else suggestion
+        return f"unknown key [{where}] {name}; did you mean {shown}?"
+    keys = ", ".join(key for key in known if key not in sections)
+    return f"unknown key [{where}] {name} (the keys of [{where}] are {keys})"
+
+
+def _problem_line(problem: ErrorDetails, origins: Mapping[tuple[str, str], str]) -> str:
+    """One line for one of pydantic's errors: ``[section] key`` (or the variable) first."""
+    location = [str(part) for part in problem["loc"]]
+    model: type[BaseModel] = ConfigFile
+    path: list[str] = []
+    for part in location:
+        sections = _sections_of(model)
+        if part not in sections:
+            break
+        path.append(part)
+        sub = sections[part]
+        if sub is None:
+            break
+        model = sub
+    rest = location[len(path) :]
+    if problem["type"] == "extra_forbidden":
+        return _unknown(path, rest[0], problem["input"], model)
+    key = rest[0] if rest else ""
+    name = f"[{'.'.join(path)}]" + (f" {key}" if key else "")
+    if len(path) == 1 and key and (path[0], key) in origins:
+        name = origins[(path[0], key)]
+    if len(rest) > 1:
+        name += f" (item {int(rest[1]) + 1})" if rest[1].isdigit() else f" {rest[1]}"
+    line = f"{name} {_predicate(problem)}"
+    if key not in SECRET_KEYS and not isinstance(problem["input"], dict):
+        line += f", got {_shown(problem['input'])}"
+    return line
+
+
+def describe_errors(error: ValidationError, origins: Mapping[tuple[str, str], str]) -> str:
+    """The first problem of ``error`` in one line, and how many more there are."""
+    problems = error.errors(include_url=False)
+    line = _problem_line(problems[0], origins)
+    more = len(problems) - 1
+    if more:
+        line += f" (and {more} more {'problem' if more == 1 else 'problems'})"
+    return line
+
+
+# -- loading ------------------------------------------------------------------------------
+
+#: The names ``[game]`` accepts: the settings' own names and the short ones of ``/set``.
+GAME_KEYS = (*SETTING_NAMES, *ALIASES)
+
+
 def game_settings(values: Mapping[str, Any], base: Settings | None = None) -> Settings:
     """Settings from ``[game]`` values typed as an admin would type them."""
     settings = base or Settings()
     for key, value in values.items():
+        if key.strip().lower() not in GAME_KEYS:
+            suggestion = _suggestion(key, list(GAME_KEYS))
+            hint = (
+                f"; did you mean {suggestion}?"
+                if suggestion
+                else f" (the keys are the settings of /set: {', '.join(SETTING_NAMES)})"
+            )
+            raise ConfigError(f"unknown key [game] {key}{hint}")
         text = ",".join(str(v) for v in value) if isinstance(value, list) else str(value)
         try:
             _, settings = settings.changed(key, text)
@@ -86,58 +392,74 @@ def game_settings(values: Mapping[str, Any], base: Settings | None = None) -> Se
     return settings
 
 
+def _read(path: str | os.PathLike[str], named_by: str) -> dict[str, Any]:
+    """The parsed file, or a ``ConfigError`` saying why it cannot be read."""
+    where = f"config file {os.fspath(path)}{named_by}"
+    try:
+        raw = Path(path).read_bytes()
+    except FileNotFoundError:
+        raise ConfigError(f"{where} does not exist") from None
+    except IsADirectoryError:
+        raise ConfigError(f"{where} is a directory, not a file") from None
+    except PermissionError:
+        raise ConfigError(f"{where} cannot be read: permission denied") from None
+    except OSError as error:
+        raise ConfigError(f"{where} cannot be read: {error.strerror or error}") from None
+    try:
+        text = raw.decode("utf-8-sig")  # an editor's byte order mark is harmless
+    except UnicodeDecodeError as error:
+        raise ConfigError(
+            f"{where} is not UTF-8 text (byte 0x{raw[error.start]:02x} at offset {error.start})"
+        ) from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"{where} is not valid TOML: {error}") from None
+
+
 def load_config(
     path: str | os.PathLike[str] | None = None, environ: Mapping[str, str] | None = None
 ) -> Config:
-    """Read the config file (if any) and apply environment overrides."""
+    """Read the config file (if any), apply environment overrides and check every value;
+    a ``ConfigError`` names the first key that is wrong."""
     env = os.environ if environ is None else environ
-    path = path or env.get("NIUNIU_CONFIG")
-    data: dict[str, Any] = {}
-    if path:
-        try:
-            data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise ConfigError(f"config file {path} does not exist") from None
-        except tomllib.TOMLDecodeError as error:
-            raise ConfigError(f"config file {path}: {error}") from None
-    database = data.get("database", {})
-    telegram = data.get("telegram", {})
-    webhook = telegram.get("webhook", {})
-    bot_section = data.get("bot", {})
+    named_by = ""
+    if not path and env.get("NIUNIU_CONFIG"):
+        path, named_by = env["NIUNIU_CONFIG"], " (NIUNIU_CONFIG)"
+    data = _read(path, named_by) if path else {}
+    origins: dict[tuple[str, str], str] = {}
+    for variable, (section, key) in ENV_OVERRIDES.items():
+        value = env.get(variable)
+        table = data.setdefault(section, {})
+        if value and isinstance(table, dict):  # an empty variable overrides nothing
+            table[key] = value
+            origins[(section, key)] = variable
     try:
-        operators = frozenset(int(user) for user in telegram.get("operators", []))
-        webhook_config = WebhookConfig(
-            listen=str(webhook.get("listen", "0.0.0.0")),
-            port=int(webhook.get("port", 8443)),
-            public_url=str(webhook.get("public_url", "")),
-            secret_token=str(webhook.get("secret_token", "")),
-            path=str(webhook.get("path", "telegram")),
-        )
-        config = Config(
-            database_url=env.get("NIUNIU_DATABASE_URL")
-            or database.get("url", DEFAULT_DATABASE_URL),
-            telegram_token=env.get("NIUNIU_TELEGRAM_TOKEN") or telegram.get("token", ""),
-            telegram_base_url=env.get("NIUNIU_TELEGRAM_BASE_URL")
-            or telegram.get("base_url", TELEGRAM_API),
-            mode=env.get("NIUNIU_MODE") or telegram.get("mode", "polling"),
-            webhook=webhook_config,
-            operators=operators,
-            game=game_settings(data.get("game", {})),
-            sweep_seconds=float(bot_section.get("sweep_seconds", 1.0)),
-            board_edit_seconds=float(bot_section.get("board_edit_seconds", 3.0)),
-            delivery_lease_seconds=float(bot_section.get("delivery_lease_seconds", 10.0)),
-            admin_cache_seconds=float(bot_section.get("admin_cache_seconds", 60.0)),
-            replies_per_minute=int(bot_section.get("replies_per_minute", 10)),
-            log_level=str(env.get("NIUNIU_LOG_LEVEL") or bot_section.get("log_level", "INFO")),
-        )
-    except (TypeError, ValueError) as error:
-        raise ConfigError(f"config: {error}") from None
-    if not 1 <= config.replies_per_minute <= 20:
-        raise ConfigError("[bot] replies_per_minute must be 1 to 20 (Telegram's limit)")
-    if config.delivery_lease_seconds <= 0:
-        raise ConfigError("[bot] delivery_lease_seconds must be positive")
-    if config.mode not in ("polling", "webhook"):
-        raise ConfigError(f"[telegram] mode is 'polling' or 'webhook', not {config.mode!r}")
+        parsed = ConfigFile.model_validate(data)
+    except ValidationError as error:
+        raise ConfigError(describe_errors(error, origins)) from None
+    telegram, webhook, bot = parsed.telegram, parsed.telegram.webhook, parsed.bot
+    config = Config(
+        database_url=parsed.database.url,
+        telegram_token=telegram.token,
+        telegram_base_url=telegram.base_url,
+        mode=telegram.mode,
+        webhook=WebhookConfig(
+            listen=webhook.listen,
+            port=webhook.port,
+            public_url=webhook.public_url,
+            secret_token=webhook.secret_token,
+            path=webhook.path,
+        ),
+        operators=frozenset(telegram.operators),
+        game=game_settings(parsed.game),
+        sweep_seconds=bot.sweep_seconds,
+        board_edit_seconds=bot.board_edit_seconds,
+        delivery_lease_seconds=bot.delivery_lease_seconds,
+        admin_cache_seconds=bot.admin_cache_seconds,
+        replies_per_minute=bot.replies_per_minute,
+        log_level=bot.log_level,
+    )
     if config.mode == "webhook" and not config.webhook.public_url.startswith("https://"):
         raise ConfigError('webhook mode needs [telegram.webhook] public_url = "https://..."')
     if config.mode == "webhook" and not config.webhook.secret_token:

@@ -21,6 +21,7 @@ from sqlalchemy import Engine, event
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError
 from sqlalchemy.ext.asyncio import (
     AsyncEngine,
     AsyncSession,
@@ -309,3 +310,12 @@ class Database:
         await self.engine.dispose()
         if self.read_engine is not self.engine:
             await self.read_engine.dispose()
+
+
+def backend_of(url: str) -> str | None:
+    """The kind of database a URL names (``sqlite``, ``postgresql``…), None if it is no
+    database URL."""
+    try:
+        return make_url(url).get_backend_name()
+    except ArgumentError:
+        return None

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 from pathlib import Path
 
+import asyncpg
 from alembic import command
 from alembic.config import Config
 from sqlalchemy.engine import make_url
@@ -41,14 +43,22 @@ def redact_url(url: str) -> str:
 def upgrade(url: str, revision: str = "head") -> None:
     """Bring the database at ``url`` up to ``revision`` (blocking; runs its own event loop).
 
-    Raises ``MigrationFailed`` with the first line of the reason: at once for a SQLite file
-    whose directory does not exist (SQLite cannot create it, and letting the driver fail on
-    it races its worker thread against the closing event loop: a traceback on stderr), or
-    when the database refuses.
+    Raises ``MigrationFailed`` with the first line of the reason (the error it comes from
+    is its ``__cause__``): at once for a SQLite file whose directory does not exist (SQLite
+    cannot create it, and letting the driver fail on it races its worker thread against
+    the closing event loop: a traceback on stderr), or when the database refuses. asyncpg's
+    errors while connecting (a wrong role, password or database name) reach here unwrapped
+    by SQLAlchemy.
     """
     try:
         _upgrade(url, revision)
-    except (SQLAlchemyError, OSError) as error:
+    except (
+        SQLAlchemyError,
+        OSError,
+        asyncpg.PostgresError,
+        asyncpg.InterfaceError,
+        sqlite3.Error,
+    ) as error:
         reason = str(getattr(error, "orig", None) or error).splitlines()[0]
         raise MigrationFailed(reason) from error
 

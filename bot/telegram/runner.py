@@ -28,6 +28,12 @@ class RedactSecrets(logging.Filter):
             for secret in self.secrets:
                 message = message.replace(secret, "<redacted>")
             record.msg, record.args = message, None
+        if record.exc_info and not record.exc_text:
+            # A traceback's messages may hold the token too (PTB's InvalidToken does).
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+        if record.exc_text:
+            for secret in self.secrets:
+                record.exc_text = record.exc_text.replace(secret, "<redacted>")
         return True
 
 
