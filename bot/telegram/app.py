@@ -940,8 +940,9 @@ class GameBot:
         )
         await self.reply(
             update,
-            views.t(
+            views.t_plural(
                 "verify.ok",
+                count,
                 round_id=round_id,
                 seed=seed,
                 count=count,
@@ -994,8 +995,9 @@ class GameBot:
         )
         await self.reply(
             update,
-            views.t(
+            views.t_plural(
                 "verify.cards_ok",
+                decks,
                 round_id=state.id,
                 seed=seed.hex(),
                 decks=decks,

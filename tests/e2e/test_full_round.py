@@ -128,6 +128,7 @@ async def test_full_round_settles_as_the_settlement_rules_say(e2e: E2E) -> None:
     verified = await e2e.ask(GROUP, BETTORS[0], f"/verify {ended.id}")
     assert verified.startswith(f"Round #{ended.id}: SHA-256 of the seed matches"), verified
     assert "✅" in verified
+    assert "Split (5 shares, total" in verified  # the plural form for five participants
     assert ended.seed.hex() in verified
     for person in [DEALER, *BETTORS]:
         assert person["first_name"] in verified
