@@ -60,7 +60,7 @@ from bot.priority import PriorityTurn, urgent
 from bot.rules.split import commitment
 from bot.service.game import BOARD_REFUSED, CommandResult, GameService, Person, wall_clock_ms
 from bot.telegram.delivery import ChatOutbox, SendRateLimiter, SlidingWindow
-from bot.telegram.i18n import translate
+from bot.telegram.i18n import language_for, translate
 from bot.telegram.views import ButtonPress, Views, display_name
 
 log = logging.getLogger(__name__)
@@ -836,16 +836,18 @@ class GameBot:
     async def cmd_balance_private(self, update: Update, context: Any) -> None:
         """``/balance`` in private: your chips in every group."""
         _, person, _ = self._ids(update)
+        assert update.effective_user is not None  # as _ids asserted
+        language = language_for(update.effective_user.language_code)
         found = await self.service.balances_everywhere(person.id)
         if not found:
-            await self.reply(update, translate("en", "balance.private_none"))
+            await self.reply(update, translate(language, "balance.private_none"))
             return
-        lines = [translate("en", "balance.private_header")]
+        lines = [translate(language, "balance.private_header")]
         for group_id, title, balance in found:
             settings = await self.settings(group_id)
             lines.append(
                 translate(
-                    settings.language,
+                    language,
                     "balance.private_line",
                     settings.currency,
                     title=html.escape(title or str(group_id)),
@@ -902,7 +904,9 @@ class GameBot:
 
     async def cmd_start(self, update: Update, context: Any) -> None:
         """``/start`` in private: how to add the bot to a group."""
-        await self.reply(update, translate("en", "private.start"))
+        user = update.effective_user
+        language = language_for(user.language_code if user is not None else None)
+        await self.reply(update, translate(language, "private.start"))
 
     async def cmd_verify(self, update: Update, context: Any) -> None:
         """``/verify N``: recompute round N's split from its revealed seed."""

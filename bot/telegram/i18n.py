@@ -30,6 +30,7 @@ from collections.abc import Mapping
 from importlib import resources
 from typing import Any
 
+from babel import Locale
 from babel.messages.catalog import Catalog
 from babel.messages.mofile import write_mo
 from babel.messages.pofile import read_po
@@ -39,7 +40,8 @@ from bot.money import format_amount
 
 #: The gettext domain: the catalogues' file name.
 DOMAIN = "messages"
-#: The language every catalogue falls back to.
+#: The language of a private chat whose user's app names no language we have, and the
+#: one every catalogue falls back to.
 DEFAULT_LANGUAGE = "en"
 
 #: Parameters that hold cents; ``translate`` formats them with the currency.
@@ -124,6 +126,18 @@ def translate_plural(
     catalogue = CATALOGUES.get(language, CATALOGUES[DEFAULT_LANGUAGE])
     template = catalogue.ngettext(key, key, number)
     return template.format(**format_params(params, currency))
+
+
+def language_for(language_code: str | None) -> str:
+    """The catalogue for a Telegram user's ``language_code`` (an IETF tag such as ``zh``,
+    ``zh-hans``, ``zh-CN`` or ``en-US``): the best match among the catalogues, else
+    English."""
+    if not language_code:
+        return DEFAULT_LANGUAGE
+    # Babel matches the tag, then its language alone, against the catalogues' names; it
+    # only parses a name it matched, so no tag a client sends can make it raise.
+    match = Locale.negotiate([language_code], LANGUAGES, sep="-")
+    return DEFAULT_LANGUAGE if match is None else str(match)
 
 
 def format_params(params: Mapping[str, Any], currency: str) -> dict[str, Any]:

@@ -22,6 +22,7 @@ from bot.service.game import Person
 from bot.telegram.app import split_message
 from bot.telegram.i18n import (
     compile_catalogue,
+    language_for,
     read_catalogue,
     translate,
     translate_plural,
@@ -220,6 +221,32 @@ def test_a_key_in_no_catalogue_is_an_error_not_text_and_other_languages_read_eng
         with pytest.raises(KeyError):
             translate_plural(language, "table.opened", 2)  # not a plural message
     assert translate("fr", "table.opened") == translate("en", "table.opened")
+
+
+@pytest.mark.parametrize(
+    ("language_code", "language"),
+    [
+        ("zh", "zh"),
+        ("zh-hans", "zh"),
+        ("zh-Hans", "zh"),
+        ("zh-CN", "zh"),
+        ("zh-TW", "zh"),
+        ("zh-hant-HK", "zh"),
+        ("ZH", "zh"),
+        ("en", "en"),
+        ("en-GB", "en"),
+        ("de", "en"),
+        ("pt-br", "en"),
+        ("yue", "en"),
+        ("", "en"),
+        (None, "en"),
+        ("-", "en"),
+    ],
+)
+def test_a_telegram_language_code_picks_the_catalogue(
+    language_code: str | None, language: str
+) -> None:
+    assert language_for(language_code) == language
 
 
 # -- the extraction of keys from the code ----------------------------------------------
