@@ -29,6 +29,16 @@ log = logging.getLogger(__name__)
 
 Handler = Callable[[Update, Any], Coroutine[Any, Any, None]]
 
+#: Every command description in the catalogues, as ``command.<name>`` (a command that
+#: works in private chats differently has ``<name>.private`` too).
+DESCRIBED = frozenset(
+    {
+        *("newround", "bid", "bet", "balance", "balance.private", "history", "rules"),
+        *("verify", "bank", "help", "start.private", "open", "close", "config", "set"),
+        *("credit", "debit", "fund", "ledger", "audit"),
+    }
+)
+
 
 class Where(enum.Enum):
     """Where a command works."""
@@ -59,15 +69,22 @@ class Command:
     listed: bool = True
 
     @property
-    def description_key(self) -> str:
-        suffix = ".private" if self.where is Where.PRIVATE else ""
-        return f"command.{self.name}{suffix}"
+    def described_as(self) -> str:
+        """Which of ``DESCRIBED`` describes it."""
+        return f"{self.name}.private" if self.where is Where.PRIVATE else self.name
+
+    def description(self, language: str) -> str:
+        """What it does, for menus and ``/help``."""
+        return translate(language, f"command.{self.described_as}")
 
 
 class CommandRegistry:
     """Every command of the bot, in the order the menus and ``/help`` list them."""
 
     def __init__(self, commands: Sequence[Command], *, group_only: Handler) -> None:
+        undescribed = [c.name for c in commands if c.described_as not in DESCRIBED]
+        if undescribed:
+            raise ValueError(f"commands without a description: {undescribed}")
         self.commands = tuple(commands)
         #: Answers a group command sent in a private chat.
         self.group_only = group_only
@@ -107,7 +124,7 @@ class CommandRegistry:
     def menu(self, language: str, *, in_groups: bool, admin: bool) -> list[BotCommand]:
         """A command menu: players' commands, with admins' too if ``admin``."""
         commands = self.listed(in_groups=in_groups, admin=None if admin else False)
-        return [BotCommand(c.name, translate(language, c.description_key)) for c in commands]
+        return [BotCommand(c.name, c.description(language)) for c in commands]
 
     def help(self, language: str) -> str:
         """``/help`` in a group: players' commands, then admins'."""
@@ -125,7 +142,7 @@ class CommandRegistry:
 
     @staticmethod
     def _lines(language: str, commands: list[Command]) -> list[str]:
-        return [f"/{c.name} – {translate(language, c.description_key)}" for c in commands]
+        return [f"/{c.name} – {c.description(language)}" for c in commands]
 
     async def publish_menus(self, bot: Bot) -> None:
         """Tell Telegram the menus: for group members, group admins and private chats,

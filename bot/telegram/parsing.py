@@ -10,7 +10,7 @@ refusal is a ``GameError`` whose key names the message the user sees.
 from __future__ import annotations
 
 from bot.engine.errors import GameError
-from bot.money import MAX_AMOUNT_CENTS, AmountTooLarge, parse_amount
+from bot.money import AmountTooLarge, parse_amount
 from bot.service.game import MAX_USER_ID
 
 #: Round ids are BIGINT row ids.
@@ -50,18 +50,11 @@ def parse_user_id(text: str) -> int:
 def parse_typed_amount(text: str) -> int:
     """An amount a user typed, in cents. ``GameError("bad_amount")`` says what is wrong
     with one that is not an amount; one above what anyone may type is
-    ``AmountTooLargeError``, which says ``amount_too_large`` unless the caller answers
-    with a limit of its own (``/bet``: the table's largest bet)."""
+    ``GameError("amount_too_large")``, unless the caller answers with a limit of its own
+    (``/bet``: the table's largest bet)."""
     try:
         return parse_amount(text)
     except AmountTooLarge as error:
-        raise AmountTooLargeError(error.maximum) from None
+        raise GameError("amount_too_large", maximum=error.maximum) from None
     except ValueError as error:
         raise GameError("bad_amount", reason=str(error)) from None
-
-
-class AmountTooLargeError(GameError):
-    """A typed amount above the most anyone may type (``MAX_AMOUNT_CENTS``)."""
-
-    def __init__(self, maximum: int = MAX_AMOUNT_CENTS) -> None:
-        super().__init__("amount_too_large", maximum=maximum)

@@ -21,7 +21,7 @@ from bot.rules import envelope
 from bot.rules.cards import format_cards
 from bot.rules.ruleset import get_ruleset
 from bot.service.game import Person
-from bot.telegram.i18n import translate
+from bot.telegram.i18n import translate, translate_plural
 from bot.telegram.parsing import MAX_ROUND_ID, ascii_number
 
 #: Bets listed on the board by name; the board is one message, edited, so it must stay
@@ -85,6 +85,10 @@ class Views:
         """A catalogue message in the group's language, money in its currency."""
         return translate(self.language, key, self.currency, **params)
 
+    def t_plural(self, key: str, number: int, /, **params: object) -> str:
+        """A catalogue message in its plural form for ``number``, as :meth:`t`."""
+        return translate_plural(self.language, key, number, self.currency, **params)
+
     def money(self, cents: int) -> str:
         """An amount in the group's currency."""
         return format_amount(cents, self.currency)
@@ -124,8 +128,9 @@ class Views:
         ]
         if state.shoe is not None:
             lines.append(
-                self.t(
+                self.t_plural(
                     "board.shoe",
+                    state.shoe.offset,
                     shoe_id=state.shoe.id,
                     commitment=state.commitment,
                     offset=state.shoe.offset,

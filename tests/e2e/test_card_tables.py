@@ -297,6 +297,7 @@ async def test_bullbull_with_a_bidding_dealer_settles_from_the_rounds_seed(e2e: 
 
     verified = await e2e.ask(group, BETTORS[0], f"/verify {ended.id}")
     assert "✅" in verified and ended.seed.hex() in verified, verified
+    assert " · 1 deck, cards 1–" in verified, verified  # the singular form of "decks"
     assert "❌" not in verified
 
 

@@ -8,7 +8,7 @@ import pytest
 
 from bot.engine.round import Phase, Round, VoidReason
 from bot.engine.settlement import Stake, settle
-from bot.money import format_signed
+from bot.money import format_amount, format_signed
 from tests.e2e.harness import (
     CREDIT_CENTS,
     E2E,
@@ -128,6 +128,7 @@ async def test_full_round_settles_as_the_settlement_rules_say(e2e: E2E) -> None:
     verified = await e2e.ask(GROUP, BETTORS[0], f"/verify {ended.id}")
     assert verified.startswith(f"Round #{ended.id}: SHA-256 of the seed matches"), verified
     assert "✅" in verified
+    assert "Split (5 shares, total" in verified  # the plural form for five participants
     assert ended.seed.hex() in verified
     for person in [DEALER, *BETTORS]:
         assert person["first_name"] in verified
@@ -140,3 +141,22 @@ async def test_full_round_settles_as_the_settlement_rules_say(e2e: E2E) -> None:
         timeout=10,
     )
     assert "Settled" in board["plain_text"]
+
+
+async def test_private_chats_answer_in_the_language_of_the_users_app(e2e: E2E) -> None:
+    group = -1_001_000_000_002
+    gao = {**user(107, "Gao", "gao"), "language_code": "zh-hans"}
+    hana = {**user(108, "Hana", "hana"), "language_code": "de"}
+    await open_table(e2e, group, ADMIN, [gao])
+
+    async def in_private(who: dict, text: str) -> str:
+        update = e2e.fake.post_message(who["id"], who, text, chat_type="private")
+        return str((await e2e.wait_reply(who["id"], update))["plain_text"])
+
+    assert (await in_private(gao, "/start")).startswith("你好！我在群里主持 68 牛牛红包游戏。")
+    credit = format_amount(CREDIT_CENTS, "RM")
+    assert await in_private(gao, "/balance") == (
+        f"你的筹码：\n• E2E {group}：可用 {credit}，冻结 RM0.00"
+    )
+    assert (await in_private(hana, "/start")).startswith("Hi! I host 68 NiuNiu")
+    assert await in_private(hana, "/balance") == "You have no chips in any group yet."

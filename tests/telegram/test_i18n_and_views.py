@@ -1,36 +1,212 @@
-"""The message catalogue, the views' escaping and the log redaction, without Telegram."""
+"""The message catalogues, the views' escaping and the log redaction, without Telegram."""
 
 from __future__ import annotations
 
+import ast
+import copy
 import html
 import logging
 import re
 import string
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
+from babel.messages.catalog import Catalog, Message
+from babel.messages.extract import extract_from_dir
+from babel.messages.frontend import parse_mapping_cfg
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bot.engine.round import Phase, advance, bet, bid, start_round
-from bot.engine.settings import Settings
+from bot.engine.round import advance, bet, bid, start_round
+from bot.engine.settings import LANGUAGES, Settings
 from bot.service.game import Person
-from bot.telegram.i18n import CATALOGUE, EN, translate
+from bot.telegram.i18n import (
+    compile_catalogue,
+    language_for,
+    read_catalogue,
+    translate,
+    translate_plural,
+)
+from bot.telegram.message_keys import (
+    SHOWN_ERRORS,
+    UNSHOWN_ERRORS,
+    UnknownKey,
+    keys_used,
+)
 from bot.telegram.messenger import split_message
 from bot.telegram.runner import RedactSecrets
 from bot.telegram.views import ButtonPress, Views, display_name
 
+ROOT = Path(__file__).resolve().parents[2]
 
-def _fields(template: str) -> set[str]:
-    return {name for _, name, _, _ in string.Formatter().parse(template) if name}
+#: Placeholders a language leaves out of a message on purpose: (language, key) -> names.
+OMITTED_PLACEHOLDERS = {
+    # Chinese players read a hand's kind by its Chinese name alone (豹子, not "Baozi 豹子").
+    ("zh", "kind.special"): {"english"},
+}
+
+# -- catalogues -------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("language", sorted(CATALOGUE))
-def test_every_language_has_every_message_with_the_same_placeholders(language: str) -> None:
-    messages = CATALOGUE[language]
-    assert set(messages) == set(EN)
-    for key, template in messages.items():
-        assert _fields(template) <= _fields(EN[key]), key
+def keys_the_code_uses() -> dict[str, set[bool]]:
+    """Each key the code uses, and whether as a plural message (a set: a key used both
+    ways is a mistake), as ``pybabel extract -F babel.cfg`` finds them."""
+    with (ROOT / "babel.cfg").open() as config:
+        method_map, options_map = parse_mapping_cfg(config)
+    uses: dict[str, set[bool]] = {}
+    for _, _, message, _, _ in extract_from_dir(ROOT, method_map, options_map):
+        key = message[0] if isinstance(message, tuple) else message
+        uses.setdefault(key, set()).add(isinstance(message, tuple))
+    return uses
+
+
+def _messages(catalogue: Catalog) -> dict[str, Message]:
+    return {
+        message.id[0] if isinstance(message.id, tuple) else message.id: message
+        for message in catalogue
+        if message.id
+    }
+
+
+def _texts(message: Message) -> list[str]:
+    return list(message.string) if isinstance(message.string, tuple | list) else [message.string]
+
+
+def _placeholders(text: str) -> set[str]:
+    return {name for _, name, _, _ in string.Formatter().parse(text) if name}
+
+
+def catalogue_problems(
+    catalogues: Mapping[str, Catalog], uses: Mapping[str, set[bool]]
+) -> list[str]:
+    """What is wrong between the code's keys and the catalogues: a message missing,
+    untranslated, of the wrong shape (plural or not), or unused; placeholders that differ
+    from English."""
+    problems = [
+        f"{key} is used both as a plural and not" for key, way in uses.items() if len(way) > 1
+    ]
+    english = _messages(catalogues["en"])
+    for language, catalogue in catalogues.items():
+        messages = _messages(catalogue)
+        for key in sorted(uses):
+            message = messages.get(key)
+            if message is None:
+                problems.append(f"{language}: {key} is missing")
+                continue
+            plural = True in uses[key]
+            if message.pluralizable != plural:
+                problems.append(
+                    f"{language}: {key} should {'' if plural else 'not '}have plural forms"
+                )
+            if message.fuzzy or not all(_texts(message)):
+                problems.append(f"{language}: {key} is fuzzy or has an empty text")
+            if key in english:
+                expected = _placeholders(_texts(english[key])[-1])
+                expected -= OMITTED_PLACEHOLDERS.get((language, key), set())
+                for text in _texts(message):
+                    if _placeholders(text) != expected:
+                        problems.append(f"{language}: {key} has placeholders {_placeholders(text)}")
+        problems.extend(
+            f"{language}: {key} is not used" for key in sorted(set(messages) - set(uses))
+        )
+    return problems
+
+
+@pytest.fixture(scope="module")
+def uses() -> dict[str, set[bool]]:
+    return keys_the_code_uses()
+
+
+@pytest.fixture(scope="module")
+def catalogues() -> dict[str, Catalog]:
+    return {language: read_catalogue(language) for language in LANGUAGES}
+
+
+def test_the_code_uses_every_message_of_both_catalogues_and_no_other(
+    uses: dict[str, set[bool]], catalogues: dict[str, Catalog]
+) -> None:
+    assert set(catalogues) == {"en", "zh"}
+    assert len(uses) > 100  # the extraction found the code's keys
+    assert "error.not_betting" in uses  # built from a phase, raised in the engine
+    assert "board.phase.grabbing" in uses  # built from a phase in views.py
+    assert "answer.bet_changed" in uses  # chosen into a variable in app.py
+    assert uses["board.shoe"] == {True}
+    assert catalogue_problems(catalogues, uses) == []
+
+
+def test_a_missing_unused_misshapen_or_mismatched_message_is_a_problem(
+    uses: dict[str, set[bool]], catalogues: dict[str, Catalog]
+) -> None:
+    broken = copy.deepcopy(catalogues)
+    broken["zh"].delete("table.opened")
+    broken["en"].add("table.unused", "Nobody says this.")
+    broken["zh"]["error.bet_too_small"].string = "最小下注 {maximum}。"
+    broken["en"]["answer.duplicate"].string = ""
+    broken["zh"].delete("board.shoe")
+    broken["zh"].add(
+        "board.shoe", "牌靴 #{shoe_id} 哈希：<code>{commitment}</code> · 已发 {offset} 张"
+    )
+    code = {**uses, "answer.grabbed": {False, True}}
+    assert catalogue_problems(broken, code) == [
+        "answer.grabbed is used both as a plural and not",
+        "en: answer.duplicate is fuzzy or has an empty text",
+        "en: answer.grabbed should have plural forms",
+        "en: table.unused is not used",
+        "zh: answer.grabbed should have plural forms",
+        "zh: board.shoe should have plural forms",
+        "zh: error.bet_too_small has placeholders {'maximum'}",
+        "zh: table.opened is missing",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("language", "plural_forms"),
+    [("en", "nplurals=2; plural=(n != 1);"), ("zh", "nplurals=1; plural=0;")],
+)
+def test_each_catalogue_compiles_with_its_plural_forms(language: str, plural_forms: str) -> None:
+    catalogue = read_catalogue(language)
+    assert catalogue.plural_forms == plural_forms
+    assert not catalogue.obsolete
+    # Babel's checks: as many texts as the language has plural forms, among others.
+    assert [(message.id, errors) for message, errors in catalogue.check()] == []
+    compiled = compile_catalogue(catalogue)
+    assert compiled.info()["plural-forms"] == plural_forms
+    for key, message in _messages(catalogue).items():
+        if message.pluralizable:
+            forms = [compiled.ngettext(key, key, n) for n in (1, 2)]
+            assert forms == [message.string[0], message.string[-1]], key
+        else:
+            assert compiled.gettext(key) == message.string, key
+
+
+def test_a_plural_message_takes_the_form_for_its_number() -> None:
+    def shoe(language: str, offset: int) -> str:
+        return translate_plural(
+            language, "board.shoe", offset, shoe_id=3, commitment="ab", offset=offset
+        )
+
+    assert shoe("en", 1).endswith(" · 1 card dealt")
+    assert shoe("en", 2).endswith(" · 2 cards dealt")
+    assert shoe("en", 0).endswith(" · 0 cards dealt")
+    assert shoe("zh", 1).endswith(" · 已发 1 张")
+    assert shoe("zh", 2).endswith(" · 已发 2 张")
+
+    def decks(number: int) -> str:
+        return translate_plural(
+            "en",
+            "verify.cards_ok",
+            number,
+            round_id=7,
+            seed="ab",
+            decks=number,
+            first=1,
+            last=10,
+            hands="",
+        )
+
+    assert "<code>ab</code> · 1 deck, cards 1–10 dealt" in decks(1)
+    assert "<code>ab</code> · 6 decks, cards 1–10 dealt" in decks(6)
 
 
 def test_money_parameters_are_formatted_with_the_currency() -> None:
@@ -38,6 +214,115 @@ def test_money_parameters_are_formatted_with_the_currency() -> None:
         translate("en", "error.bet_too_small", "RM", minimum=150) == "The smallest bet is RM1.50."
     )
     assert translate("zh", "error.bet_too_small", "RM", minimum=150) == "最小下注 RM1.50。"
+
+
+def test_a_key_in_no_catalogue_is_an_error_not_text_and_other_languages_read_english() -> None:
+    for language in LANGUAGES:
+        with pytest.raises(KeyError):
+            translate(language, "error.no_such_error")
+        with pytest.raises(KeyError):
+            translate_plural(language, "table.opened", 2)  # not a plural message
+    assert translate("fr", "table.opened") == translate("en", "table.opened")
+
+
+@pytest.mark.parametrize(
+    ("language_code", "language"),
+    [
+        ("zh", "zh"),
+        ("zh-hans", "zh"),
+        ("zh-Hans", "zh"),
+        ("zh-CN", "zh"),
+        ("zh-TW", "zh"),
+        ("zh-hant-HK", "zh"),
+        ("ZH", "zh"),
+        ("en", "en"),
+        ("en-GB", "en"),
+        ("de", "en"),
+        ("pt-br", "en"),
+        ("yue", "en"),
+        ("", "en"),
+        (None, "en"),
+        ("-", "en"),
+    ],
+)
+def test_a_telegram_language_code_picks_the_catalogue(
+    language_code: str | None, language: str
+) -> None:
+    assert language_for(language_code) == language
+
+
+# -- the extraction of keys from the code ----------------------------------------------
+
+
+def test_the_extractor_finds_literal_chosen_built_and_raised_keys() -> None:
+    source = """
+def t(self, key, **params):
+    return translate(self.language, key, self.currency, **params)  # a wrapper
+
+def render(views, state, changed, error):
+    views.t("history.header")
+    views.t_plural("board.shoe", 3)
+    views.t("table.opened" if changed else "table.already_open")
+    key = "answer.bet_changed" if changed else "answer.bet_placed"
+    views.t(key)
+    views.t(f"rules.dealer.{state.settings.dealer}")
+    views.t(f"error.{error.key}")
+    raise RuleViolation("stale_button" if changed else "no_round")
+
+def require(phase):
+    raise RuleViolation(f"not_{phase.value}")
+"""
+    found = {(use.key, use.plural) for use in keys_used(source, "x.py", renders=True)}
+    assert found == {
+        ("history.header", False),
+        ("board.shoe", True),
+        ("table.opened", False),
+        ("table.already_open", False),
+        ("answer.bet_changed", False),
+        ("answer.bet_placed", False),
+        ("rules.dealer.bid", False),
+        ("rules.dealer.house", False),
+        ("error.stale_button", False),
+        ("error.no_round", False),
+        ("error.not_bidding", False),
+        ("error.not_betting", False),
+        ("error.not_grabbing", False),
+    }
+    # Outside bot/telegram, only raised errors count (SQLAlchemy's text() is no message).
+    outside = {use.key for use in keys_used(source, "x.py", renders=False)}
+    assert outside == {key for key, _ in found if key.startswith("error.")}
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "def f(views, key):\n    views.t(key)\n",  # a key from elsewhere
+        "def f(views, key=None):\n    key = key or 'help'\n    views.t(key)\n",
+        "def f(views, kind):\n    views.t(f'board.kind.{kind}')\n",  # an unknown prefix
+        "def f(views, kind):\n    views.t('board.' + kind)\n",
+        "def f(views, error):\n    views.t_plural(f'error.{error.key}', 2)\n",
+        "def f(views):\n    views.t()\n",
+        "def f(key):\n    raise GameError(key)\n",
+        "def f(kind):\n    raise RuleViolation(f'bad_{kind}')\n",
+    ],
+)
+def test_the_extractor_refuses_a_key_it_cannot_see(source: str) -> None:
+    with pytest.raises(UnknownKey):
+        keys_used(source, "x.py", renders=True)
+
+
+def test_every_error_class_is_shown_or_known_never_to_be(uses: dict[str, set[bool]]) -> None:
+    classes = {"GameError"}
+    trees = [ast.parse(path.read_text()) for path in (ROOT / "bot").rglob("*.py")]
+    defined = [node for tree in trees for node in ast.walk(tree) if isinstance(node, ast.ClassDef)]
+    while new := {
+        node.name
+        for node in defined
+        if node.name not in classes
+        and any(isinstance(base, ast.Name) and base.id in classes for base in node.bases)
+    }:
+        classes |= new
+    assert classes == SHOWN_ERRORS | set(UNSHOWN_ERRORS)
 
 
 def test_names_with_html_are_escaped() -> None:
@@ -148,12 +433,3 @@ def test_the_board_lists_a_bounded_number_of_bets() -> None:
     text, _ = Views(settings).board(state, people, now_ms=0)
     assert "…and 160 more" in text
     assert len(html.unescape(re.sub(r"<[^>]+>", "", text))) <= 4096
-
-
-def test_every_error_the_bot_can_raise_has_a_message() -> None:
-    source = "\n".join(path.read_text() for path in Path("bot").rglob("*.py"))
-    keys = set(re.findall(r'(?:RuleViolation|GameError)\(\s*"([a-z_]+)"', source))
-    keys |= {f"not_{phase.value}" for phase in Phase if phase.is_open}
-    assert len(keys) > 20
-    missing = sorted(key for key in keys if f"error.{key}" not in EN)
-    assert missing == []

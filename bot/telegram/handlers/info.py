@@ -13,11 +13,17 @@ from bot.engine.errors import GameError
 from bot.engine.round import Phase
 from bot.money import format_signed
 from bot.telegram.handlers.base import ShellParts, sender
-from bot.telegram.i18n import translate
+from bot.telegram.i18n import language_for, translate
 from bot.telegram.views import display_name
 
 #: Rounds ``/history`` lists.
 HISTORY_ROUNDS = 10
+
+
+def private_language(update: Update) -> str:
+    """The language of a private chat: that of the user's Telegram app."""
+    user = update.effective_user
+    return language_for(user.language_code if user is not None else None)
 
 
 class InfoHandlers:
@@ -51,16 +57,17 @@ class InfoHandlers:
     async def balance_private(self, update: Update, context: Any) -> None:
         """``/balance`` in private: your chips in every group."""
         _, person, _ = sender(update)
+        language = private_language(update)
         found = await self.service.balances_everywhere(person.id)
         if not found:
-            self.parts.replies.reply(update, translate("en", "balance.private_none"))
+            self.parts.replies.reply(update, translate(language, "balance.private_none"))
             return
-        lines = [translate("en", "balance.private_header")]
+        lines = [translate(language, "balance.private_header")]
         for group_id, title, balance in found:
             settings = await self.parts.chats.get(group_id)
             lines.append(
                 translate(
-                    settings.language,
+                    language,
                     "balance.private_line",
                     settings.currency,
                     title=html.escape(title or str(group_id)),
@@ -125,14 +132,14 @@ class InfoHandlers:
         chat = update.effective_chat
         assert chat is not None
         if chat.type == ChatType.PRIVATE:
-            self.parts.replies.reply(update, self.private_help("en"))
+            self.parts.replies.reply(update, self.private_help(private_language(update)))
             return
         settings = await self.parts.chats.get(chat.id)
         self.parts.replies.reply(update, self.group_help(settings.language))
 
     async def start(self, update: Update, context: Any) -> None:
         """``/start`` in private: how to add the bot to a group."""
-        self.parts.replies.reply(update, translate("en", "private.start"))
+        self.parts.replies.reply(update, translate(private_language(update), "private.start"))
 
     async def group_only(self, update: Update, context: Any) -> None:
         """A group command sent in private."""

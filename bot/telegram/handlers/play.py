@@ -13,7 +13,6 @@ from bot.money import parse_amount
 from bot.service.game import CommandResult
 from bot.telegram.handlers.base import ShellParts, amount_argument, sender
 from bot.telegram.lookups import person_of
-from bot.telegram.parsing import AmountTooLargeError
 from bot.telegram.views import ButtonPress
 
 #: Refusals not worth a reply when someone merely typed a number in the chat.
@@ -42,7 +41,9 @@ class PlayHandlers:
         """``/bet AMOUNT``: bet, change the bet, or cancel it with 0."""
         try:
             amount = amount_argument(context, "/bet 20")
-        except AmountTooLargeError:
+        except GameError as error:
+            if error.key != "amount_too_large":
+                raise
             # Beyond what anyone may type: the limit that matters is the table's.
             chat_id = sender(update)[0]
             state = await self.service.current_round(chat_id)

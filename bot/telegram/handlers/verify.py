@@ -60,8 +60,9 @@ class VerifyHandlers:
         )
         reply(
             update,
-            views.t(
+            views.t_plural(
                 "verify.ok",
+                count,
                 round_id=round_id,
                 seed=seed,
                 count=count,
@@ -115,8 +116,9 @@ class VerifyHandlers:
         )
         reply(
             update,
-            views.t(
+            views.t_plural(
                 "verify.cards_ok",
+                decks,
                 round_id=state.id,
                 seed=seed.hex(),
                 decks=decks,
