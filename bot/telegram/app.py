@@ -989,7 +989,7 @@ class GameBot:
         else:
             names.append(display_name(state.dealer_id, people))
         hands = "".join(
-            f"\n• {name}: {views.dealt(state.ruleset.evaluate(outcome))}"
+            f"\n• {name}: {views.dealt(state.ruleset.show(state.ruleset.evaluate(outcome)))}"
             for name, outcome in zip(names, dealt, strict=True)
         )
         await self.reply(

@@ -10,15 +10,13 @@ from __future__ import annotations
 import html
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup
 
 from bot.engine.round import HOUSE_DEALER, Phase, Round, RoundSettled, RoundVoided, minimum_bid
 from bot.engine.settings import Settings
 from bot.money import format_amount, format_bps, format_signed
-from bot.rules import envelope
-from bot.rules.cards import format_cards
+from bot.rules.hand_view import HandView
 from bot.rules.ruleset import get_ruleset
 from bot.service.game import Person
 from bot.telegram.i18n import translate
@@ -76,22 +74,22 @@ class Views:
         """An amount in the group's currency."""
         return format_amount(cents, self.currency)
 
-    def kind(self, hand: Any) -> str:
-        """A hand's kind as shown in results (English and Chinese names, or points)."""
-        if isinstance(hand, envelope.Hand):
-            if hand.kind is envelope.HandKind.ORDINARY:
-                return self.t("kind.ordinary", points=hand.points)
-            return self.t("kind.special", english=hand.kind.english, chinese=hand.kind.chinese)
-        return self.t("kind.cards", name=hand.chinese if self.language == "zh" else hand.english)
+    def kind(self, hand: HandView) -> str:
+        """A hand's kind as shown in results, named as its ruleset says (``kind_key``)."""
+        return self.t(
+            f"kind.{hand.kind_key}",
+            points=hand.points,
+            english=hand.english,
+            chinese=hand.chinese,
+            name=hand.chinese if self.language == "zh" else hand.english,
+        )
 
-    def dealt(self, hand: Any) -> str:
+    def dealt(self, hand: HandView) -> str:
         """What a participant was dealt: an envelope's amount, or the cards with the bull
         (or left hand) first: ``K♠ Q♥ 3♦ | 9♣ 8♠``."""
-        if isinstance(hand, envelope.Hand):
-            return self.money(hand.amount)
-        if hand.left:
-            return f"{format_cards(hand.left)} | {format_cards(hand.right)}"
-        return format_cards(hand.cards)
+        if hand.amount_cents is not None:
+            return self.money(hand.amount_cents)
+        return " | ".join(" ".join(group) for group in hand.groups)
 
     def game(self, ruleset: str) -> str:
         """The name of the game a table plays."""
@@ -143,7 +141,9 @@ class Views:
                 self.t("board.no_bets", minimum=settings.min_bet, maximum=settings.max_bet)
             )
         # Once a card round is dealt, the board shows every hand, the dealer's last.
-        hands = state.hands() if not state.ruleset.uses_grabs else {}
+        ruleset = state.ruleset
+        dealt = state.hands() if not ruleset.uses_grabs else {}
+        hands = {user_id: ruleset.show(hand) for user_id, hand in dealt.items()}
         if state.bets:
             lines.append(self.t("board.bets_header", count=len(state.bets)))
             lines.extend(
@@ -159,10 +159,10 @@ class Views:
             )
         dealer = state.dealer_hand() if hands else None
         if dealer is not None:
-            lines.append(self.t("board.dealer_hand") + self._hand_text(dealer))
+            lines.append(self.t("board.dealer_hand") + self._hand_text(ruleset.show(dealer)))
         return "\n".join(lines), self.keyboard(state)
 
-    def _hand_text(self, hand: Any) -> str:
+    def _hand_text(self, hand: HandView) -> str:
         return f" · {self.dealt(hand)} {self.kind(hand)}"
 
     def keyboard(self, state: Round) -> InlineKeyboardMarkup | None:
@@ -207,28 +207,26 @@ class Views:
             if state.shoe is not None:  # nothing was dealt; the shoe's seed stays secret
                 return text
             return text + "\n" + self.t("results.seed", seed=ended.seed.hex(), round_id=state.id)
+        ruleset = state.ruleset
         hands = state.hands()
         settlement = ended.settlement
         lines = [self.t("results.title", round_id=state.id, game=self.game(state.settings.ruleset))]
         dealer = state.dealer_hand()
         assert dealer is not None
-        if state.dealer_id is None:
-            dealer_name = self.t("results.house_name")
-        else:
-            dealer_name = display_name(state.dealer_id, people)
+        dealer_view = ruleset.show(dealer)
         lines.append(
             self.t(
                 "results.dealer",
-                name=dealer_name,
-                envelope=self.dealt(dealer),
-                kind=self.kind(dealer),
+                name=self._participant(state.dealer_id, people),
+                envelope=self.dealt(dealer_view),
+                kind=self.kind(dealer_view),
                 # What a loser pays against it (Niu-Niu Poker: always 1x).
-                multiplier=state.ruleset.loss_multiplier(dealer),
+                multiplier=ruleset.loss_multiplier(dealer),
                 net=format_signed(settlement.dealer_net, self.currency),
             )
         )
         for placed in state.bets:
-            hand = hands[placed.user_id]
+            hand = ruleset.show(hands[placed.user_id])
             outcome = settlement.outcomes[placed.user_id]
             lines.append(
                 self.t(
@@ -255,6 +253,12 @@ class Views:
         else:
             lines.append(self.t("results.seed", seed=ended.seed.hex(), round_id=state.id))
         return "\n".join(lines)
+
+    def _participant(self, user_id: int | None, people: Mapping[int, Person]) -> str:
+        """A participant's name; the house's when ``user_id`` is None."""
+        if user_id is None:
+            return self.t("results.house_name")
+        return display_name(user_id, people)
 
     def rules(self) -> str:
         """The rules of this table, with its limits and fees."""
