@@ -55,9 +55,9 @@ from bot.engine.round import (
     RoundVoided,
 )
 from bot.engine.settings import SETTING_NAMES, Settings
-from bot.money import format_amount, format_bps, format_signed, parse_amount
+from bot.engine.verification import RevealedShoe, verify_round
+from bot.money import format_bps, format_signed, parse_amount
 from bot.priority import PriorityTurn, urgent
-from bot.rules.split import commitment
 from bot.service.game import BOARD_REFUSED, CommandResult, GameService, Person, wall_clock_ms
 from bot.telegram.delivery import ChatOutbox, SendRateLimiter, SlidingWindow
 from bot.telegram.i18n import translate
@@ -905,7 +905,7 @@ class GameBot:
         await self.reply(update, translate("en", "private.start"))
 
     async def cmd_verify(self, update: Update, context: Any) -> None:
-        """``/verify N``: recompute round N's split from its revealed seed."""
+        """``/verify N``: recompute round N's deal from its revealed seed (or its shoe's)."""
         chat_id, _, _ = self._ids(update)
         args: list[str] = context.args or []
         if not args or not is_ascii_number(args[0].lstrip("#")) or len(args[0]) > 12:
@@ -916,94 +916,15 @@ class GameBot:
             raise GameError("round_not_found", round_id=round_id)
         if state.phase.is_open:
             raise GameError("round_not_finished", round_id=round_id)
-        views = await self.views(chat_id)
-        seed = state.seed.hex()
-        if not state.shares:
-            if state.shoe is not None:  # nothing was dealt; the shoe's seed stays secret
-                await self.reply(update, views.t("verify.no_deal_shoe", round_id=round_id))
-            else:
-                await self.reply(update, views.t("verify.no_split", round_id=round_id, seed=seed))
-            return
-        if not state.ruleset.uses_grabs:
-            await self._verify_cards(update, state, views)
-            return
-        count, total = len(state.shares), sum(state.shares)
-        dealt = state.ruleset.deal(state.seed, count, mean_share=state.settings.envelope_mean_share)
-        matches = commitment(state.seed) == state.commitment and state.shares == dealt
-        if not matches:
-            await self.reply(update, views.t("verify.mismatch", round_id=round_id))
-            return
-        people = await self.names(list(state.participants))
-        # One participant a line: a long round's message can then be split between lines.
-        grabbed = "".join(
-            f"\n• {display_name(g.user_id, people)} {views.money(g.amount)}" for g in state.grabs
-        )
-        await self.reply(
-            update,
-            views.t(
-                "verify.ok",
-                round_id=round_id,
-                seed=seed,
-                count=count,
-                total=total,
-                total_plain=format_amount(total),
-                grabbed=grabbed,
-                shares=" ".join(views.money(share) for share in state.shares),
-            ),
-        )
-
-    async def _verify_cards(self, update: Update, state: Round, views: Views) -> None:
-        """Recompute a card round's deal from its seed, or its shoe's once revealed."""
-        count = len(state.shares)
-        first, last = state.cards_dealt()
-        offset = first - 1
-        seed = state.seed
-        decks = 1
+        revealed = None
         if state.shoe is not None:
             shoe = await self.service.shoe(state.shoe.id)
             assert shoe is not None
-            if shoe.seed is None:
-                await self.reply(
-                    update,
-                    views.t(
-                        "verify.shoe_secret",
-                        round_id=state.id,
-                        shoe_id=shoe.id,
-                        commitment=shoe.commitment,
-                        first=first,
-                        last=last,
-                    ),
-                )
-                return
-            seed, decks = shoe.seed, shoe.decks
-        dealt = state.ruleset.deal(
-            seed, count, mean_share=state.settings.envelope_mean_share, offset=offset
-        )
-        if commitment(seed) != state.commitment or state.shares != dealt:
-            await self.reply(update, views.t("verify.mismatch", round_id=state.id))
-            return
+            if shoe.seed is not None:
+                revealed = RevealedShoe(shoe.seed, shoe.decks)
+        result = verify_round(state, revealed)
         people = await self.names(list(state.participants))
-        names = [display_name(bet.user_id, people) for bet in state.bets]
-        if state.dealer_id is None:
-            names.append(views.t("results.house_name"))
-        else:
-            names.append(display_name(state.dealer_id, people))
-        hands = "".join(
-            f"\n• {name}: {views.dealt(state.ruleset.show(state.ruleset.evaluate(outcome)))}"
-            for name, outcome in zip(names, dealt, strict=True)
-        )
-        await self.reply(
-            update,
-            views.t(
-                "verify.cards_ok",
-                round_id=state.id,
-                seed=seed.hex(),
-                decks=decks,
-                first=first,
-                last=last,
-                hands=hands,
-            ),
-        )
+        await self.reply(update, (await self.views(chat_id)).verification(result, people))
 
     # -- admins ---------------------------------------------------------------------
 

@@ -1,4 +1,5 @@
-"""What the group sees: the live round board, its buttons, and the results message.
+"""What the group sees: the live round board, its buttons, the results message and the
+answer to ``/verify``.
 
 Everything from users is HTML-escaped here; amounts are formatted with the group's
 currency. Callback data carries the round id so that a button of an old round can be
@@ -15,6 +16,7 @@ from telegram import InlineKeyboardButton, InlineKeyboardMarkup
 
 from bot.engine.round import HOUSE_DEALER, Phase, Round, RoundSettled, RoundVoided, minimum_bid
 from bot.engine.settings import Settings
+from bot.engine.verification import Mismatch, NothingDealt, ShoeSecret, Verification, Verified
 from bot.money import format_amount, format_bps, format_signed
 from bot.rules.hand_view import HandView
 from bot.rules.ruleset import get_ruleset
@@ -253,6 +255,61 @@ class Views:
         else:
             lines.append(self.t("results.seed", seed=ended.seed.hex(), round_id=state.id))
         return "\n".join(lines)
+
+    def verification(self, result: Verification, people: Mapping[int, Person]) -> str:
+        """The answer to ``/verify``: the recomputed deal and who got what, or why a round
+        cannot be (or was not) verified. ``people`` names the participants."""
+        if isinstance(result, NothingDealt):
+            if result.seed is None:  # a shoe round: the shoe's seed stays secret
+                return self.t("verify.no_deal_shoe", round_id=result.round_id)
+            return self.t("verify.no_split", round_id=result.round_id, seed=result.seed.hex())
+        if isinstance(result, ShoeSecret):
+            return self.t(
+                "verify.shoe_secret",
+                round_id=result.round_id,
+                shoe_id=result.shoe_id,
+                commitment=result.commitment,
+                first=result.first,
+                last=result.last,
+            )
+        if isinstance(result, Mismatch):
+            return self.t("verify.mismatch", round_id=result.round_id)
+        return self._verified(result, people)
+
+    def _verified(self, result: Verified, people: Mapping[int, Person]) -> str:
+        seed = result.seed.hex()
+        # One participant a line: a long round's message can then be split between lines.
+        if result.cards is None:
+            count, total = len(result.shares), sum(result.shares)
+            # The list is of grabs: the house's share is the one nobody grabbed.
+            grabbed = "".join(
+                f"\n• {display_name(hand.user_id, people)} {self.dealt(hand.view)}"
+                for hand in result.hands
+                if hand.user_id is not None
+            )
+            return self.t(
+                "verify.ok",
+                round_id=result.round_id,
+                seed=seed,
+                count=count,
+                total=total,
+                total_plain=format_amount(total),
+                grabbed=grabbed,
+                shares=" ".join(self.money(share) for share in result.shares),
+            )
+        hands = "".join(
+            f"\n• {self._participant(hand.user_id, people)}: {self.dealt(hand.view)}"
+            for hand in result.hands
+        )
+        return self.t(
+            "verify.cards_ok",
+            round_id=result.round_id,
+            seed=seed,
+            decks=result.cards.decks,
+            first=result.cards.first,
+            last=result.cards.last,
+            hands=hands,
+        )
 
     def _participant(self, user_id: int | None, people: Mapping[int, Person]) -> str:
         """A participant's name; the house's when ``user_id`` is None."""
