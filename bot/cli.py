@@ -9,16 +9,16 @@ import sys
 from collections import Counter
 from collections.abc import Callable, Sequence
 from types import FrameType
-from typing import Any, Protocol
+from typing import Any
 
 from bot.config import Config, ConfigError, load_config
 from bot.engine.settings import DEALERS
+from bot.engine.verification import recompute_deal
 from bot.money import format_amount, parse_amount
-from bot.rules import bullbull, poker29
-from bot.rules.cards import HAND_SIZE, Card, format_cards, pack, parse_cards
-from bot.rules.envelope import Hand, HandKind, compare, evaluate
-from bot.rules.ruleset import RULESETS, Ruleset, get_ruleset
-from bot.rules.split import commitment, split_envelope
+from bot.rules.cards import HAND_SIZE, Card, pack, parse_cards
+from bot.rules.hand_view import DecidingRule, Decision, HandView
+from bot.rules.ruleset import RED_ENVELOPE, RULESETS, Ruleset, get_ruleset
+from bot.rules.split import split_envelope
 
 EXIT_USAGE = 2
 #: The bot could not start, or the database could not be migrated.
@@ -32,9 +32,10 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"niuniu-bot: error: {message}\n")
 
 
-def _envelope(text: str) -> Hand:
+def _envelope(text: str) -> Any:
+    """The hand of the red-envelope game an amount makes (the ``rules`` command's)."""
     try:
-        return evaluate(parse_amount(text, max_cents=999))
+        return RED_ENVELOPE.evaluate(parse_amount(text, max_cents=999))
     except ValueError as error:
         raise argparse.ArgumentTypeError(f"{text!r}: {error}") from None
 
@@ -73,135 +74,92 @@ def _amount(text: str) -> int:
         raise argparse.ArgumentTypeError(str(error)) from None
 
 
-def describe_hand(hand: Hand) -> str:
-    """One line about a hand: amount, kind in English and Chinese, points and multiplier."""
-    kind = hand.kind
-    name = f"{kind.english} {kind.chinese}"
-    niuniu = " (Niu Niu 牛牛)" if hand.is_niuniu else ""
-    unit = "point" if hand.points == 1 else "points"
-    special = "; re-deals for a dealer, 免死 for a player" if hand.amount == 1 else ""
-    return (
-        f"{format_amount(hand.amount)}  {name}, {hand.points} {unit}{niuniu}, "
-        f"{hand.multiplier}x{special}"
-    )
+def describe_hand(ruleset: Ruleset[Any], hand: Any) -> str:
+    """One line about an envelope's hand: amount, kind in English and Chinese, points
+    (10 are Niu Niu) and multiplier, and what it does as a dealer's or a player's."""
+    view = ruleset.show(hand)
+    name = f"{view.english} {view.chinese}"
+    niuniu = " (Niu Niu 牛牛)" if view.points == 10 else ""
+    unit = "point" if view.points == 1 else "points"
+    specials = [
+        *(["re-deals for a dealer"] if ruleset.is_redeal(hand) else []),
+        *(["免死 for a player"] if ruleset.is_immune(hand) else []),
+    ]
+    special = "; " + ", ".join(specials) if specials else ""
+    amount = _amount_text(view)
+    return f"{amount}  {name}, {view.points} {unit}{niuniu}, {view.multiplier}x{special}"
 
 
-def explain_comparison(a: Hand, b: Hand) -> str:
-    """Say which of two hands wins and the rule that decides it."""
-    verdict = compare(a, b)
-    if verdict == 0:
-        return f"{format_amount(a.amount)} ties {format_amount(b.amount)}: equal amounts"
-    winner, loser = (a, b) if verdict > 0 else (b, a)
-    if winner.kind is not loser.kind:
-        why = f"{winner.kind.english} outranks {loser.kind.english}"
-    elif winner.kind is HandKind.DUIZI and winner.amount % 100 != loser.amount % 100:
-        why = f"pair {winner.amount % 100:02d} beats pair {loser.amount % 100:02d}"
-    elif winner.points != loser.points:
-        why = f"{winner.points} points beat {loser.points}"
-    else:
-        why = "same kind and points; the larger amount wins"
-    return f"{format_amount(winner.amount)} beats {format_amount(loser.amount)}: {why}"
+def explain_comparison(ruleset: Ruleset[Any], a: Any, b: Any) -> str:
+    """Say which of two envelopes' hands wins and the rule that decides it."""
+    decision = ruleset.decide(a, b)
+    view_a, view_b = ruleset.show(a), ruleset.show(b)
+    if decision.verdict == 0:
+        return f"{_amount_text(view_a)} ties {_amount_text(view_b)}: equal amounts"
+    winner, loser = (view_a, view_b) if decision.verdict > 0 else (view_b, view_a)
+    return f"{_amount_text(winner)} beats {_amount_text(loser)}: {_why(decision, winner)}"
+
+
+def _amount_text(view: HandView) -> str:
+    assert view.amount_cents is not None, "an envelope's hand has an amount"
+    return format_amount(view.amount_cents)
 
 
 #: The card games' rulesets: the ones dealt as betting closes instead of grabbed.
 CARD_RULESETS = tuple(name for name, ruleset in sorted(RULESETS.items()) if not ruleset.uses_grabs)
 
 
-class CardKind(Protocol):
-    """A card hand's kind (``bullbull.HandKind``, ``poker29.HandKind``)."""
-
-    @property
-    def english(self) -> str: ...
-
-
-class CardHand(Protocol):
-    """What the CLI shows of a card game's hand (``bullbull.Hand``, ``poker29.Hand``)."""
-
-    @property
-    def cards(self) -> tuple[Card, ...]: ...
-
-    @property
-    def kind(self) -> CardKind: ...
-
-    @property
-    def points(self) -> int: ...
-
-    @property
-    def strength(self) -> tuple[int, ...]: ...
-
-    @property
-    def left(self) -> tuple[Card, ...]: ...
-
-    @property
-    def right(self) -> tuple[Card, ...]: ...
-
-    @property
-    def english(self) -> str: ...
-
-    @property
-    def chinese(self) -> str: ...
-
-
-def describe_cards(ruleset: Ruleset[Any], hand: CardHand) -> str:
+def describe_cards(view: HandView) -> str:
     """One line about a card hand: its bull (left hand) | the other cards, its kind in
     English and Chinese (with a bull's points) and what it pays when it wins."""
-    shown = format_cards(hand.cards)  # No Bull / High Card: the cards as dealt
-    if hand.left:
-        shown = f"{format_cards(hand.left)} | {format_cards(hand.right)}"
-    return f"{shown}  {hand.english} ({hand.chinese}), {ruleset.win_multiplier(hand)}x"
+    shown = " | ".join(" ".join(group) for group in view.groups)
+    return f"{shown}  {view.english} ({view.chinese}), {view.multiplier}x"
 
 
 _ORDINALS = ("highest", "second highest", "third highest", "fourth highest", "lowest")
 
 
-def _card_verdict(winner: Card, loser: Card, suits: str) -> str:
-    if winner.rank != loser.rank:
-        return f"{winner} beats {loser}"
-    return f"{winner} beats {loser} by suit ({suits})"
-
-
-def explain_cards(ruleset: Ruleset[Any], a: CardHand, b: CardHand) -> str:
+def explain_cards(ruleset: Ruleset[Any], a: Any, b: Any) -> str:
     """Say which of two card hands wins under ``ruleset``, and the rule that decides it:
-    kind, points, then the highest card (``bullbull``) or card by card (``poker29``), or
-    a push."""
-    verdict = ruleset.compare(a, b)
-    if verdict == 0:
-        if sorted(c.code for c in a.cards) == sorted(c.code for c in b.cards):
+    kind, points, then the cards as the game compares them (``Ruleset.decide``), or a
+    push."""
+    decision = ruleset.decide(a, b)
+    view_a, view_b = ruleset.show(a), ruleset.show(b)
+    if decision.verdict == 0:
+        if decision.rule is DecidingRule.SAME_CARDS:
             why = "the same kind, points and cards"
         else:
             why = f"the same kind and points ({ruleset.name} does not compare the cards)"
-        return f"hand 1 ({a.english}) and hand 2 ({b.english}) push: {why}"
-    winner, loser = (a, b) if verdict > 0 else (b, a)
-    names = ("hand 1", "hand 2") if verdict > 0 else ("hand 2", "hand 1")
+        return f"hand 1 ({view_a.english}) and hand 2 ({view_b.english}) push: {why}"
+    winner, loser = (view_a, view_b) if decision.verdict > 0 else (view_b, view_a)
+    names = ("hand 1", "hand 2") if decision.verdict > 0 else ("hand 2", "hand 1")
     head = f"{names[0]} ({winner.english}) beats {names[1]} ({loser.english})"
-    if winner.kind is not loser.kind:
-        return f"{head}: {winner.kind.english} outranks {loser.kind.english}"
-    if winner.points != loser.points:
-        return f"{head}: {winner.points} points beat {loser.points}"
-    if ruleset.name == bullbull.BULLBULL.name:
-        if winner.kind is bullbull.HandKind.BOMB:
-            four_w, four_l = (_four_of(hand) for hand in (winner, loser))
-            return f"{head}: a Bomb of {four_w}s beats a Bomb of {four_l}s"
-        top_w = max(winner.cards, key=bullbull.card_key)
-        top_l = max(loser.cards, key=bullbull.card_key)
-        suits = "spades > hearts > clubs > diamonds"
+    return f"{head}: {_why(decision, winner)}"
+
+
+def _why(decision: Decision, winner: HandView) -> str:
+    """The rule that decided, in words (``winner`` is the winning hand's view)."""
+    rule, won, lost = decision.rule, decision.winner, decision.loser
+    if rule is DecidingRule.KIND:
+        return f"{won} outranks {lost}"
+    if rule is DecidingRule.PAIR:
+        return f"pair {won} beats pair {lost}"
+    if rule is DecidingRule.POINTS:
+        return f"{won} points beat {lost}"
+    if rule is DecidingRule.AMOUNT:
+        return "same kind and points; the larger amount wins"
+    if rule is DecidingRule.FOUR:
+        return f"a Bomb of {won}s beats a Bomb of {lost}s"
+    cards = f"{won} beats {lost}"
+    if decision.suit_order:
+        cards += f" by suit ({' > '.join(decision.suit_order)})"
+    if rule is DecidingRule.HIGHEST_CARD:
         same = "same kind and points" if winner.points else "same kind"
-        return f"{head}: {same}; highest card {_card_verdict(top_w, top_l, suits)}"
-    ranked_w = sorted(winner.cards, key=poker29.card_key, reverse=True)
-    ranked_l = sorted(loser.cards, key=poker29.card_key, reverse=True)
-    for position, (card_w, card_l) in enumerate(zip(ranked_w, ranked_l, strict=True)):
-        if poker29.card_key(card_w) != poker29.card_key(card_l):
-            suits = "spades > hearts > diamonds > clubs"
-            return (
-                f"{head}: same kind and points; card by card, the {_ORDINALS[position]} "
-                f"card {_card_verdict(card_w, card_l, suits)}"
-            )
-    raise AssertionError("hands with equal cards cannot differ")  # pragma: no cover
-
-
-def _four_of(hand: CardHand) -> str:
-    ranks = Counter(card.rank_name for card in hand.cards)
-    return ranks.most_common(1)[0][0]
+        return f"{same}; highest card {cards}"
+    if rule is DecidingRule.CARD_BY_CARD:
+        ordinal = _ORDINALS[decision.position]
+        return f"same kind and points; card by card, the {ordinal} card {cards}"
+    raise AssertionError(f"{rule} decides no winner")  # pragma: no cover
 
 
 def _parse_hand(text: str) -> tuple[Card, ...]:
@@ -215,7 +173,7 @@ def _parse_hand(text: str) -> tuple[Card, ...]:
 
 def _check_decks(ruleset: Ruleset[Any], hands: Sequence[tuple[Card, ...]], where: str) -> None:
     """``ValueError`` when ``hands`` hold a card more often than the ruleset's decks do."""
-    decks = ruleset.shoe_decks or bullbull.DECKS
+    decks = ruleset.decks
     counts = Counter(card for cards in hands for card in cards)
     for card, count in counts.items():
         if count > decks:
@@ -289,15 +247,15 @@ def _config(args: argparse.Namespace) -> Config:
 
 
 def _run_rules(args: argparse.Namespace) -> int:
-    hands: list[Hand] = args.amounts
+    hands: list[Any] = args.amounts
     if args.compare:
         if len(hands) != 2:
             print("niuniu-bot: error: --compare needs exactly two amounts", file=sys.stderr)
             return EXIT_USAGE
-        print(explain_comparison(hands[0], hands[1]))
+        print(explain_comparison(RED_ENVELOPE, hands[0], hands[1]))
         return 0
     for hand in hands:
-        print(describe_hand(hand))
+        print(describe_hand(RED_ENVELOPE, hand))
     return 0
 
 
@@ -326,7 +284,7 @@ def _run_cards(args: argparse.Namespace) -> int:
             return _usage_error(str(error))
     evaluated = [ruleset.evaluate(pack(cards)) for cards in hands]
     for hand in evaluated:
-        print(describe_cards(ruleset, hand))
+        print(describe_cards(ruleset.show(hand)))
     if args.compare:
         print(explain_cards(ruleset, evaluated[0], evaluated[1]))
     return 0
@@ -349,19 +307,23 @@ def _run_deal(args: argparse.Namespace) -> int:
             f" cards are dealt: no round starts at offset {offset}"
         )
     try:
-        outcomes = ruleset.deal(args.seed, count, mean_share=0, offset=offset)
+        deal = recompute_deal(ruleset, args.seed, count, mean_share=0, offset=offset)
     except ValueError as error:
         return _usage_error(str(error))
-    decks = ruleset.shoe_decks or bullbull.DECKS
+    assert deal.cards is not None, "the deal command takes card games only"
+    decks = deal.cards.decks
     deck_text = "one deck" if decks == 1 else f"a shoe of {decks} decks"
-    first, last = offset + 1, offset + count * HAND_SIZE
-    print(f"{ruleset.name}: {count} hands from {deck_text}, cards {first}-{last} of the shuffle")
-    hands = [ruleset.evaluate(outcome) for outcome in outcomes]
+    print(
+        f"{ruleset.name}: {count} hands from {deck_text}, "
+        f"cards {deal.cards.first}-{deal.cards.last} of the shuffle"
+    )
+    hands = [ruleset.evaluate(outcome) for outcome in deal.outcomes]
     dealer = hands[-1]
     width = len(f"bettor {count - 1}")
-    for number, hand in enumerate(hands, start=1):
+    for number, (hand, view) in enumerate(zip(hands, deal.views, strict=True), start=1):
         who = "dealer" if number == count else f"bettor {number}"
-        line = f"{who:>{width}}: {format_cards(hand.cards)}  =  {describe_cards(ruleset, hand)}"
+        dealt = " ".join(view.cards or ())
+        line = f"{who:>{width}}: {dealt}  =  {describe_cards(view)}"
         if number < count:
             verdict = ruleset.compare(hand, dealer)
             if verdict > 0:
@@ -371,7 +333,7 @@ def _run_deal(args: argparse.Namespace) -> int:
             else:
                 line += "; ties the dealer: the stake back"
         print(line)
-    print(f"commitment (SHA-256 of the seed): {commitment(args.seed)}")
+    print(f"commitment (SHA-256 of the seed): {deal.commitment}")
     return 0
 
 

@@ -2,7 +2,8 @@
 
 A hand's fields and its three cards that add up to a multiple of 10, the look-up of what
 a game makes of a hand's ranks, each card's tie-break order from a suit order, the fast
-construction of hands, and the parts of a ruleset that are the same for every card game.
+construction of hands, what a view shows of a hand and the first steps of explaining a
+comparison, and the parts of a ruleset that are the same for every card game.
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ from dataclasses import fields
 from typing import Any, Generic, Protocol, TypeVar
 
 from bot.rules import cards as cards_module
-from bot.rules.cards import HAND_SIZE, Card, bull_positions, card_value
+from bot.rules.cards import HAND_SIZE, Card, Suit, bull_positions, card_value
+from bot.rules.hand_view import DecidingRule, Decision, HandView
 
 EntryT = TypeVar("EntryT")
 
@@ -94,12 +96,87 @@ def rank_key(cards: Sequence[Card]) -> int:
         raise ValueError(f"a hand is {HAND_SIZE} cards, not {cards!r}") from None
 
 
-class _Paying(Protocol):
+def suit_names(suit_order: Mapping[str, int]) -> tuple[str, ...]:
+    """The suits of a ``suit_order`` by English name, highest first."""
+    highest_first = sorted(suit_order, key=suit_order.__getitem__, reverse=True)
+    return tuple(Suit(suit).english for suit in highest_first)
+
+
+class _NamedKind(Protocol):
+    @property
+    def value(self) -> str: ...
+
+    @property
+    def english(self) -> str: ...
+
+
+class CardHand(Protocol):
+    """What every card game's hand offers its ruleset's ``show`` and ``decide``."""
+
+    @property
+    def cards(self) -> tuple[Card, ...]: ...
+
+    @property
+    def left(self) -> tuple[Card, ...]: ...
+
+    @property
+    def right(self) -> tuple[Card, ...]: ...
+
+    @property
+    def kind(self) -> _NamedKind: ...
+
+    @property
+    def points(self) -> int: ...
+
     @property
     def multiplier(self) -> int: ...
 
+    @property
+    def english(self) -> str: ...
 
-HandT = TypeVar("HandT", bound=_Paying)
+    @property
+    def chinese(self) -> str: ...
+
+
+HandT = TypeVar("HandT", bound=CardHand)
+
+
+def show(hand: CardHand) -> HandView:
+    """What a view shows of a card hand: its name in the table's language, its cards."""
+    cards = tuple(str(card) for card in hand.cards)
+    left = hand.left
+    groups = (
+        (tuple(str(card) for card in left), tuple(str(card) for card in hand.right))
+        if left
+        else (cards,)
+    )
+    return HandView(
+        kind=hand.kind.value,
+        kind_key="cards",
+        english=hand.english,
+        chinese=hand.chinese,
+        points=hand.points,
+        multiplier=hand.multiplier,
+        cards=cards,
+        groups=groups,
+    )
+
+
+def decide_push(a: CardHand, b: CardHand) -> Decision:
+    """Why two hands that ``compare`` finds equal push: the same cards, or (for a game
+    that does not compare them) the same kind and points."""
+    same = sorted(card.code for card in a.cards) == sorted(card.code for card in b.cards)
+    return Decision(0, DecidingRule.SAME_CARDS if same else DecidingRule.SAME_KIND_AND_POINTS)
+
+
+def decide_kind_or_points(verdict: int, winner: CardHand, loser: CardHand) -> Decision | None:
+    """The decision when the kinds or the points differ (every card game compares them
+    first), else None: the cards decide."""
+    if winner.kind is not loser.kind:
+        return Decision(verdict, DecidingRule.KIND, winner.kind.english, loser.kind.english)
+    if winner.points != loser.points:
+        return Decision(verdict, DecidingRule.POINTS, str(winner.points), str(loser.points))
+    return None
 
 
 class CardRuleset(Generic[HandT]):
@@ -115,6 +192,10 @@ class CardRuleset(Generic[HandT]):
         ``seed`` (``bot.rules.cards``), after the ``offset`` cards dealt before;
         ``mean_share`` is unused. ``ValueError`` when the cards run out."""
         return cards_module.deal_packed(seed, self.decks, count, offset)
+
+    def show(self, hand: HandT) -> HandView:
+        """See ``show``."""
+        return show(hand)
 
     def win_multiplier(self, hand: HandT) -> int:
         """A winner is paid by their own hand's multiplier."""

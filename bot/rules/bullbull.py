@@ -26,6 +26,7 @@ No Bull and Bull 1-6 1x, Bull 7-9 2x, Niu Niu 3x, Five Small, Bomb and Five Face
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
@@ -36,11 +37,15 @@ from bot.rules._fivecard import (
     FiveCardHand,
     RankClasses,
     card_keys,
+    decide_kind_or_points,
+    decide_push,
     new,
     rank_key,
     slot_setters,
+    suit_names,
 )
 from bot.rules.cards import Card, bull_positions
+from bot.rules.hand_view import DecidingRule, Decision
 
 #: One deck per round, and at most nine bettors: ten hands use 50 of its 52 cards.
 DECKS = 1
@@ -225,6 +230,34 @@ def compare(a: Hand, b: Hand) -> int:
     return (key_a > key_b) - (key_a < key_b)
 
 
+def decide(a: Hand, b: Hand) -> Decision:
+    """Why ``compare(a, b)`` comes out as it does: the kinds, a bull's points, the rank of
+    two Bombs' fours, or the highest card (by rank, then suit)."""
+    verdict = compare(a, b)
+    if verdict == 0:
+        return decide_push(a, b)
+    winner, loser = (a, b) if verdict > 0 else (b, a)
+    decided = decide_kind_or_points(verdict, winner, loser)
+    if decided is not None:
+        return decided
+    if winner.kind is HandKind.BOMB:
+        return Decision(verdict, DecidingRule.FOUR, _four_of(winner), _four_of(loser))
+    top_winner, top_loser = max(winner.cards, key=card_key), max(loser.cards, key=card_key)
+    by_suit = top_winner.rank == top_loser.rank
+    return Decision(
+        verdict,
+        DecidingRule.HIGHEST_CARD,
+        str(top_winner),
+        str(top_loser),
+        suit_order=suit_names(SUIT_ORDER) if by_suit else (),
+    )
+
+
+def _four_of(hand: Hand) -> str:
+    """The rank (as written) a Bomb holds four of."""
+    return Counter(card.rank_name for card in hand.cards).most_common(1)[0][0]
+
+
 class BullBullRuleset(CardRuleset[Hand]):
     """Niu Niu (Bull Bull), seed 001: a fresh deck each round, payouts 1x/2x/3x/5x both ways.
 
@@ -246,6 +279,10 @@ class BullBullRuleset(CardRuleset[Hand]):
     def compare(self, a: Hand, b: Hand) -> int:
         """See ``bot.rules.bullbull.compare``."""
         return compare(a, b)
+
+    def decide(self, a: Hand, b: Hand) -> Decision:
+        """See ``bot.rules.bullbull.decide``."""
+        return decide(a, b)
 
     def loss_multiplier(self, dealer_hand: Hand) -> int:
         """A loser pays by the dealer's multiplier."""

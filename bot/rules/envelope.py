@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from bot.rules.hand_view import DecidingRule, Decision, HandView
+
 MIN_AMOUNT = 1
 MAX_AMOUNT = 999
 
@@ -152,3 +154,35 @@ def compare(a: Hand, b: Hand) -> int:
     """
     key_a, key_b = a.strength, b.strength
     return (key_a > key_b) - (key_a < key_b)
+
+
+def decide(a: Hand, b: Hand) -> Decision:
+    """Why ``compare(a, b)`` comes out as it does: the kinds, two Duizi's pair numbers, the
+    points, or the amounts (only equal amounts tie)."""
+    verdict = compare(a, b)
+    if verdict == 0:
+        return Decision(0, DecidingRule.SAME_AMOUNT)
+    winner, loser = (a, b) if verdict > 0 else (b, a)
+    if winner.kind is not loser.kind:
+        return Decision(verdict, DecidingRule.KIND, winner.kind.english, loser.kind.english)
+    if winner.kind is HandKind.DUIZI and winner.amount % 100 != loser.amount % 100:
+        pairs = f"{winner.amount % 100:02d}", f"{loser.amount % 100:02d}"
+        return Decision(verdict, DecidingRule.PAIR, *pairs)
+    if winner.points != loser.points:
+        return Decision(verdict, DecidingRule.POINTS, str(winner.points), str(loser.points))
+    return Decision(verdict, DecidingRule.AMOUNT)
+
+
+def show(hand: Hand) -> HandView:
+    """What a view shows of an envelope's hand: its amount, and an ordinary hand named by
+    its points, a special kind by its English and Chinese names."""
+    kind = hand.kind
+    return HandView(
+        kind=kind.value,
+        kind_key="ordinary" if kind is HandKind.ORDINARY else "special",
+        english=kind.english,
+        chinese=kind.chinese,
+        points=hand.points,
+        multiplier=hand.multiplier,
+        amount_cents=hand.amount,
+    )

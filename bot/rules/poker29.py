@@ -42,11 +42,15 @@ from bot.rules._fivecard import (
     FiveCardHand,
     RankClasses,
     card_keys,
+    decide_kind_or_points,
+    decide_push,
     new,
     rank_key,
     slot_setters,
+    suit_names,
 )
 from bot.rules.cards import HAND_SIZE, Card, bull_positions
+from bot.rules.hand_view import DecidingRule, Decision
 
 #: Decks in the shoe.
 SHOE_DECKS = 6
@@ -232,6 +236,33 @@ def compare(a: Hand, b: Hand) -> int:
     return (key_a > key_b) - (key_a < key_b)
 
 
+def decide(a: Hand, b: Hand) -> Decision:
+    """Why ``compare(a, b)`` comes out as it does: the patterns, the points, or (with the
+    card-by-card tie-break) the first card that differs, each hand sorted high to low;
+    else a push. Raises ``ValueError`` as ``compare`` does."""
+    verdict = compare(a, b)
+    if verdict == 0:
+        return decide_push(a, b)
+    winner, loser = (a, b) if verdict > 0 else (b, a)
+    decided = decide_kind_or_points(verdict, winner, loser)
+    if decided is not None:
+        return decided
+    ranked_winner = sorted(winner.cards, key=card_key, reverse=True)
+    ranked_loser = sorted(loser.cards, key=card_key, reverse=True)
+    for position, (card_w, card_l) in enumerate(zip(ranked_winner, ranked_loser, strict=True)):
+        if card_key(card_w) != card_key(card_l):
+            by_suit = card_w.rank == card_l.rank
+            return Decision(
+                verdict,
+                DecidingRule.CARD_BY_CARD,
+                str(card_w),
+                str(card_l),
+                position=position,
+                suit_order=suit_names(SUIT_ORDER) if by_suit else (),
+            )
+    raise AssertionError("hands with the same cards cannot differ")  # pragma: no cover
+
+
 class Poker29Ruleset(CardRuleset[Hand]):
     """Niu-Niu Poker 2.9 from a 6-deck shoe: payouts by the player's pattern, losses 1x.
 
@@ -256,6 +287,10 @@ class Poker29Ruleset(CardRuleset[Hand]):
     def compare(self, a: Hand, b: Hand) -> int:
         """See ``bot.rules.poker29.compare``."""
         return compare(a, b)
+
+    def decide(self, a: Hand, b: Hand) -> Decision:
+        """See ``bot.rules.poker29.decide``."""
+        return decide(a, b)
 
     def loss_multiplier(self, dealer_hand: Hand) -> int:
         """A loser loses the stake, whatever the dealer holds."""

@@ -13,6 +13,7 @@ from typing import Any, Protocol, TypeVar
 
 from bot.rules import bullbull, envelope, poker29
 from bot.rules.envelope import Hand
+from bot.rules.hand_view import Decision, HandView
 from bot.rules.split import split_envelope
 
 
@@ -83,6 +84,12 @@ class Ruleset(Protocol[HandT]):
         """A shoe with more than this many cards dealt is replaced before the next round."""
         ...
 
+    @property
+    def decks(self) -> int:
+        """Decks a deal is shuffled from (a round's own deck, or a shoe's); 0 for a game
+        without cards."""
+        ...
+
     def deal(self, seed: bytes, count: int, *, mean_share: int, offset: int = 0) -> tuple[int, ...]:
         """The outcomes of ``count`` participants in deal order (bettors in bet order, the
         dealer last), from the seed alone so anyone can recompute them once it is
@@ -95,6 +102,15 @@ class Ruleset(Protocol[HandT]):
 
     def compare(self, a: HandT, b: HandT) -> int:
         """Positive if ``a`` beats ``b``, negative if ``b`` wins, 0 for a tie (push)."""
+        ...
+
+    def decide(self, a: HandT, b: HandT) -> Decision:
+        """What ``compare(a, b)`` gives and the rule that decides it, for explaining it."""
+        ...
+
+    def show(self, hand: HandT) -> HandView:
+        """What a view shows of a hand: its amount or cards, how to name it, its points and
+        what it pays when it wins."""
         ...
 
     def win_multiplier(self, hand: HandT) -> int:
@@ -127,6 +143,7 @@ class RedEnvelopeRuleset:
     max_bettors = None
     shoe_decks = 0
     reshuffle_after = 0
+    decks = 0
     #: The envelope amount (cents) that re-deals for a dealer and is immune for a player.
     SPECIAL_AMOUNT = 1
 
@@ -143,6 +160,14 @@ class RedEnvelopeRuleset:
     def compare(self, a: Hand, b: Hand) -> int:
         """Hands compare by kind, then points, then amount (see ``envelope.compare``)."""
         return envelope.compare(a, b)
+
+    def decide(self, a: Hand, b: Hand) -> Decision:
+        """See ``envelope.decide``."""
+        return envelope.decide(a, b)
+
+    def show(self, hand: Hand) -> HandView:
+        """See ``envelope.show``."""
+        return envelope.show(hand)
 
     def win_multiplier(self, hand: Hand) -> int:
         """A winner is paid by the player's own multiplier."""

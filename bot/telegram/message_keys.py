@@ -35,6 +35,7 @@ from typing import IO, Any
 from bot.engine.round import Phase, VoidReason
 from bot.engine.settings import DEALERS
 from bot.engine.settlement import Result
+from bot.rules.hand_view import KIND_KEYS
 from bot.rules.ruleset import RULESETS
 from bot.telegram.commands import DESCRIBED
 
@@ -74,6 +75,7 @@ BUILT_KEYS: dict[str, tuple[frozenset[str], str]] = {
     "game.": (frozenset(RULESETS), "the name of the game a table plays (its ruleset)"),
     "rules.": (frozenset(RULESETS), "the rules of the game a table plays (its ruleset)"),
     "rules.dealer.": (frozenset(DEALERS), "who deals at a table (the dealer setting)"),
+    "kind.": (KIND_KEYS, "how a table names a hand (its ruleset's HandView.kind_key)"),
     "command.": (DESCRIBED, "a command's description in menus and /help (its registry)"),
 }
 #: Keys of GameErrors built at run time, as :data:`BUILT_KEYS`.

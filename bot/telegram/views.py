@@ -1,4 +1,5 @@
-"""What the group sees: the live round board, its buttons, and the results message.
+"""What the group sees: the live round board, its buttons, the results message and the
+answer to ``/verify``.
 
 Everything from users is HTML-escaped here; amounts are formatted with the group's
 currency. Callback data carries the round id so that a button of an old round can be
@@ -10,15 +11,14 @@ from __future__ import annotations
 import html
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup
 
 from bot.engine.round import HOUSE_DEALER, Phase, Round, RoundSettled, RoundVoided, minimum_bid
 from bot.engine.settings import Settings
+from bot.engine.verification import Mismatch, NothingDealt, ShoeSecret, Verification, Verified
 from bot.money import MAX_AMOUNT_CENTS, format_amount, format_bps, format_signed
-from bot.rules import envelope
-from bot.rules.cards import format_cards
+from bot.rules.hand_view import HandView
 from bot.rules.ruleset import get_ruleset
 from bot.service.game import Person
 from bot.telegram.i18n import translate, translate_plural
@@ -93,22 +93,22 @@ class Views:
         """An amount in the group's currency."""
         return format_amount(cents, self.currency)
 
-    def kind(self, hand: Any) -> str:
-        """A hand's kind as shown in results (English and Chinese names, or points)."""
-        if isinstance(hand, envelope.Hand):
-            if hand.kind is envelope.HandKind.ORDINARY:
-                return self.t("kind.ordinary", points=hand.points)
-            return self.t("kind.special", english=hand.kind.english, chinese=hand.kind.chinese)
-        return self.t("kind.cards", name=hand.chinese if self.language == "zh" else hand.english)
+    def kind(self, hand: HandView) -> str:
+        """A hand's kind as shown in results, named as its ruleset says (``kind_key``)."""
+        return self.t(
+            f"kind.{hand.kind_key}",
+            points=hand.points,
+            english=hand.english,
+            chinese=hand.chinese,
+            name=hand.chinese if self.language == "zh" else hand.english,
+        )
 
-    def dealt(self, hand: Any) -> str:
+    def dealt(self, hand: HandView) -> str:
         """What a participant was dealt: an envelope's amount, or the cards with the bull
         (or left hand) first: ``K♠ Q♥ 3♦ | 9♣ 8♠``."""
-        if isinstance(hand, envelope.Hand):
-            return self.money(hand.amount)
-        if hand.left:
-            return f"{format_cards(hand.left)} | {format_cards(hand.right)}"
-        return format_cards(hand.cards)
+        if hand.amount_cents is not None:
+            return self.money(hand.amount_cents)
+        return " | ".join(" ".join(group) for group in hand.groups)
 
     def game(self, ruleset: str) -> str:
         """The name of the game a table plays."""
@@ -161,7 +161,9 @@ class Views:
                 self.t("board.no_bets", minimum=settings.min_bet, maximum=settings.max_bet)
             )
         # Once a card round is dealt, the board shows every hand, the dealer's last.
-        hands = state.hands() if not state.ruleset.uses_grabs else {}
+        ruleset = state.ruleset
+        dealt = state.hands() if not ruleset.uses_grabs else {}
+        hands = {user_id: ruleset.show(hand) for user_id, hand in dealt.items()}
         if state.bets:
             lines.append(self.t("board.bets_header", count=len(state.bets)))
             lines.extend(
@@ -177,10 +179,10 @@ class Views:
             )
         dealer = state.dealer_hand() if hands else None
         if dealer is not None:
-            lines.append(self.t("board.dealer_hand") + self._hand_text(dealer))
+            lines.append(self.t("board.dealer_hand") + self._hand_text(ruleset.show(dealer)))
         return "\n".join(lines), self.keyboard(state)
 
-    def _hand_text(self, hand: Any) -> str:
+    def _hand_text(self, hand: HandView) -> str:
         return f" · {self.dealt(hand)} {self.kind(hand)}"
 
     def keyboard(self, state: Round) -> InlineKeyboardMarkup | None:
@@ -225,28 +227,26 @@ class Views:
             if state.shoe is not None:  # nothing was dealt; the shoe's seed stays secret
                 return text
             return text + "\n" + self.t("results.seed", seed=ended.seed.hex(), round_id=state.id)
+        ruleset = state.ruleset
         hands = state.hands()
         settlement = ended.settlement
         lines = [self.t("results.title", round_id=state.id, game=self.game(state.settings.ruleset))]
         dealer = state.dealer_hand()
         assert dealer is not None
-        if state.dealer_id is None:
-            dealer_name = self.t("results.house_name")
-        else:
-            dealer_name = display_name(state.dealer_id, people)
+        dealer_view = ruleset.show(dealer)
         lines.append(
             self.t(
                 "results.dealer",
-                name=dealer_name,
-                envelope=self.dealt(dealer),
-                kind=self.kind(dealer),
+                name=self._participant(state.dealer_id, people),
+                envelope=self.dealt(dealer_view),
+                kind=self.kind(dealer_view),
                 # What a loser pays against it (Niu-Niu Poker: always 1x).
-                multiplier=state.ruleset.loss_multiplier(dealer),
+                multiplier=ruleset.loss_multiplier(dealer),
                 net=format_signed(settlement.dealer_net, self.currency),
             )
         )
         for placed in state.bets:
-            hand = hands[placed.user_id]
+            hand = ruleset.show(hands[placed.user_id])
             outcome = settlement.outcomes[placed.user_id]
             lines.append(
                 self.t(
@@ -273,6 +273,69 @@ class Views:
         else:
             lines.append(self.t("results.seed", seed=ended.seed.hex(), round_id=state.id))
         return "\n".join(lines)
+
+    def verification(self, result: Verification, people: Mapping[int, Person]) -> str:
+        """The answer to ``/verify``: the recomputed deal and who got what, or why a round
+        cannot be (or was not) verified. ``people`` names the participants."""
+        if isinstance(result, NothingDealt):
+            if result.seed is None:  # a shoe round: the shoe's seed stays secret
+                return self.t("verify.no_deal_shoe", round_id=result.round_id)
+            return self.t("verify.no_split", round_id=result.round_id, seed=result.seed.hex())
+        if isinstance(result, ShoeSecret):
+            return self.t(
+                "verify.shoe_secret",
+                round_id=result.round_id,
+                shoe_id=result.shoe_id,
+                commitment=result.commitment,
+                first=result.first,
+                last=result.last,
+            )
+        if isinstance(result, Mismatch):
+            return self.t("verify.mismatch", round_id=result.round_id)
+        return self._verified(result, people)
+
+    def _verified(self, result: Verified, people: Mapping[int, Person]) -> str:
+        seed = result.seed.hex()
+        # One participant a line: a long round's message can then be split between lines.
+        if result.cards is None:
+            count, total = len(result.shares), sum(result.shares)
+            # The list is of grabs: the house's share is the one nobody grabbed.
+            grabbed = "".join(
+                f"\n• {display_name(hand.user_id, people)} {self.dealt(hand.view)}"
+                for hand in result.hands
+                if hand.user_id is not None
+            )
+            return self.t_plural(
+                "verify.ok",
+                count,
+                round_id=result.round_id,
+                seed=seed,
+                count=count,
+                total=total,
+                total_plain=format_amount(total),
+                grabbed=grabbed,
+                shares=" ".join(self.money(share) for share in result.shares),
+            )
+        hands = "".join(
+            f"\n• {self._participant(hand.user_id, people)}: {self.dealt(hand.view)}"
+            for hand in result.hands
+        )
+        return self.t_plural(
+            "verify.cards_ok",
+            result.cards.decks,
+            round_id=result.round_id,
+            seed=seed,
+            decks=result.cards.decks,
+            first=result.cards.first,
+            last=result.cards.last,
+            hands=hands,
+        )
+
+    def _participant(self, user_id: int | None, people: Mapping[int, Person]) -> str:
+        """A participant's name; the house's when ``user_id`` is None."""
+        if user_id is None:
+            return self.t("results.house_name")
+        return display_name(user_id, people)
 
     def rules(self) -> str:
         """The rules of this table, with its limits and fees."""
