@@ -12,7 +12,7 @@ from types import FrameType
 from typing import Any
 
 from bot.config import Config, ConfigError, load_config
-from bot.engine.settings import DEALERS
+from bot.engine.settings import DEALERS, LANGUAGES
 from bot.engine.verification import recompute_deal
 from bot.money import format_amount, parse_amount
 from bot.rules.cards import HAND_SIZE, Card, pack, parse_cards
@@ -235,6 +235,9 @@ def _build_parser() -> argparse.ArgumentParser:
         default="bid",
         help="bid: players bid for the dealer; house: the group's bank deals",
     )
+    demo.add_argument(
+        "--language", choices=LANGUAGES, default="en", help="the language the group uses"
+    )
     return parser
 
 
@@ -371,7 +374,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             from bot.telegram.demo import run_demo
 
             return asyncio.run(
-                run_demo(rounds=args.rounds, ruleset=args.ruleset, dealer=args.dealer)
+                run_demo(
+                    rounds=args.rounds,
+                    ruleset=args.ruleset,
+                    dealer=args.dealer,
+                    language=args.language,
+                )
             )
     except ConfigError as error:
         print(f"niuniu-bot: error: {error}", file=sys.stderr)

@@ -26,6 +26,9 @@ _T = TypeVar("_T")
 
 #: Boards remembered at once (their message id and what they show): every open round's.
 BOARDS_CACHED = 20_000
+#: Sends a group's minute must still have for a phase to be shown as a new board message
+#: (else the old one is edited): what the round's results and the next board need.
+ROOM_KEPT_FOR_ROUNDS = 3
 
 Rendered = tuple[str, InlineKeyboardMarkup | None]
 
@@ -87,15 +90,25 @@ class Board:
         """Send a round's results (unless this process has them queued already)."""
         self._deliver(("results", state.id), state.chat_id, partial(self._announce, state, ended))
 
-    def refresh(self, state: Round) -> None:
+    def refresh(self, state: Round, *, at_once: bool = False) -> None:
         """Edit the round's board soon: at most one edit per chat every ``edit_seconds``,
-        the latest state each time (several changes in between make one edit)."""
+        the latest state each time (several changes in between make one edit); or, for a
+        change of phase (``at_once``), as soon as the chat's outbox gets to it."""
+        if at_once:
+            self.outbox.put(state.chat_id, partial(self._edit, state.id))
+            return
         if state.id in self._edit_pending:
             return
         self._edit_pending.add(state.id)
         task = asyncio.get_running_loop().create_task(self._edit_later(state.chat_id, state.id))
         self._tasks.add(task)  # the loop keeps only weak references to tasks
         task.add_done_callback(self._tasks.discard)
+
+    def repost(self, state: Round) -> None:
+        """Show a new phase (betting, grabbing) as a new board message, which notifies the
+        group as an edit does not, and delete the old one. Only a board this worker or
+        another has posted is reposted: one still being posted shows the phase anyway."""
+        self.outbox.put(state.chat_id, partial(self._repost, state.id))
 
     def shoe_replaced(self, state: Round, started: RoundStarted) -> None:
         """Tell the group its shoe was replaced (or retired), revealing the old one's seed."""
@@ -189,6 +202,25 @@ class Board:
             self._shown.pop(round_id, None)
             self._message_ids.pop(round_id, None)
         await self.messenger.edit(state.chat_id, message_id, text, markup)
+
+    async def _repost(self, round_id: int) -> None:
+        old = self._message_ids.get(round_id) or await self.service.board_message(round_id)
+        if not old or old == BOARD_REFUSED:
+            return
+        self._edit_pending.discard(round_id)
+        state, text, markup = await self._render(round_id)
+        if self.messenger.group_sends.room(state.chat_id) <= ROOM_KEPT_FOR_ROUNDS:
+            await self._edit(round_id)  # a busy minute: the phase shows, unannounced
+            return
+        new = await self.messenger.send(state.chat_id, text, markup)
+        if new is None:  # refused (logged): the old board shows the phase instead
+            await self.messenger.edit(state.chat_id, old, text, markup)
+            return
+        self._message_ids[round_id] = new
+        self._shown[round_id] = (text, markup)
+        self._edited_at[state.chat_id] = time.monotonic()
+        await self.service.set_board_message(round_id, new)
+        await self.messenger.delete(state.chat_id, old)
 
     async def _announce(self, state: Round, ended: RoundSettled | RoundVoided) -> None:
         """Post the one message that closes a round, unless it went out or another worker

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import random
 import re
@@ -170,12 +171,15 @@ async def _play_round(
     for player in bettors:
         say(player, rng.choice(["/bet 5", "/bet 10", "10", "20"]))
         await asyncio.sleep(0.1)
-    board = await service.board_message(round_id)
     state = await _wait_round(
         service, lambda r: r is None or r.id != round_id or r.phase is not Phase.BETTING
     )
-    # Card games are dealt and settled as betting closes: only envelopes are grabbed.
-    if state is not None and state.id == round_id and state.phase is Phase.GRABBING and board:
+    # Card games are dealt and settled as betting closes: only envelopes are grabbed, on
+    # the button of the board as the group sees it (grabbing opens on a new board message).
+    if state is not None and state.id == round_id and state.phase is Phase.GRABBING:
+        grab = f"{round_id}:grab:0"
+        board = await fake.wait_for(lambda: _message_with_button(fake, grab), timeout=5)
+        assert board is not None
         for user_id in state.participants[: max(1, len(state.participants) - 1)]:
             player = next(p for p in [ADMIN, *PLAYERS] if p["id"] == user_id)
             fake.press_button(GROUP, board, player, f"{round_id}:grab:0")
@@ -185,6 +189,15 @@ async def _play_round(
     return round_id
 
 
+def _message_with_button(fake: FakeTelegram, data: str) -> int | None:
+    """The group's bot message that shows a button with callback data ``data``."""
+    for message_id, message in fake.messages(GROUP).items():
+        rows = (message.get("reply_markup") or {}).get("inline_keyboard", [])
+        if any(button.get("callback_data") == data for row in rows for button in row):
+            return message_id
+    return None
+
+
 async def run_demo(
     rounds: int = 3,
     out: Callable[[str], None] = print,
@@ -192,11 +205,14 @@ async def run_demo(
     *,
     ruleset: str = "envelope68",
     dealer: str = "bid",
+    language: str = "en",
 ) -> int:
     """Play ``rounds`` rounds of ``ruleset`` offline, with players bidding for the dealer
     or (``dealer="house"``) the group's bank dealing, and print them; 0 when the chips add
     up."""
     logging.basicConfig(level=logging.WARNING)
+    # A sweep still running when the next is due is skipped, as it should be: not news.
+    logging.getLogger("apscheduler").setLevel(logging.ERROR)
     rng = random.Random(seed)
     with tempfile.TemporaryDirectory(prefix="niuniu-demo-") as folder:
         url = f"sqlite+aiosqlite:///{Path(folder) / 'demo.db'}"
@@ -207,7 +223,7 @@ async def run_demo(
                 telegram_token=fake.token,
                 telegram_base_url=fake.base_url,
                 operators=frozenset({ADMIN["id"]}),
-                game=DEMO_SETTINGS,
+                game=dataclasses.replace(DEMO_SETTINGS, language=language),
                 sweep_seconds=0.2,
                 board_edit_seconds=1.0,
             )
@@ -216,7 +232,7 @@ async def run_demo(
             transcript = Transcript(fake, out)
 
             def say(user: dict[str, Any], text: str) -> None:
-                out(f"\n{_plain(user['first_name'])}: {text}")
+                out(f"\n{user['first_name']}: {text}")
                 fake.post_message(GROUP, user, text, chat_title="68 NiuNiu demo")
 
             async def print_transcript() -> None:
@@ -257,7 +273,7 @@ async def _script(
     say(ADMIN, "/open")
     await asyncio.sleep(0.3)
     for player in PLAYERS:
-        name = _plain(player["first_name"])
+        name = player["first_name"]
         out(f"\n{ADMIN['first_name']} (replying to {name}): /credit {CREDIT}")
         fake.post_message(
             GROUP, ADMIN, f"/credit {CREDIT}", reply_to_message_id=hellos[player["id"]]
@@ -293,17 +309,17 @@ async def _script(
         balance = await service.balance(GROUP, player["id"])
         total += balance.total
         out(
-            f"{_plain(player['first_name']):>14}: {format_amount(balance.total, 'RM'):>10}"
+            f"{player['first_name']:>16}: {format_amount(balance.total, 'RM'):>10}"
             f"  (held {format_amount(balance.held, 'RM')})"
         )
     house = await service.house_balance(GROUP)
-    out(f"{'house':>14}: {format_amount(house, 'RM'):>10}  (rake and fees less rebates)")
+    out(f"{'house':>16}: {format_amount(house, 'RM'):>10}  (rake and fees less rebates)")
     total += house
     bank = await service.bank_balance(GROUP)
     if funded or bank:
-        out(f"{'bank':>14}: {format_amount(bank, 'RM'):>10}  (the house's dealer pool)")
+        out(f"{'bank':>16}: {format_amount(bank, 'RM'):>10}  (the house's dealer pool)")
         total += bank
-    out(f"{'total':>14}: {format_amount(total, 'RM'):>10}")
+    out(f"{'total':>16}: {format_amount(total, 'RM'):>10}")
     source = f"{format_amount(credited, 'RM')} were credited"
     if funded:
         source += f" and {format_amount(funded, 'RM')} funded"

@@ -3,6 +3,7 @@ button toasts, and what to do when Telegram refuses one."""
 
 from __future__ import annotations
 
+import asyncio
 import html
 import logging
 import re
@@ -10,6 +11,8 @@ import re
 from telegram import Bot, InlineKeyboardMarkup
 from telegram.constants import ParseMode
 from telegram.error import BadRequest, Forbidden, TelegramError
+
+from bot.telegram.budget import GROUP_SENDS_PER_MINUTE, SendBudget
 
 log = logging.getLogger(__name__)
 
@@ -49,10 +52,17 @@ def plain_text(text: str) -> str:
 class Messenger:
     """Sends, edits and deletes the bot's messages and answers toasts, through one
     ``Bot`` (attached once the ``Application`` exists). A refusal by Telegram is logged
-    and reported as ``None``/``False``; the caller decides whether it matters."""
+    and reported as ``None``/``False``; the caller decides whether it matters.
 
-    def __init__(self) -> None:
+    Every message sent to a group counts against ``group_sends`` (Telegram's ~20 a
+    minute): one that would exceed it waits for a slot, in its chat's outbox, rather than
+    being refused by Telegram. Callers that can do without a send (a phase notice, which
+    an edit can stand in for) look at the room left first.
+    """
+
+    def __init__(self, group_sends: SendBudget | None = None) -> None:
         self._bot: Bot | None = None
+        self.group_sends = group_sends or SendBudget(GROUP_SENDS_PER_MINUTE)
 
     def attach(self, bot: Bot) -> None:
         """Use ``bot`` for every call from now on."""
@@ -77,6 +87,7 @@ class Messenger:
         chunks = split_message(text)
         first: int | None = None
         for number, chunk in enumerate(chunks, start=1):
+            await self._slot(chat_id)
             try:
                 sent = await self.bot.send_message(
                     chat_id,
@@ -91,6 +102,14 @@ class Messenger:
                 return first
             first = first or sent.message_id
         return first
+
+    async def _slot(self, chat_id: int) -> None:
+        """Wait until a group may be sent one more message, and count it."""
+        if chat_id >= 0:  # a private chat: only the overall limit applies
+            return
+        while (wait := self.group_sends.wait(chat_id)) > 0:
+            await asyncio.sleep(wait)
+        self.group_sends.take(chat_id)
 
     async def edit(
         self, chat_id: int, message_id: int, text: str, markup: InlineKeyboardMarkup | None

@@ -11,7 +11,15 @@ from typing import Any
 
 from telegram.ext import ContextTypes, JobQueue
 
-from bot.engine.round import RoundSettled, RoundStarted, RoundVoided
+from bot.engine.round import (
+    CardsDealt,
+    DealerChosen,
+    GrabbingStarted,
+    Round,
+    RoundSettled,
+    RoundStarted,
+    RoundVoided,
+)
 from bot.priority import urgent
 from bot.service.game import CommandResult, GameService
 from bot.telegram.board import Board
@@ -27,6 +35,10 @@ log = logging.getLogger(__name__)
 SWEEP_CONCURRENCY = 8
 #: How often processed updates past their window are forgotten.
 FORGET_UPDATES_SECONDS = 3600.0
+
+
+#: Events after which the board must show the round's new phase without delay.
+PHASE_CHANGES = (DealerChosen, GrabbingStarted, CardsDealt, RoundSettled, RoundVoided)
 
 
 class RoundProgress:
@@ -70,14 +82,28 @@ class RoundProgress:
             elif isinstance(event, (RoundSettled, RoundVoided)):
                 self.board.announce(state, event)
         self.deadlines.schedule(state)
-        if result.events and not any(isinstance(e, RoundStarted) for e in result.events):
-            self.board.refresh(state)
+        self._show_on_board(state, result)
         if result.started is not None:
             for event in result.started_events:
                 if isinstance(event, RoundStarted) and event.retired_shoe is not None:
                     self.board.shoe_replaced(result.started, event)
             self.board.post(chat_id, result.started.id)
             self.deadlines.schedule(result.started)
+
+    def _show_on_board(self, state: Round, result: CommandResult) -> None:
+        """A new phase for players to act in is a new board message (it notifies); the end
+        of a round shows at once; anything else (a bet) rides the throttled edit."""
+        events = result.events
+        if not events or any(isinstance(e, RoundStarted) for e in events):
+            return  # nothing changed, or the round's first board is on its way
+        opened = any(isinstance(e, (DealerChosen, GrabbingStarted)) for e in events)
+        if opened and state.phase.is_open:
+            self.board.repost(state)
+            return
+        if any(isinstance(e, PHASE_CHANGES) for e in events):
+            self.board.refresh(state, at_once=True)
+        else:
+            self.board.refresh(state)
 
     async def advance(self, round_id: int, chat_id: int, *, by_timer: bool = False) -> None:
         """Apply a round's deadline under its chat's turn, before the chat's waiting

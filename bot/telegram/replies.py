@@ -13,16 +13,15 @@ import asyncio
 import html
 import logging
 import time
-from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 
-from cachetools import TTLCache
 from telegram import Update
 from telegram.constants import ChatType
 
 from bot.engine.errors import GameError
+from bot.telegram.budget import SendBudget
 from bot.telegram.delivery import ChatOutbox
 from bot.telegram.lookups import ChatSettings
 from bot.telegram.messenger import Messenger
@@ -32,41 +31,6 @@ log = logging.getLogger(__name__)
 #: Replies a group may get per minute; the rest of Telegram's ~20 a minute stays free for
 #: boards and results.
 REPLIES_PER_MINUTE = 10
-#: Groups whose recent sends are counted at once (a group quiet for a minute has none).
-GROUPS_COUNTED = 100_000
-
-
-class SendBudget:
-    """Sends per chat within a sliding window: ``take`` one if fewer than ``limit`` went
-    out in the last ``seconds``, else say how long until one may. A chat quiet for the
-    whole window is forgotten."""
-
-    def __init__(
-        self, limit: int, seconds: float = 60.0, *, clock: Callable[[], float] = time.monotonic
-    ) -> None:
-        self.limit = limit
-        self.seconds = seconds
-        self.clock = clock
-        self._sent: TTLCache[int, deque[float]] = TTLCache(GROUPS_COUNTED, seconds, timer=clock)
-
-    def __len__(self) -> int:
-        return len(self._sent)
-
-    def wait(self, chat_id: int) -> float:
-        """Seconds until the chat may be sent one more (0: now)."""
-        now = self.clock()
-        sent = self._sent.get(chat_id)
-        if sent is None:
-            return 0.0
-        while sent and sent[0] <= now - self.seconds:
-            sent.popleft()
-        return 0.0 if len(sent) < self.limit else sent[0] + self.seconds - now
-
-    def take(self, chat_id: int) -> None:
-        """Count one send to the chat now."""
-        sent = self._sent.get(chat_id) or deque()
-        sent.append(self.clock())
-        self._sent[chat_id] = sent  # (re)set: the entry lives a window past its last send
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,6 +82,19 @@ class Replies:
             return
         name = html.escape((user.first_name or user.username or str(user.id))[:64]) if user else ""
         self._wait(chat.id, Answer(name, text, message.message_id))
+
+    def confirm(self, update: Update, text: str) -> None:
+        """Confirm a stake to whoever placed it: a toast for a button; a reply if the
+        group's budget has a slot now. Otherwise the board, which lists every bid and bet,
+        is the confirmation: one that waited for a slot would come after the phase it
+        confirms had moved on."""
+        chat = update.effective_chat
+        in_group = update.callback_query is None and chat is not None
+        if in_group and chat is not None and chat.type != ChatType.PRIVATE:
+            slot_free = chat.id not in self._waiting and self.budget.wait(chat.id) <= 0
+            if not slot_free:
+                return
+        self.reply(update, text)
 
     async def reply_error(self, update: Update, error: GameError) -> None:
         """Explain a refused command in the group's language."""

@@ -370,15 +370,18 @@ def test_deal_prints_the_hands_of_deal_hands(
 @pytest.mark.parametrize(
     ("argv", "expected"),
     [
-        ([], {"rounds": 3, "ruleset": "envelope68", "dealer": "bid"}),
+        ([], {"rounds": 3, "ruleset": "envelope68", "dealer": "bid", "language": "en"}),
         (
             ["--ruleset", "bullbull", "--dealer", "house", "--rounds", "2"],
-            {"rounds": 2, "ruleset": "bullbull", "dealer": "house"},
+            {"rounds": 2, "ruleset": "bullbull", "dealer": "house", "language": "en"},
         ),
-        (["--ruleset", "poker29"], {"rounds": 3, "ruleset": "poker29", "dealer": "bid"}),
+        (
+            ["--ruleset", "poker29", "--language", "zh"],
+            {"rounds": 3, "ruleset": "poker29", "dealer": "bid", "language": "zh"},
+        ),
     ],
 )
-def test_demo_passes_ruleset_and_dealer_to_run_demo(
+def test_demo_passes_ruleset_dealer_and_language_to_run_demo(
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
     argv: list[str],

@@ -129,5 +129,5 @@ class PlayHandlers:
                 text = await chats.text(chat_id, "answer.grabbed", share=event.amount)
             else:
                 continue
-            self.parts.replies.reply(update, text)
+            self.parts.replies.confirm(update, text)
             return
