@@ -383,7 +383,8 @@ class FakeContext:
 
 @dataclass
 class FakeJob:
-    """A job of the fake queue; ``run()`` calls it as the ``JobQueue`` would."""
+    """A job of the fake queue; ``run()`` calls it as the ``JobQueue`` would (a one-off
+    job is then gone)."""
 
     callback: Callable[[Any], Awaitable[None]]
     name: str | None
@@ -397,6 +398,8 @@ class FakeJob:
         self.removed = True
 
     async def run(self) -> None:
+        if self.interval is None:  # a one-off job is gone once it fires
+            self.removed = True
         await self.callback(FakeContext(self))
 
 
