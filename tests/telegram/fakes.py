@@ -227,9 +227,8 @@ class FakeService:
         self.due_chats: list[int] = []
         self.open: list[Round] = []
         self.old_updates = 0
-        #: Awaited inside ``advance`` and ``start_due_round`` (to hold them, or fail).
+        #: Awaited inside ``advance`` and ``unannounced`` (to hold them, or fail).
         self.on_advance: Callable[[int], Awaitable[None]] | None = None
-        self.on_start_due: Callable[[int], Awaitable[None]] | None = None
         self.on_redeliver_lookup: Callable[[], Awaitable[None]] | None = None
 
     def _note(self, name: str, *args: Any) -> None:
@@ -320,8 +319,6 @@ class FakeService:
 
     async def start_due_round(self, chat_id: int) -> CommandResult:
         self._note("start_due_round", chat_id)
-        if self.on_start_due is not None:
-            await self.on_start_due(chat_id)
         return self.start_results.get(chat_id, CommandResult())
 
     async def due_rounds(self) -> list[tuple[int, int]]:

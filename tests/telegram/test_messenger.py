@@ -8,7 +8,7 @@ from typing import cast
 import pytest
 from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup
 from telegram.constants import ParseMode
-from telegram.error import BadRequest, Forbidden, NetworkError, TimedOut
+from telegram.error import BadRequest, Forbidden, NetworkError, TelegramError, TimedOut
 
 from bot.telegram.messenger import MAX_MESSAGE_LENGTH, MAX_TOAST_LENGTH, Messenger, split_message
 from tests.telegram.fakes import GROUP, FakeBot
@@ -88,9 +88,9 @@ def test_a_short_message_is_one_message_even_when_empty() -> None:
     "error", [BadRequest("Chat not found"), Forbidden("bot was kicked from the group chat")]
 )
 async def test_a_refused_message_is_logged_and_reported_as_none(
-    messenger: Messenger, bot: FakeBot, error: Exception, caplog: pytest.LogCaptureFixture
+    messenger: Messenger, bot: FakeBot, error: TelegramError, caplog: pytest.LogCaptureFixture
 ) -> None:
-    bot.fail_next(error)  # type: ignore[arg-type]
+    bot.fail_next(error)
 
     with caplog.at_level(logging.WARNING, logger="bot.telegram.messenger"):
         message_id = await messenger.send(GROUP, "hi")
@@ -116,11 +116,11 @@ async def test_a_long_message_refused_halfway_stops_and_reports_the_first_id(
 
 @pytest.mark.parametrize("error", [NetworkError("connection reset"), TimedOut()])
 async def test_a_network_failure_is_not_a_refusal_and_reaches_the_caller(
-    messenger: Messenger, bot: FakeBot, error: Exception
+    messenger: Messenger, bot: FakeBot, error: TelegramError
 ) -> None:
     # A board that never reached Telegram must not be recorded as refused: the caller
     # sees the failure and the delivery is tried again.
-    bot.fail_next(error)  # type: ignore[arg-type]
+    bot.fail_next(error)
 
     with pytest.raises(type(error)):
         await messenger.send(GROUP, "hi")
@@ -165,9 +165,9 @@ async def test_an_edit_to_the_same_text_counts_as_done(messenger: Messenger, bot
     [BadRequest("Message to edit not found"), Forbidden("bot was kicked from the group chat")],
 )
 async def test_a_refused_edit_is_logged_and_reported_as_false(
-    messenger: Messenger, bot: FakeBot, error: Exception, caplog: pytest.LogCaptureFixture
+    messenger: Messenger, bot: FakeBot, error: TelegramError, caplog: pytest.LogCaptureFixture
 ) -> None:
-    bot.fail_next(error)  # type: ignore[arg-type]
+    bot.fail_next(error)
 
     with caplog.at_level(logging.WARNING, logger="bot.telegram.messenger"):
         assert await messenger.edit(GROUP, 5, "new", None) is False

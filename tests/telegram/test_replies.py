@@ -40,7 +40,7 @@ ANN, BOB, CAT, DAN = person(11, "Ann"), person(12, "Bob"), person(13, "Cat"), pe
 PRIVATE = 11  # Ann's private chat with the bot
 
 
-class Shell:
+class RepliesShell:
     """Replies over a fake Bot, with a group budget of ``per_minute`` replies."""
 
     def __init__(self, per_minute: int) -> None:
@@ -70,10 +70,14 @@ class Shell:
         window (the budget's timer then fires soon, in real time)."""
         self.clock.advance(self.replies.budget.wait(GROUP) - 0.01)
 
+    def past_the_slot(self) -> None:
+        """Move the clock just past the moment the oldest send leaves the window."""
+        self.clock.advance(0.02)
+
 
 @pytest.fixture
-def shell() -> Shell:
-    return Shell(per_minute=2)
+def shell() -> RepliesShell:
+    return RepliesShell(per_minute=2)
 
 
 # -- SendBudget ---------------------------------------------------------------------------
@@ -122,7 +126,7 @@ def test_a_chat_quiet_for_a_whole_window_is_forgotten() -> None:
 # -- replies in a group -------------------------------------------------------------------
 
 
-async def test_a_reply_in_a_group_answers_the_command(shell: Shell) -> None:
+async def test_a_reply_in_a_group_answers_the_command(shell: RepliesShell) -> None:
     shell.replies.reply(message_update(GROUP, ANN, "/balance", message_id=31), "You have RM5.00")
     await shell.settle()
 
@@ -134,7 +138,7 @@ async def test_a_reply_in_a_group_answers_the_command(shell: Shell) -> None:
 
 
 async def test_answers_waiting_together_go_out_as_one_message_a_line_per_person(
-    shell: Shell,
+    shell: RepliesShell,
 ) -> None:
     shell.replies.reply(message_update(GROUP, ANN, "/bet 5"), "Bet placed.")
     shell.replies.reply(message_update(GROUP, BOB, "/bet 9"), "Not enough chips.")
@@ -144,7 +148,7 @@ async def test_answers_waiting_together_go_out_as_one_message_a_line_per_person(
     assert shell.replies.budget.wait(GROUP) == 0.0  # one slot of two used
 
 
-async def test_names_in_a_combined_answer_are_html_escaped(shell: Shell) -> None:
+async def test_names_in_a_combined_answer_are_html_escaped(shell: RepliesShell) -> None:
     mallory = person(66, '<a href="x">Mal</a> & co')
     shell.replies.reply(message_update(GROUP, mallory, "/bet 5"), "Bet placed.")
     shell.replies.reply(message_update(GROUP, ANN, "/bet 5"), "Bet placed.")
@@ -157,7 +161,7 @@ async def test_names_in_a_combined_answer_are_html_escaped(shell: Shell) -> None
 
 
 async def test_replies_past_the_budget_are_never_dropped_they_go_out_combined_when_a_slot_frees(
-    shell: Shell,
+    shell: RepliesShell,
 ) -> None:
     await shell.spend_budget()
     assert len(shell.bot.texts) == 2
@@ -172,7 +176,7 @@ async def test_replies_past_the_budget_are_never_dropped_they_go_out_combined_wh
     assert len(shell.bot.texts) == 2
     assert shell.replies.waiting == 3
 
-    shell.clock.advance(0.01)  # the oldest send leaves the window
+    shell.past_the_slot()  # the oldest send leaves the window
     await eventually(lambda: len(shell.bot.texts) == 3)
     await shell.settle()
 
@@ -183,21 +187,21 @@ async def test_replies_past_the_budget_are_never_dropped_they_go_out_combined_wh
     assert len(shell.bot.texts) == 3  # one slot, one message
 
 
-async def test_a_fired_budget_timer_is_not_kept(shell: Shell) -> None:
+async def test_a_fired_budget_timer_is_not_kept(shell: RepliesShell) -> None:
     # Timers are kept only to be cancelled when stopping: one that fired must go, or a
     # long-running bot keeps one more for every wait of every group.
     await shell.spend_budget()
     shell.until_slot_almost_free()
     shell.replies.reply(message_update(GROUP, BOB, "/bet 5"), "Bet placed.")
     await asyncio.sleep(0.05)  # it fires and waits again: one timer at a time
-    shell.clock.advance(0.01)
+    shell.past_the_slot()
     await eventually(lambda: shell.replies.waiting == 0)
     await shell.settle()
 
     assert len(shell.replies._timers) == 0
 
 
-async def test_a_private_reply_bypasses_the_group_budget(shell: Shell) -> None:
+async def test_a_private_reply_bypasses_the_group_budget(shell: RepliesShell) -> None:
     for number in range(3):  # more than the budget of 2, at once
         update = message_update(PRIVATE, ANN, "/balance", message_id=number + 1)
         shell.replies.reply(update, f"answer {number}")
@@ -210,7 +214,7 @@ async def test_a_private_reply_bypasses_the_group_budget(shell: Shell) -> None:
 
 
 async def test_a_button_answer_is_a_plain_text_toast_that_costs_the_group_nothing(
-    shell: Shell,
+    shell: RepliesShell,
 ) -> None:
     await shell.spend_budget()
 
@@ -223,7 +227,7 @@ async def test_a_button_answer_is_a_plain_text_toast_that_costs_the_group_nothin
     assert shell.replies.waiting == 0
 
 
-async def test_a_toast_does_not_wait_behind_the_chats_messages(shell: Shell) -> None:
+async def test_a_toast_does_not_wait_behind_the_chats_messages(shell: RepliesShell) -> None:
     shell.bot.hold()  # Telegram is slow to take the group's message
     shell.replies.reply(message_update(GROUP, ANN, "/balance"), "You have RM5.00")
     await asyncio.sleep(0)
@@ -238,7 +242,7 @@ async def test_a_toast_does_not_wait_behind_the_chats_messages(shell: Shell) -> 
 
 
 async def test_an_error_is_explained_in_the_groups_language_with_its_text_escaped(
-    shell: Shell,
+    shell: RepliesShell,
 ) -> None:
     shell.service.chat_settings[GROUP] = Settings(language="zh")
 
@@ -254,7 +258,7 @@ async def test_an_error_is_explained_in_the_groups_language_with_its_text_escape
 # -- telling the group --------------------------------------------------------------------
 
 
-async def test_telling_the_group_takes_a_slot_and_waits_like_a_reply(shell: Shell) -> None:
+async def test_telling_the_group_takes_a_slot_and_waits_like_a_reply(shell: RepliesShell) -> None:
     shell.replies.tell(GROUP, "Round 7 starts.")
     await shell.settle()
     call = shell.bot.of("send_message")[0]
@@ -269,14 +273,14 @@ async def test_telling_the_group_takes_a_slot_and_waits_like_a_reply(shell: Shel
     await shell.settle()
     assert len(shell.bot.texts) == 2
 
-    shell.clock.advance(0.01)
+    shell.past_the_slot()
     await eventually(lambda: len(shell.bot.texts) == 3)
     # A line no one asked for has no name.
     assert shell.bot.texts[2] == "The table is closed.\n<b>Ann</b>: Betting is not open."
 
 
 async def test_a_round_that_could_not_start_is_explained_in_the_groups_language(
-    shell: Shell,
+    shell: RepliesShell,
 ) -> None:
     shell.service.chat_settings[GROUP] = Settings(language="zh")
 
@@ -290,7 +294,7 @@ async def test_a_round_that_could_not_start_is_explained_in_the_groups_language(
 # -- stopping -----------------------------------------------------------------------------
 
 
-async def test_drain_sends_what_waits_whatever_the_budget(shell: Shell) -> None:
+async def test_drain_sends_what_waits_whatever_the_budget(shell: RepliesShell) -> None:
     await shell.spend_budget()
     shell.replies.reply(message_update(GROUP, BOB, "/bet 5"), "Bet placed.")
     shell.replies.reply(message_update(OTHER_GROUP, CAT, "/bet 6"), "Bet changed.")
