@@ -123,7 +123,7 @@ class Messenger:
                 parse_mode=ParseMode.HTML,
                 reply_markup=markup,
             )
-        except BadRequest as error:
+        except (BadRequest, Forbidden) as error:
             if "not modified" in str(error).lower():
                 return True
             log.warning("chat %s: editing message %s: %s", chat_id, message_id, error)

@@ -1,0 +1,382 @@
+"""Board: each round's board posted once under the service's claim, refreshed at most
+once per ``edit_seconds`` per chat with the latest state, the results and shoe notices,
+redelivery by the sweep, and the board's caches."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+from typing import cast
+
+import pytest
+from telegram import Bot
+from telegram.error import BadRequest, NetworkError
+
+from bot.engine.round import RetiredShoe, Round, RoundStarted, ShoeRef
+from bot.service.game import BOARD_REFUSED, GameService, Person
+from bot.telegram.board import Board
+from bot.telegram.delivery import ChatOutbox
+from bot.telegram.i18n import translate
+from bot.telegram.lookups import ChatSettings, People
+from bot.telegram.messenger import Messenger
+from bot.telegram.views import Views
+from tests.telegram.fakes import (
+    GROUP,
+    SETTINGS,
+    FakeBot,
+    FakeService,
+    MillisecondsClock,
+    eventually,
+    new_round,
+    voided,
+    with_bid,
+)
+
+ANN, BOB = Person(11, "Ann"), Person(12, "Bob")
+LEASE_SECONDS = 10.0
+
+
+class BoardShell:
+    """A Board over a fake Bot and a fake service holding round 7 of ``GROUP``."""
+
+    def __init__(self, *, edit_seconds: float, lease_seconds: float = LEASE_SECONDS) -> None:
+        self.bot = FakeBot()
+        self.service = FakeService()
+        self.service.people = {ANN.id: ANN, BOB.id: BOB}
+        self.clock = MillisecondsClock()
+        messenger = Messenger()
+        messenger.attach(cast(Bot, self.bot))
+        self.outbox = ChatOutbox()
+        service = cast(GameService, self.service)
+        self.board = Board(
+            service,
+            messenger,
+            self.outbox,
+            ChatSettings(service),
+            People(service),
+            edit_seconds=edit_seconds,
+            lease_seconds=lease_seconds,
+            clock=self.clock,
+        )
+        self.round = new_round(7).round
+        self.service.put(self.round)
+
+    async def settle(self) -> None:
+        """Let edits on their way be queued, and everything queued go out."""
+        await self.board.drain(5.0)
+        await self.outbox.drain(5.0)
+
+    async def posted(self) -> None:
+        """Round 7's board, posted."""
+        self.board.post(GROUP, self.round.id)
+        await self.settle()
+        assert self.service.board_messages[self.round.id] == 1
+
+    def change(self, state: Round) -> Round:
+        """Make ``state`` the round as the database has it, and refresh its board."""
+        self.service.put(state)
+        self.board.refresh(state)
+        return state
+
+    def board_text(self, state: Round) -> str:
+        people = {person.id: person for person in (ANN, BOB)}
+        return Views(SETTINGS).board(state, people, self.clock())[0]
+
+    @property
+    def edits(self) -> list[str]:
+        return [call.args["text"] for call in self.bot.of("edit_message_text")]
+
+
+@pytest.fixture
+def shell() -> BoardShell:
+    return BoardShell(edit_seconds=0.0)
+
+
+# -- posting ------------------------------------------------------------------------------
+
+
+async def test_a_board_is_posted_under_the_services_claim_and_its_message_recorded(
+    shell: BoardShell,
+) -> None:
+    shell.board.post(GROUP, 7)
+    await shell.settle()
+
+    (call,) = shell.bot.of("send_message")
+    text, markup = Views(SETTINGS).board(shell.round, {}, shell.clock())
+    assert call.args["text"] == text
+    assert call.args["reply_markup"] == markup
+    assert [c.args for c in shell.service.called("claim_board")] == [(7, 10_000)]
+    assert shell.service.board_messages == {7: 1}
+
+
+async def test_a_second_post_of_the_same_round_while_the_first_is_queued_is_not_queued_again(
+    shell: BoardShell,
+) -> None:
+    shell.bot.hold()  # the first post waits for Telegram
+    shell.board.post(GROUP, 7)
+    shell.board.post(GROUP, 7)  # before the first even ran
+    await eventually(lambda: bool(shell.service.called("claim_board")))
+    shell.board.post(GROUP, 7)  # while the first is being sent
+    shell.bot.release()
+    await shell.settle()
+
+    assert len(shell.service.called("claim_board")) == 1
+    assert len(shell.bot.texts) == 1
+
+
+async def test_a_board_posted_already_is_queued_again_but_not_sent_again(
+    shell: BoardShell,
+) -> None:
+    await shell.posted()
+
+    shell.board.post(GROUP, 7)  # the sweep found it (say) just before it was recorded
+    await shell.settle()
+
+    assert len(shell.service.called("claim_board")) == 2  # its claim is refused
+    assert len(shell.bot.texts) == 1
+
+
+async def test_a_board_another_worker_is_posting_is_left_to_it(shell: BoardShell) -> None:
+    shell.service.board_claims.add(7)
+
+    shell.board.post(GROUP, 7)
+    await shell.settle()
+
+    assert shell.bot.texts == []
+    assert 7 not in shell.service.board_messages
+
+
+async def test_a_refused_board_post_is_marked_board_refused(shell: BoardShell) -> None:
+    shell.bot.fail_next(BadRequest("Chat not found"))
+
+    shell.board.post(GROUP, 7)
+    await shell.settle()
+
+    assert shell.service.board_messages == {7: BOARD_REFUSED}
+
+
+async def test_a_board_that_never_reached_telegram_is_left_for_redelivery(
+    shell: BoardShell, caplog: pytest.LogCaptureFixture
+) -> None:
+    shell.bot.fail_next(NetworkError("connection reset"))
+
+    with caplog.at_level(logging.ERROR):
+        shell.board.post(GROUP, 7)
+        await shell.settle()
+
+    assert 7 not in shell.service.board_messages  # not refused: still to be posted
+    # Once the lease ran out, the sweep's post goes through.
+    shell.service.board_claims.clear()
+    shell.board.post(GROUP, 7)
+    await shell.settle()
+    assert shell.service.board_messages == {7: 1}
+
+
+async def test_a_slow_post_keeps_renewing_its_lease_until_telegram_has_it() -> None:
+    shell = BoardShell(edit_seconds=0.0, lease_seconds=0.03)  # renewed every 10 ms
+    shell.bot.hold()
+
+    shell.board.post(GROUP, 7)
+    await eventually(lambda: len(shell.service.called("renew_board_claim")) >= 3)
+    shell.bot.release()
+    await shell.settle()
+    renewals = len(shell.service.called("renew_board_claim"))
+    await asyncio.sleep(0.05)
+
+    assert shell.service.board_messages == {7: 1}
+    assert len(shell.service.called("renew_board_claim")) == renewals  # stopped once sent
+    assert {c.args for c in shell.service.called("renew_board_claim")} == {(7, 30)}
+
+
+# -- refreshing ---------------------------------------------------------------------------
+
+
+async def test_an_edit_right_after_the_post_waits_for_the_chats_throttle() -> None:
+    shell = BoardShell(edit_seconds=60.0)
+    await shell.posted()
+
+    shell.change(with_bid(shell.round, ANN.id, 1_000))
+    await asyncio.sleep(0.03)
+    await shell.outbox.drain(5.0)
+
+    assert shell.edits == []
+    shell.board.cancel_edits()
+    await shell.board.drain(5.0)
+
+
+async def test_several_refreshes_within_the_throttle_make_one_edit_with_the_latest_state() -> None:
+    shell = BoardShell(edit_seconds=0.03)
+    await shell.posted()
+
+    first = shell.change(with_bid(shell.round, ANN.id, 1_000))
+    latest = shell.change(with_bid(first, BOB.id, 2_000))
+    await eventually(lambda: len(shell.edits) == 1)
+    await asyncio.sleep(0.05)  # past another throttle interval: nothing more comes
+    await shell.settle()
+
+    (edit,) = shell.bot.of("edit_message_text")
+    assert edit.args["text"] == shell.board_text(latest)
+    assert "Bob" in edit.args["text"]
+    assert edit.args["message_id"] == 1
+    assert edit.args["chat_id"] == GROUP
+    # The later change rode along with the edit on its way: one read of the round, not two.
+    assert len(shell.service.called("round")) == 2  # the post's and the edit's
+
+
+async def test_after_an_edit_the_next_change_gets_an_edit_of_its_own(shell: BoardShell) -> None:
+    await shell.posted()
+
+    first = shell.change(with_bid(shell.round, ANN.id, 1_000))
+    await shell.settle()
+    second = shell.change(with_bid(first, BOB.id, 2_000))
+    await shell.settle()
+
+    assert shell.edits == [shell.board_text(first), shell.board_text(second)]
+
+
+async def test_a_refresh_that_changes_nothing_edits_nothing(shell: BoardShell) -> None:
+    await shell.posted()
+
+    shell.board.refresh(shell.round)
+    await shell.settle()
+
+    assert shell.edits == []
+    assert len(shell.service.called("round")) == 2  # it did look
+
+
+async def test_a_board_posted_by_another_worker_is_edited_by_its_recorded_message(
+    shell: BoardShell,
+) -> None:
+    shell.service.board_messages[7] = 55
+
+    shell.change(with_bid(shell.round, ANN.id, 1_000))
+    await shell.settle()
+
+    (edit,) = shell.bot.of("edit_message_text")
+    assert edit.args["message_id"] == 55
+
+
+@pytest.mark.parametrize("recorded", [None, BOARD_REFUSED], ids=["not posted", "refused"])
+async def test_a_board_without_a_message_is_not_edited(
+    shell: BoardShell, recorded: int | None
+) -> None:
+    if recorded is not None:
+        shell.service.board_messages[7] = recorded
+
+    shell.change(with_bid(shell.round, ANN.id, 1_000))
+    await shell.settle()
+
+    assert shell.edits == []
+
+
+async def test_the_last_edit_of_a_round_that_ended_forgets_its_board(shell: BoardShell) -> None:
+    await shell.posted()
+    ended, _ = voided(shell.round)
+
+    shell.change(ended)
+    await shell.settle()
+    assert shell.edits == [shell.board_text(ended)]
+    assert shell.service.called("board_message") == []  # the id was remembered
+
+    shell.board.refresh(ended)  # (a late duplicate)
+    await shell.settle()
+    assert len(shell.service.called("board_message")) == 1  # and is now forgotten
+
+
+# -- results and shoes --------------------------------------------------------------------
+
+
+async def test_results_are_sent_once_under_the_claim_and_marked_announced(
+    shell: BoardShell,
+) -> None:
+    ended, event = voided(shell.round)
+
+    shell.board.announce(ended, event)
+    shell.board.announce(ended, event)  # queued already: not again
+    await shell.settle()
+
+    assert shell.bot.texts == [Views(SETTINGS).results(ended, event, {})]
+    assert [c.args for c in shell.service.called("claim_announcement")] == [(7, 10_000)]
+    assert shell.service.announced == {7}
+
+
+async def test_results_another_worker_is_sending_are_left_to_it(shell: BoardShell) -> None:
+    ended, event = voided(shell.round)
+    shell.service.announcement_claims.add(7)
+
+    shell.board.announce(ended, event)
+    await shell.settle()
+
+    assert shell.bot.texts == []
+    assert shell.service.announced == set()
+
+
+async def test_results_telegram_refuses_are_marked_announced_not_sent_forever(
+    shell: BoardShell,
+) -> None:
+    ended, event = voided(shell.round)
+    shell.bot.fail_next(BadRequest("Chat not found"))
+
+    shell.board.announce(ended, event)
+    await shell.settle()
+
+    assert shell.service.announced == {7}
+
+
+async def test_a_replaced_shoe_is_announced_with_the_old_ones_seed(shell: BoardShell) -> None:
+    state = dataclasses.replace(shell.round, shoe=ShoeRef(5, b"\x02" * 32, 0))
+    started = RoundStarted(state.commitment, state.deadline_ms, RetiredShoe(4, b"\x01" * 32))
+
+    shell.board.shoe_replaced(state, started)
+    await shell.settle()
+
+    expected = translate("en", "shoe.replaced", shoe_id=5, old_id=4, seed="01" * 32)
+    assert shell.bot.texts == [expected]
+
+
+async def test_a_retired_shoe_is_announced_with_its_seed(shell: BoardShell) -> None:
+    started = RoundStarted(
+        shell.round.commitment, shell.round.deadline_ms, RetiredShoe(4, b"\x01" * 32)
+    )
+
+    shell.board.shoe_replaced(shell.round, started)  # the table plays a shoeless game now
+    await shell.settle()
+
+    assert shell.bot.texts == [translate("en", "shoe.retired", old_id=4, seed="01" * 32)]
+
+
+# -- redelivery ---------------------------------------------------------------------------
+
+
+async def test_redeliver_sends_the_boards_and_results_no_worker_is_sending(
+    shell: BoardShell,
+) -> None:
+    ended, event = voided(new_round(6).round)
+    shell.service.unannounced_rounds = [(ended, event)]
+    shell.service.unposted = [(7, GROUP)]
+
+    await shell.board.redeliver()
+    await shell.settle()
+
+    assert shell.service.announced == {6}
+    assert shell.service.board_messages == {7: 2}  # the results went first
+    # Those started or ended less than a lease ago are left to the worker that did so.
+    assert [c.args for c in shell.service.called("unannounced")] == [(10_000,)]
+    assert [c.args for c in shell.service.called("unposted_boards")] == [(10_000,)]
+
+
+async def test_redeliver_does_not_queue_again_what_this_process_is_sending(
+    shell: BoardShell,
+) -> None:
+    shell.bot.hold()
+    shell.board.post(GROUP, 7)
+    await eventually(lambda: bool(shell.service.called("claim_board")))
+    shell.service.unposted = [(7, GROUP)]
+
+    await shell.board.redeliver()
+    shell.bot.release()
+    await shell.settle()
+
+    assert len(shell.service.called("claim_board")) == 1
+    assert len(shell.bot.texts) == 1

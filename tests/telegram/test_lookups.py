@@ -1,0 +1,134 @@
+"""ChatSettings and People: what the shell looks up again and again, cached briefly and
+bounded, over the service."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import cast
+
+import pytest
+
+from bot.engine.settings import Settings
+from bot.service.game import GameService, Person
+from bot.telegram import lookups
+from bot.telegram.i18n import translate
+from bot.telegram.lookups import ChatSettings, People, person_of
+from tests.telegram.fakes import GROUP, OTHER_GROUP, FakeService, person
+
+ANN, BOB, CAT = Person(11, "Ann", "ann"), Person(12, "Bob"), Person(13, "Cat")
+
+
+@pytest.fixture
+def service() -> FakeService:
+    service = FakeService()
+    service.chat_settings = {GROUP: Settings(language="zh", currency="$")}
+    service.people = {p.id: p for p in (ANN, BOB, CAT)}
+    return service
+
+
+def reads(service: FakeService, name: str) -> list[object]:
+    return [call.args[0] for call in service.called(name)]
+
+
+# -- ChatSettings -------------------------------------------------------------------------
+
+
+async def test_a_groups_settings_are_read_once_and_reused(service: FakeService) -> None:
+    chats = ChatSettings(cast(GameService, service))
+
+    assert (await chats.get(GROUP)).language == "zh"
+    await chats.get(GROUP)
+    await chats.get(OTHER_GROUP)
+
+    assert reads(service, "settings") == [GROUP, OTHER_GROUP]
+
+
+async def test_settings_changed_here_are_read_again_at_once(service: FakeService) -> None:
+    chats = ChatSettings(cast(GameService, service))
+    await chats.get(GROUP)
+    service.chat_settings[GROUP] = Settings(language="en")
+
+    chats.forget(GROUP)
+
+    assert (await chats.get(GROUP)).language == "en"
+    assert reads(service, "settings") == [GROUP, GROUP]
+
+
+async def test_settings_changed_elsewhere_are_read_again_once_the_cache_is_stale(
+    service: FakeService,
+) -> None:
+    chats = ChatSettings(cast(GameService, service), seconds=0.01)
+    await chats.get(GROUP)
+
+    await asyncio.sleep(0.02)
+    await chats.get(GROUP)
+
+    assert reads(service, "settings") == [GROUP, GROUP]
+
+
+async def test_settings_are_kept_for_a_bounded_number_of_groups(
+    service: FakeService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(lookups, "SETTINGS_CACHED", 2)
+    chats = ChatSettings(cast(GameService, service))
+
+    for chat_id in (-1, -2, -3):
+        await chats.get(chat_id)
+
+    assert len(chats) == 2
+
+
+async def test_texts_and_views_are_in_the_groups_language_and_currency(
+    service: FakeService,
+) -> None:
+    chats = ChatSettings(cast(GameService, service))
+
+    text = await chats.text(GROUP, "error.bet_too_small", minimum=150)
+    views = await chats.views(GROUP)
+
+    assert text == translate("zh", "error.bet_too_small", "$", minimum=150)
+    assert text != translate("en", "error.bet_too_small", "RM", minimum=150)
+    assert views.money(150) == "$1.50"
+
+
+# -- People -------------------------------------------------------------------------------
+
+
+async def test_names_seen_lately_need_no_lookup(service: FakeService) -> None:
+    people = People(cast(GameService, service))
+    fresh = Person(11, "Annie", "ann")  # Telegram shows a newer name than the database's
+
+    people.saw(fresh)
+
+    assert await people.names([11]) == {11: fresh}
+    assert service.called("names") == []
+
+
+async def test_only_names_not_known_are_asked_for_each_once(service: FakeService) -> None:
+    people = People(cast(GameService, service))
+    people.saw(ANN)
+
+    found = await people.names([12, 11, 12, 99, 13])
+    again = await people.names([13, 12])
+
+    assert found == {12: BOB, 11: ANN, 13: CAT}  # 99 is unknown: left out
+    assert list(found) == [12, 11, 13]
+    assert again == {13: CAT, 12: BOB}
+    assert reads(service, "names") == [[12, 99, 13]]
+
+
+async def test_names_are_kept_for_a_bounded_number_of_people(service: FakeService) -> None:
+    people = People(cast(GameService, service), size=2)
+
+    for someone in (ANN, BOB, CAT):
+        people.saw(someone)
+
+    assert len(people) == 2
+    assert await people.names([11]) == {11: ANN}  # the least recent, asked again
+    assert reads(service, "names") == [[11]]
+
+
+def test_a_telegram_user_is_a_person_for_the_service() -> None:
+    user = person(11, "Ann", username="ann")
+
+    assert person_of(user) == Person(11, "Ann", "ann", None)

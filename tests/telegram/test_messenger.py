@@ -1,0 +1,214 @@
+"""Messenger: the shell's Bot API calls, and what it does when Telegram refuses one."""
+
+from __future__ import annotations
+
+import logging
+from typing import cast
+
+import pytest
+from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup
+from telegram.constants import ParseMode
+from telegram.error import BadRequest, Forbidden, NetworkError, TelegramError, TimedOut
+
+from bot.telegram.messenger import MAX_MESSAGE_LENGTH, MAX_TOAST_LENGTH, Messenger, split_message
+from tests.telegram.fakes import GROUP, FakeBot
+
+BUTTONS = InlineKeyboardMarkup([[InlineKeyboardButton("Bet 1", callback_data="7:bet:100")]])
+
+
+@pytest.fixture
+def bot() -> FakeBot:
+    return FakeBot()
+
+
+@pytest.fixture
+def messenger(bot: FakeBot) -> Messenger:
+    messenger = Messenger()
+    messenger.attach(cast(Bot, bot))
+    return messenger
+
+
+def long_text(lines: int = 300, width: int = 40) -> str:
+    """More than one message's worth: numbered lines of ``width`` characters."""
+    return "\n".join(f"{number:04d} " + "x" * (width - 5) for number in range(lines))
+
+
+# -- send ---------------------------------------------------------------------------------
+
+
+async def test_a_message_is_sent_as_html_replying_with_its_buttons(
+    messenger: Messenger, bot: FakeBot
+) -> None:
+    message_id = await messenger.send(GROUP, "<b>hi</b>", BUTTONS, reply_to=42)
+
+    (call,) = bot.of("send_message")
+    assert call.args["chat_id"] == GROUP
+    assert call.args["text"] == "<b>hi</b>"
+    assert call.args["parse_mode"] == ParseMode.HTML
+    assert call.args["reply_markup"] is BUTTONS
+    assert call.args["reply_to_message_id"] == 42
+    # A reply to a message deleted meanwhile is still sent.
+    assert call.args["allow_sending_without_reply"] is True
+    assert message_id == 1
+
+
+async def test_a_long_message_is_split_with_the_reply_on_the_first_and_buttons_on_the_last(
+    messenger: Messenger, bot: FakeBot
+) -> None:
+    text = long_text()
+    assert len(text) > MAX_MESSAGE_LENGTH
+
+    message_id = await messenger.send(GROUP, text, BUTTONS, reply_to=42)
+
+    calls = bot.of("send_message")
+    assert len(calls) >= 3
+    assert all(len(call.args["text"]) <= MAX_MESSAGE_LENGTH for call in calls)
+    # Cut between lines, nothing lost or repeated.
+    assert "\n".join(call.args["text"] for call in calls) == text
+    assert [call.args["reply_to_message_id"] for call in calls] == [42] + [None] * (len(calls) - 1)
+    assert [call.args["reply_markup"] for call in calls] == [None] * (len(calls) - 1) + [BUTTONS]
+    assert message_id == 1  # the first message's id
+
+
+def test_a_line_longer_than_a_message_is_cut_where_it_must_be() -> None:
+    text = "short\n" + "y" * 25 + "\nend"
+
+    chunks = split_message(text, limit=10)
+
+    assert chunks == ["short", "y" * 10, "y" * 10, "y" * 5 + "\nend"]
+    assert "".join(chunks).replace("\n", "") == text.replace("\n", "")
+
+
+def test_a_short_message_is_one_message_even_when_empty() -> None:
+    assert split_message("a\nb") == ["a\nb"]
+    assert split_message("") == [""]
+
+
+@pytest.mark.parametrize(
+    "error", [BadRequest("Chat not found"), Forbidden("bot was kicked from the group chat")]
+)
+async def test_a_refused_message_is_logged_and_reported_as_none(
+    messenger: Messenger, bot: FakeBot, error: TelegramError, caplog: pytest.LogCaptureFixture
+) -> None:
+    bot.fail_next(error)
+
+    with caplog.at_level(logging.WARNING, logger="bot.telegram.messenger"):
+        message_id = await messenger.send(GROUP, "hi")
+
+    assert message_id is None
+    assert str(GROUP) in caplog.text and str(error) in caplog.text
+
+
+async def test_a_long_message_refused_halfway_stops_and_reports_the_first_id(
+    messenger: Messenger, bot: FakeBot, caplog: pytest.LogCaptureFixture
+) -> None:
+    bot.fail_next(BadRequest("Too Many Requests"), "send_message", skip=1)
+
+    with caplog.at_level(logging.WARNING, logger="bot.telegram.messenger"):
+        message_id = await messenger.send(GROUP, long_text())
+
+    attempts = [call for call in bot.calls if call.method == "send_message"]
+    # The first part went out, the second was refused, and no more was tried.
+    assert [call.error is None for call in attempts] == [True, False]
+    assert message_id == 1
+    assert "Too Many Requests" in caplog.text
+
+
+@pytest.mark.parametrize("error", [NetworkError("connection reset"), TimedOut()])
+async def test_a_network_failure_is_not_a_refusal_and_reaches_the_caller(
+    messenger: Messenger, bot: FakeBot, error: TelegramError
+) -> None:
+    # A board that never reached Telegram must not be recorded as refused: the caller
+    # sees the failure and the delivery is tried again.
+    bot.fail_next(error)
+
+    with pytest.raises(type(error)):
+        await messenger.send(GROUP, "hi")
+
+
+def test_a_messenger_without_a_bot_says_so() -> None:
+    with pytest.raises(RuntimeError, match="no bot"):
+        _ = Messenger().bot
+
+
+# -- edit and delete ----------------------------------------------------------------------
+
+
+async def test_an_edit_replaces_text_and_buttons_as_html(
+    messenger: Messenger, bot: FakeBot
+) -> None:
+    assert await messenger.edit(GROUP, 5, "<i>new</i>", BUTTONS) is True
+
+    (call,) = bot.of("edit_message_text")
+    assert call.args == {
+        "text": "<i>new</i>",
+        "chat_id": GROUP,
+        "message_id": 5,
+        "parse_mode": ParseMode.HTML,
+        "reply_markup": BUTTONS,
+    }
+
+
+async def test_an_edit_to_the_same_text_counts_as_done(messenger: Messenger, bot: FakeBot) -> None:
+    bot.fail_next(
+        BadRequest(
+            "Message is not modified: specified new message content and reply markup are "
+            "exactly the same as a current content and reply markup of the message"
+        )
+    )
+
+    assert await messenger.edit(GROUP, 5, "same", None) is True
+
+
+@pytest.mark.parametrize(
+    "error",
+    [BadRequest("Message to edit not found"), Forbidden("bot was kicked from the group chat")],
+)
+async def test_a_refused_edit_is_logged_and_reported_as_false(
+    messenger: Messenger, bot: FakeBot, error: TelegramError, caplog: pytest.LogCaptureFixture
+) -> None:
+    bot.fail_next(error)
+
+    with caplog.at_level(logging.WARNING, logger="bot.telegram.messenger"):
+        assert await messenger.edit(GROUP, 5, "new", None) is False
+
+    assert str(error) in caplog.text
+
+
+async def test_a_delete_says_whether_the_message_is_gone(
+    messenger: Messenger, bot: FakeBot
+) -> None:
+    assert await messenger.delete(GROUP, 5) is True
+    assert bot.of("delete_message")[0].args == {"chat_id": GROUP, "message_id": 5}
+
+    bot.fail_next(BadRequest("Message can't be deleted"))
+    assert await messenger.delete(GROUP, 6) is False
+
+
+# -- toasts -------------------------------------------------------------------------------
+
+
+async def test_a_toast_is_plain_text(messenger: Messenger, bot: FakeBot) -> None:
+    await messenger.toast("q1", "<b>Bet</b> placed: <code>RM1.00</code> &amp; held &lt;18×&gt;")
+
+    (call,) = bot.of("answer_callback_query")
+    assert call.args == {"callback_query_id": "q1", "text": "Bet placed: RM1.00 & held <18×>"}
+
+
+async def test_a_toast_is_cut_to_what_telegram_shows(messenger: Messenger, bot: FakeBot) -> None:
+    # Cut after the markup is gone: an entity or a tag never counts towards the limit.
+    await messenger.toast("q1", "<b>" + "&amp;" * (MAX_TOAST_LENGTH + 50) + "</b>")
+
+    (call,) = bot.of("answer_callback_query")
+    assert call.args["text"] == "&" * MAX_TOAST_LENGTH
+
+
+async def test_a_refused_toast_is_logged_not_raised(
+    messenger: Messenger, bot: FakeBot, caplog: pytest.LogCaptureFixture
+) -> None:
+    bot.fail_next(BadRequest("Query is too old and response timeout expired"))
+
+    with caplog.at_level(logging.INFO, logger="bot.telegram.messenger"):
+        await messenger.toast("q1", "late")
+
+    assert "Query is too old" in caplog.text

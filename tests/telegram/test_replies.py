@@ -1,0 +1,309 @@
+"""SendBudget and Replies: answers within a group's per-minute budget, combined when
+several wait, never dropped; private chats at once; a button's answer as a toast.
+
+Time is a ``SecondsClock`` the tests move. A reply that must wait for a slot is timed
+with the event loop for as long as the clock says; the tests put the clock a hundredth
+of a second before the slot frees, so that the timer fires at once (and again, while the
+clock stands still), and move it on to free the slot: what goes out depends on the clock
+only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import cast
+
+import pytest
+from telegram import Bot
+
+from bot.engine.errors import GameError
+from bot.engine.settings import Settings
+from bot.service.game import GameService
+from bot.telegram.delivery import ChatOutbox
+from bot.telegram.i18n import translate
+from bot.telegram.lookups import ChatSettings
+from bot.telegram.messenger import Messenger
+from bot.telegram.replies import Replies, SendBudget
+from tests.telegram.fakes import (
+    GROUP,
+    OTHER_GROUP,
+    FakeBot,
+    FakeService,
+    SecondsClock,
+    button_update,
+    eventually,
+    message_update,
+    person,
+)
+
+ANN, BOB, CAT, DAN = person(11, "Ann"), person(12, "Bob"), person(13, "Cat"), person(14, "Dan")
+PRIVATE = 11  # Ann's private chat with the bot
+
+
+class RepliesShell:
+    """Replies over a fake Bot, with a group budget of ``per_minute`` replies."""
+
+    def __init__(self, per_minute: int) -> None:
+        self.bot = FakeBot()
+        self.service = FakeService()
+        self.clock = SecondsClock()
+        messenger = Messenger()
+        messenger.attach(cast(Bot, self.bot))
+        self.outbox = ChatOutbox()
+        chats = ChatSettings(cast(GameService, self.service))
+        self.replies = Replies(
+            messenger, self.outbox, chats, per_minute=per_minute, clock=self.clock
+        )
+
+    async def settle(self) -> None:
+        """Let everything queued go out (timers are not waited for)."""
+        await self.outbox.drain(5.0)
+
+    async def spend_budget(self) -> None:
+        """Use up the group's budget now: one reply per slot, each sent alone."""
+        for number in range(self.replies.budget.limit):
+            self.replies.reply(message_update(GROUP, ANN, f"/balance {number}"), f"spent {number}")
+            await self.settle()
+
+    def until_slot_almost_free(self) -> None:
+        """Move the clock to a hundredth of a second before the oldest send leaves the
+        window (the budget's timer then fires soon, in real time)."""
+        self.clock.advance(self.replies.budget.wait(GROUP) - 0.01)
+
+    def past_the_slot(self) -> None:
+        """Move the clock just past the moment the oldest send leaves the window."""
+        self.clock.advance(0.02)
+
+
+@pytest.fixture
+def shell() -> RepliesShell:
+    return RepliesShell(per_minute=2)
+
+
+# -- SendBudget ---------------------------------------------------------------------------
+
+
+def test_a_chat_sends_its_limit_in_a_window_then_waits_for_the_oldest_send_to_leave_it() -> None:
+    clock = SecondsClock(start=0.0)
+    budget = SendBudget(2, 60.0, clock=clock)
+
+    assert budget.wait(GROUP) == 0.0
+    budget.take(GROUP)
+    clock.advance(10)
+    assert budget.wait(GROUP) == 0.0
+    budget.take(GROUP)
+    assert budget.wait(GROUP) == 50.0  # the send at 0 leaves the window at 60
+
+    clock.advance(50)
+    assert budget.wait(GROUP) == 0.0
+    budget.take(GROUP)
+    assert budget.wait(GROUP) == 10.0  # now the send at 10 is the oldest
+
+
+def test_each_chat_has_its_own_budget() -> None:
+    clock = SecondsClock(start=0.0)
+    budget = SendBudget(1, 60.0, clock=clock)
+
+    budget.take(GROUP)
+
+    assert budget.wait(GROUP) == 60.0
+    assert budget.wait(OTHER_GROUP) == 0.0
+
+
+def test_a_chat_quiet_for_a_whole_window_is_forgotten() -> None:
+    clock = SecondsClock(start=0.0)
+    budget = SendBudget(5, 60.0, clock=clock)
+    budget.take(GROUP)
+    assert len(budget) == 1
+
+    clock.advance(61)
+    budget.take(OTHER_GROUP)
+
+    assert len(budget) == 1  # OTHER_GROUP's only
+    assert budget.wait(GROUP) == 0.0
+
+
+# -- replies in a group -------------------------------------------------------------------
+
+
+async def test_a_reply_in_a_group_answers_the_command(shell: RepliesShell) -> None:
+    shell.replies.reply(message_update(GROUP, ANN, "/balance", message_id=31), "You have RM5.00")
+    await shell.settle()
+
+    (call,) = shell.bot.of("send_message")
+    assert call.args["chat_id"] == GROUP
+    assert call.args["text"] == "You have RM5.00"
+    assert call.args["reply_to_message_id"] == 31
+    assert len(shell.replies.budget) == 1  # it took a slot
+
+
+async def test_answers_waiting_together_go_out_as_one_message_a_line_per_person(
+    shell: RepliesShell,
+) -> None:
+    shell.replies.reply(message_update(GROUP, ANN, "/bet 5"), "Bet placed.")
+    shell.replies.reply(message_update(GROUP, BOB, "/bet 9"), "Not enough chips.")
+    await shell.settle()
+
+    assert shell.bot.texts == ["<b>Ann</b>: Bet placed.\n<b>Bob</b>: Not enough chips."]
+    assert shell.replies.budget.wait(GROUP) == 0.0  # one slot of two used
+
+
+async def test_names_in_a_combined_answer_are_html_escaped(shell: RepliesShell) -> None:
+    mallory = person(66, '<a href="x">Mal</a> & co')
+    shell.replies.reply(message_update(GROUP, mallory, "/bet 5"), "Bet placed.")
+    shell.replies.reply(message_update(GROUP, ANN, "/bet 5"), "Bet placed.")
+    await shell.settle()
+
+    (text,) = shell.bot.texts
+    assert text.splitlines()[0] == (
+        "<b>&lt;a href=&quot;x&quot;&gt;Mal&lt;/a&gt; &amp; co</b>: Bet placed."
+    )
+
+
+async def test_replies_past_the_budget_are_never_dropped_they_go_out_combined_when_a_slot_frees(
+    shell: RepliesShell,
+) -> None:
+    await shell.spend_budget()
+    assert len(shell.bot.texts) == 2
+    shell.until_slot_almost_free()
+
+    shell.replies.reply(message_update(GROUP, BOB, "/bet 5"), "Bet placed.")
+    shell.replies.reply(message_update(GROUP, CAT, "/bet 6"), "Bet changed.")
+    shell.replies.reply(message_update(GROUP, DAN, "/grab"), "Nothing to grab.")
+    # The budget's timer fires (and fires again) while the clock stands still: no slot.
+    await asyncio.sleep(0.05)
+    await shell.settle()
+    assert len(shell.bot.texts) == 2
+    assert shell.replies.waiting == 3
+
+    shell.past_the_slot()  # the oldest send leaves the window
+    await eventually(lambda: len(shell.bot.texts) == 3)
+    await shell.settle()
+
+    assert shell.bot.texts[2] == (
+        "<b>Bob</b>: Bet placed.\n<b>Cat</b>: Bet changed.\n<b>Dan</b>: Nothing to grab."
+    )
+    assert shell.replies.waiting == 0
+    assert len(shell.bot.texts) == 3  # one slot, one message
+
+
+async def test_a_fired_budget_timer_is_not_kept(shell: RepliesShell) -> None:
+    # Timers are kept only to be cancelled when stopping: one that fired must go, or a
+    # long-running bot keeps one more for every wait of every group.
+    await shell.spend_budget()
+    shell.until_slot_almost_free()
+    shell.replies.reply(message_update(GROUP, BOB, "/bet 5"), "Bet placed.")
+    await asyncio.sleep(0.05)  # it fires and waits again: one timer at a time
+    shell.past_the_slot()
+    await eventually(lambda: shell.replies.waiting == 0)
+    await shell.settle()
+
+    assert len(shell.replies._timers) == 0
+
+
+async def test_a_private_reply_bypasses_the_group_budget(shell: RepliesShell) -> None:
+    for number in range(3):  # more than the budget of 2, at once
+        update = message_update(PRIVATE, ANN, "/balance", message_id=number + 1)
+        shell.replies.reply(update, f"answer {number}")
+    await shell.settle()
+
+    calls = shell.bot.of("send_message")
+    assert [call.args["text"] for call in calls] == ["answer 0", "answer 1", "answer 2"]
+    assert [call.args["reply_to_message_id"] for call in calls] == [1, 2, 3]
+    assert len(shell.replies.budget) == 0
+
+
+async def test_a_button_answer_is_a_plain_text_toast_that_costs_the_group_nothing(
+    shell: RepliesShell,
+) -> None:
+    await shell.spend_budget()
+
+    shell.replies.reply(button_update(GROUP, BOB, "7:bet:100"), "<b>Bet</b> placed &amp; held")
+    await shell.settle()
+
+    (toast,) = shell.bot.of("answer_callback_query")
+    assert toast.args["text"] == "Bet placed & held"
+    assert len(shell.bot.texts) == 2  # no message
+    assert shell.replies.waiting == 0
+
+
+async def test_a_toast_does_not_wait_behind_the_chats_messages(shell: RepliesShell) -> None:
+    shell.bot.hold()  # Telegram is slow to take the group's message
+    shell.replies.reply(message_update(GROUP, ANN, "/balance"), "You have RM5.00")
+    await asyncio.sleep(0)
+
+    shell.replies.reply(button_update(GROUP, BOB, "7:bet:100"), "Bet placed.")
+    await eventually(lambda: len(shell.bot.of("answer_callback_query")) == 1)
+
+    assert shell.bot.texts == []
+    shell.bot.release()
+    await shell.settle()
+    assert shell.bot.texts == ["You have RM5.00"]
+
+
+async def test_an_error_is_explained_in_the_groups_language_with_its_text_escaped(
+    shell: RepliesShell,
+) -> None:
+    shell.service.chat_settings[GROUP] = Settings(language="zh")
+
+    await shell.replies.reply_error(
+        message_update(GROUP, ANN, "/credit @<b>x</b> 5"),
+        GameError("unknown_user", who="@<b>x</b>"),
+    )
+    await shell.settle()
+
+    assert shell.bot.texts == [translate("zh", "error.unknown_user", who="@&lt;b&gt;x&lt;/b&gt;")]
+
+
+# -- telling the group --------------------------------------------------------------------
+
+
+async def test_telling_the_group_takes_a_slot_and_waits_like_a_reply(shell: RepliesShell) -> None:
+    shell.replies.tell(GROUP, "Round 7 starts.")
+    await shell.settle()
+    call = shell.bot.of("send_message")[0]
+    assert call.args["text"] == "Round 7 starts."
+    assert call.args["reply_to_message_id"] is None
+
+    shell.replies.tell(GROUP, "Round 8 starts.")
+    await shell.settle()
+    shell.until_slot_almost_free()
+    shell.replies.tell(GROUP, "The table is closed.")
+    shell.replies.reply(message_update(GROUP, ANN, "/bet 5"), "Betting is not open.")
+    await shell.settle()
+    assert len(shell.bot.texts) == 2
+
+    shell.past_the_slot()
+    await eventually(lambda: len(shell.bot.texts) == 3)
+    # A line no one asked for has no name.
+    assert shell.bot.texts[2] == "The table is closed.\n<b>Ann</b>: Betting is not open."
+
+
+async def test_a_round_that_could_not_start_is_explained_in_the_groups_language(
+    shell: RepliesShell,
+) -> None:
+    shell.service.chat_settings[GROUP] = Settings(language="zh")
+
+    shell.replies.tell_error(GROUP, GameError("table_closed"))
+    await eventually(lambda: len(shell.bot.texts) == 1)
+
+    assert shell.bot.texts == [translate("zh", "error.table_closed")]
+    assert shell.bot.of("send_message")[0].args["reply_to_message_id"] is None
+
+
+# -- stopping -----------------------------------------------------------------------------
+
+
+async def test_drain_sends_what_waits_whatever_the_budget(shell: RepliesShell) -> None:
+    await shell.spend_budget()
+    shell.replies.reply(message_update(GROUP, BOB, "/bet 5"), "Bet placed.")
+    shell.replies.reply(message_update(OTHER_GROUP, CAT, "/bet 6"), "Bet changed.")
+    shell.replies.reply(message_update(OTHER_GROUP, DAN, "/bet 7"), "Bet changed.")
+    assert shell.replies.waiting == 3  # GROUP's waits a minute for its slot
+
+    await shell.replies.drain(5.0)
+
+    assert shell.replies.waiting == 0
+    by_chat = {call.args["chat_id"]: call.args["text"] for call in shell.bot.of("send_message")}
+    assert by_chat[GROUP] == "<b>Bob</b>: Bet placed."
+    assert by_chat[OTHER_GROUP] == "<b>Cat</b>: Bet changed.\n<b>Dan</b>: Bet changed."
