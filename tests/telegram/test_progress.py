@@ -282,7 +282,11 @@ async def test_a_timer_applies_its_deadline_publishes_it_and_tells_the_observer(
     assert (round_id, by_timer) == (7, True)
     assert entered_ms <= applied_ms
     assert shell.timer_of(7) == 18.0 + 40.0  # the betting deadline
-    assert len(shell.bot.of("edit_message_text")) == 1
+    # Betting opens on a new board message (it notifies); the old one goes.
+    (reposted,) = shell.bot.of("send_message")
+    assert "Betting" in reposted.args["text"]
+    assert len(shell.bot.of("delete_message")) == 1
+    assert shell.bot.of("edit_message_text") == []
 
 
 async def test_a_deadline_the_sweep_found_is_not_by_timer(shell: ProgressShell) -> None:
