@@ -16,6 +16,7 @@ from telegram import InlineKeyboardMarkup
 
 from bot.engine.round import Round, RoundSettled, RoundStarted, RoundVoided
 from bot.service.game import BOARD_REFUSED, GameService
+from bot.telegram.budget import Priority
 from bot.telegram.delivery import ChatOutbox
 from bot.telegram.lookups import ChatSettings, People
 from bot.telegram.messenger import Messenger
@@ -171,7 +172,7 @@ class Board:
         message_id = await self._keeping_lease(
             self.service.renew_board_claim,
             round_id,
-            partial(self.messenger.send, state.chat_id, text, markup),
+            partial(self.messenger.send, state.chat_id, text, markup, priority=Priority.PHASE),
         )
         if message_id is None:  # refused (logged); trying again would be refused too
             await self.service.set_board_message(state.id, BOARD_REFUSED)
@@ -212,7 +213,7 @@ class Board:
         if self.messenger.group_sends.room(state.chat_id) <= ROOM_KEPT_FOR_ROUNDS:
             await self._edit(round_id)  # a busy minute: the phase shows, unannounced
             return
-        new = await self.messenger.send(state.chat_id, text, markup)
+        new = await self.messenger.send(state.chat_id, text, markup, priority=Priority.PHASE)
         if new is None:  # refused (logged): the old board shows the phase instead
             await self.messenger.edit(state.chat_id, old, text, markup)
             return
@@ -235,7 +236,7 @@ class Board:
         await self._keeping_lease(
             self.service.renew_announcement_claim,
             state.id,
-            partial(self.messenger.send, state.chat_id, text),
+            partial(self.messenger.send, state.chat_id, text, priority=Priority.RESULTS),
         )
         # Sent, or refused for good (logged): either way Telegram answered.
         await self.service.mark_announced(state.id)
@@ -252,7 +253,7 @@ class Board:
             text = await self.chats.text(
                 state.chat_id, "shoe.replaced", shoe_id=state.shoe.id, old_id=retired.id, seed=seed
             )
-        await self.messenger.send(state.chat_id, text)
+        await self.messenger.send(state.chat_id, text, priority=Priority.PHASE)
 
     async def _keeping_lease(
         self,

@@ -1,16 +1,23 @@
-"""Counting what the bot sends to each group, against Telegram's limit of about 20
-messages a minute in a group."""
+"""Telegram's limits on what a bot sends: about 20 messages a minute in one group
+(``SendBudget``, a sliding window per group) and about 30 a second overall (``SendRate``,
+which lets the most urgent messages go first)."""
 
 from __future__ import annotations
 
+import asyncio
+import heapq
+import itertools
 import time
 from collections import deque
 from collections.abc import Callable
+from enum import IntEnum
 
 from cachetools import TTLCache
 
 #: Telegram's limit on messages a bot sends to one group a minute.
 GROUP_SENDS_PER_MINUTE = 20
+#: Telegram's limit on messages a bot sends a second, all chats together.
+OVERALL_SENDS_PER_SECOND = 30.0
 #: Groups whose recent sends are counted at once (a group quiet for a minute has none).
 GROUPS_COUNTED = 100_000
 
@@ -53,3 +60,65 @@ class SendBudget:
         sent = self._sent.get(chat_id) or deque()
         sent.append(self.clock())
         self._sent[chat_id] = sent  # (re)set: the entry lives a window past its last send
+
+
+class Priority(IntEnum):
+    """What goes first when the bot's overall rate is the limit: a round's results, then
+    phase notices (a new board), then answers to people, then edits of boards."""
+
+    RESULTS = 0
+    PHASE = 1
+    ANSWER = 2
+    EDIT = 3
+
+
+class SendRate:
+    """At most ``per_second`` Bot API messages a second from the whole bot (Telegram's
+    ~30), handed out most urgent first (``Priority``), first come first served within a
+    priority. Nothing is refused: a message waits for its turn.
+
+    Written by hand: aiolimiter's ``AsyncLimiter`` (what python-telegram-bot's
+    ``AIORateLimiter`` uses) and ``asyncio.Semaphore`` serve waiters in arrival order
+    only, and no maintained limiter we found orders waiters by priority.
+    """
+
+    def __init__(
+        self,
+        per_second: float = OVERALL_SENDS_PER_SECOND,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.interval = 1.0 / per_second
+        self.clock = clock
+        self._next = 0.0  # when the next message may go
+        self._waiting: list[tuple[int, int, asyncio.Future[None]]] = []
+        self._arrivals = itertools.count()
+        self._dispatcher: asyncio.Task[None] | None = None
+
+    @property
+    def waiting(self) -> int:
+        """Messages waiting for their turn (cancelled ones until they are skipped)."""
+        return len(self._waiting)
+
+    async def acquire(self, priority: Priority) -> None:
+        """Wait for this message's turn."""
+        now = self.clock()
+        if not self._waiting and now >= self._next:
+            self._next = now + self.interval
+            return
+        turn = asyncio.get_running_loop().create_future()
+        heapq.heappush(self._waiting, (priority, next(self._arrivals), turn))
+        if self._dispatcher is None or self._dispatcher.done():
+            self._dispatcher = asyncio.get_running_loop().create_task(self._dispatch())
+        await turn
+
+    async def _dispatch(self) -> None:
+        while self._waiting:
+            while (delay := self._next - self.clock()) > 0:
+                await asyncio.sleep(delay)
+            while self._waiting:
+                _, _, turn = heapq.heappop(self._waiting)
+                if not turn.done():  # skip those cancelled while waiting
+                    turn.set_result(None)
+                    self._next = max(self.clock(), self._next) + self.interval
+                    break

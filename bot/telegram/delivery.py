@@ -1,9 +1,7 @@
 """Getting messages out without holding up the game.
 
 Handlers and deadlines run under their chat's lock and must not wait on Telegram: what
-they have to say goes into the chat's outbox, which a worker sends in order. Telegram's
-limit of about 20 messages a minute per group applies to messages sent; edits, member
-lookups and callback answers only count towards the overall limit.
+they have to say goes into the chat's outbox, which a worker sends in order.
 """
 
 from __future__ import annotations
@@ -12,8 +10,7 @@ import asyncio
 import logging
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable, Coroutine
-from typing import Any
+from collections.abc import Awaitable, Callable
 
 from telegram.ext import AIORateLimiter
 
@@ -77,24 +74,10 @@ class ChatOutbox:
             await asyncio.wait(busy, timeout=deadline - time.monotonic())
 
 
-class SendRateLimiter(AIORateLimiter):
-    """``AIORateLimiter`` whose per-group limit counts only messages sent (``send*``).
-
-    A ``RetryAfter`` from Telegram is still waited out and retried, never lost.
-    """
-
-    async def process_request(
-        self,
-        callback: Callable[..., Coroutine[Any, Any, Any]],
-        args: Any,
-        kwargs: dict[str, Any],
-        endpoint: str,
-        data: dict[str, Any],
-        rate_limit_args: int | None,
-    ) -> Any:
-        if not endpoint.startswith("send"):
-            # Without a chat id only the overall limit applies.
-            data = {key: value for key, value in data.items() if key != "chat_id"}
-        return await super().process_request(
-            callback, args, kwargs, endpoint, data, rate_limit_args
-        )
+def retrying_after_flood() -> AIORateLimiter:
+    """python-telegram-bot's rate limiter doing only what ours do not: waiting out a
+    ``RetryAfter`` from Telegram and retrying (never losing the message). The limits
+    themselves are the ``Messenger``'s: a sliding window per group and a priority order
+    overall (``bot.telegram.budget``); AIORateLimiter's own would add a FIFO leaky bucket
+    in front of them, and keep a limiter per group it ever saw."""
+    return AIORateLimiter(overall_max_rate=0, group_max_rate=0, max_retries=5)

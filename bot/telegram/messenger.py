@@ -12,7 +12,7 @@ from telegram import Bot, InlineKeyboardMarkup
 from telegram.constants import ParseMode
 from telegram.error import BadRequest, Forbidden, TelegramError
 
-from bot.telegram.budget import GROUP_SENDS_PER_MINUTE, SendBudget
+from bot.telegram.budget import GROUP_SENDS_PER_MINUTE, Priority, SendBudget, SendRate
 
 log = logging.getLogger(__name__)
 
@@ -57,12 +57,15 @@ class Messenger:
     Every message sent to a group counts against ``group_sends`` (Telegram's ~20 a
     minute): one that would exceed it waits for a slot, in its chat's outbox, rather than
     being refused by Telegram. Callers that can do without a send (a phase notice, which
-    an edit can stand in for) look at the room left first.
+    an edit can stand in for) look at the room left first. Every message and edit then
+    waits for its turn in ``rate`` (Telegram's ~30 a second for the whole bot), the most
+    urgent first: results, phase notices, answers, edits.
     """
 
-    def __init__(self, group_sends: SendBudget | None = None) -> None:
+    def __init__(self, group_sends: SendBudget | None = None, rate: SendRate | None = None) -> None:
         self._bot: Bot | None = None
         self.group_sends = group_sends or SendBudget(GROUP_SENDS_PER_MINUTE)
+        self.rate = rate or SendRate()
 
     def attach(self, bot: Bot) -> None:
         """Use ``bot`` for every call from now on."""
@@ -81,6 +84,8 @@ class Messenger:
         text: str,
         markup: InlineKeyboardMarkup | None = None,
         reply_to: int | None = None,
+        *,
+        priority: Priority = Priority.ANSWER,
     ) -> int | None:
         """Send an HTML message, in several if it is too long for one (the buttons go on
         the last); the first message's id, or ``None`` (logged) if Telegram refuses it."""
@@ -88,6 +93,7 @@ class Messenger:
         first: int | None = None
         for number, chunk in enumerate(chunks, start=1):
             await self._slot(chat_id)
+            await self.rate.acquire(priority)
             try:
                 sent = await self.bot.send_message(
                     chat_id,
@@ -115,6 +121,7 @@ class Messenger:
         self, chat_id: int, message_id: int, text: str, markup: InlineKeyboardMarkup | None
     ) -> bool:
         """Replace a message's text and buttons; whether Telegram shows the new text."""
+        await self.rate.acquire(Priority.EDIT)
         try:
             await self.bot.edit_message_text(
                 text,
@@ -132,6 +139,7 @@ class Messenger:
 
     async def delete(self, chat_id: int, message_id: int) -> bool:
         """Delete one of the bot's messages; whether it is gone."""
+        await self.rate.acquire(Priority.EDIT)
         try:
             return await self.bot.delete_message(chat_id, message_id)
         except TelegramError as error:

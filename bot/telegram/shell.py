@@ -31,7 +31,7 @@ from bot.telegram.admins import AdminCheck
 from bot.telegram.board import Board
 from bot.telegram.commands import Command, CommandRegistry, Handler, Where
 from bot.telegram.deadlines import DeadlineObserver, Deadlines
-from bot.telegram.delivery import ChatOutbox, SendRateLimiter
+from bot.telegram.delivery import ChatOutbox, retrying_after_flood
 from bot.telegram.handlers.admin import AdminHandlers
 from bot.telegram.handlers.base import ShellParts
 from bot.telegram.handlers.info import InfoHandlers
@@ -213,7 +213,7 @@ def build_application(
     if get_updates_request is not None:
         builder = builder.get_updates_request(get_updates_request)
     if rate_limiter:
-        builder = builder.rate_limiter(SendRateLimiter(max_retries=5))
+        builder = builder.rate_limiter(retrying_after_flood())
     application = builder.build()
     game.install(application)
     return application

@@ -1,0 +1,61 @@
+"""Telegram's limits as the bot keeps them: a sliding window per group, and an overall
+rate that lets the most urgent message go first."""
+
+from __future__ import annotations
+
+import asyncio
+
+from bot.telegram.budget import Priority, SendRate
+
+
+async def test_waiting_messages_go_most_urgent_first_and_in_arrival_order_within_a_priority() -> (
+    None
+):
+    rate = SendRate(per_second=500)
+    order: list[str] = []
+
+    async def send(name: str, priority: Priority) -> None:
+        await rate.acquire(priority)
+        order.append(name)
+
+    first = asyncio.create_task(send("first edit", Priority.EDIT))  # nothing waits: goes now
+    await asyncio.sleep(0)
+    queued = [
+        ("edit", Priority.EDIT),
+        ("answer 1", Priority.ANSWER),
+        ("board", Priority.PHASE),
+        ("answer 2", Priority.ANSWER),
+        ("results", Priority.RESULTS),
+    ]
+    tasks = [asyncio.create_task(send(name, priority)) for name, priority in queued]
+    await asyncio.gather(first, *tasks)
+    assert order == ["first edit", "results", "board", "answer 1", "answer 2", "edit"]
+
+
+async def test_a_message_cancelled_while_waiting_gives_its_turn_to_the_next() -> None:
+    rate = SendRate(per_second=200)
+    await rate.acquire(Priority.ANSWER)  # the next turn is 5 ms away
+    order: list[str] = []
+
+    async def send(name: str, priority: Priority) -> None:
+        await rate.acquire(priority)
+        order.append(name)
+
+    cancelled = asyncio.create_task(send("results", Priority.RESULTS))
+    later = asyncio.create_task(send("answer", Priority.ANSWER))
+    await asyncio.sleep(0)
+    cancelled.cancel()
+    await later
+    assert order == ["answer"]
+    assert rate.waiting == 0
+
+
+async def test_turns_are_spaced_by_the_rate() -> None:
+    now = [100.0]
+    rate = SendRate(per_second=10, clock=lambda: now[0])
+    await rate.acquire(Priority.ANSWER)
+    waiting = asyncio.create_task(rate.acquire(Priority.RESULTS))
+    await asyncio.sleep(0.01)
+    assert not waiting.done()  # the clock has not moved: 0.1 s to go
+    now[0] += 0.1
+    await asyncio.wait_for(waiting, 1)
