@@ -5,13 +5,21 @@ long-polls it over HTTP and keeps its state in a temporary SQLite file. The test
 outcomes from that file through ``GameService`` and drives everything through the fake:
 messages, button presses and redeliveries. Nothing sleeps for a fixed time where a
 condition can be awaited.
+
+What the bot says is checked by message key, not by sentence: :class:`Texts` renders a
+catalogue message as a group should read it, in the group's language and currency
+(``E2E.message``, ``E2E.expect_reply``, ``E2E.expect_toast``), so a test run in a group
+that chose another language checks that language's catalogue.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import html
 import os
+import re
+import string
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
@@ -23,11 +31,15 @@ from sqlalchemy import func, select
 
 from bot.config import load_config
 from bot.engine.round import Phase, Round
+from bot.engine.settings import LANGUAGES, Settings, field_name, label
+from bot.fakegram.formatting import parse_html, strip_formatted
 from bot.fakegram.server import FakeTelegram
+from bot.money import parse_amount
 from bot.service.game import GameService
 from bot.store.db import Database
 from bot.store.ledger import Balance
 from bot.store.models import AuditEntry, BetRow, Chat, LedgerTransaction, RoundRow
+from bot.telegram.i18n import CATALOGUES, DEFAULT_LANGUAGE, translate, translate_plural
 
 T = TypeVar("T")
 JsonDict = dict[str, Any]
@@ -61,6 +73,93 @@ def user(user_id: int, first_name: str, username: str | None = None) -> JsonDict
     if username:
         found["username"] = username
     return found
+
+
+def shown(who: JsonDict) -> str:
+    """A test user's name as the bot puts it into a message: HTML-escaped (the tests'
+    users all have a first name)."""
+    return html.escape(who["first_name"])
+
+
+# -- what the group should see ---------------------------------------------------------
+
+
+def group_in(language: str, group: int) -> int:
+    """A group id of its own for a test that runs in ``language``: ``group`` itself in
+    English, another id for each other language (tests of a module share one bot)."""
+    return group - 1_000_000 * LANGUAGES.index(language)
+
+
+def plain_text(text: str) -> str:
+    """Telegram HTML as users see it: the ``plain_text`` the fake records for a message
+    sent in HTML parse mode (its parser, then Telegram's trim of the ends)."""
+    return strip_formatted(parse_html(text)).text
+
+
+#: Stands in for a parameter a test does not know, in :meth:`Texts.pattern`.
+_UNKNOWN = "\x00"
+
+
+@dataclass(frozen=True)
+class Texts:
+    """Catalogue messages as a group sees them: in its language, money in its currency.
+
+    Parameters are passed the way the bot passes them: amounts in cents, and names and
+    other text from users HTML-escaped (:func:`shown`, ``html.escape``); a parameter that
+    is itself a catalogue message is passed as :meth:`html`.
+    """
+
+    language: str = DEFAULT_LANGUAGE
+    currency: str = Settings().currency
+
+    def html(self, key: str, /, **params: Any) -> str:
+        """The message as the bot sends it (Telegram HTML)."""
+        return translate(self.language, key, self.currency, **params)
+
+    def html_plural(self, key: str, number: int, /, **params: Any) -> str:
+        """A message with plural forms, in its form for ``number``, as the bot sends it."""
+        return translate_plural(self.language, key, number, self.currency, **params)
+
+    def message(self, key: str, /, **params: Any) -> str:
+        """The message as the group reads it (its plain text)."""
+        return plain_text(self.html(key, **params))
+
+    def plural(self, key: str, number: int, /, **params: Any) -> str:
+        """A message with plural forms, in its form for ``number``, as the group reads it."""
+        return plain_text(self.html_plural(key, number, **params))
+
+    def pattern(self, key: str, /, number: int | None = None, **known: Any) -> str:
+        """A regular expression for the plain text of message ``key`` whose parameters
+        other than ``known`` may be anything: each is a named group (its first place;
+        later places must repeat it). ``number`` picks a plural form."""
+        catalogue = CATALOGUES.get(self.language, CATALOGUES[DEFAULT_LANGUAGE])
+        template = (
+            catalogue.gettext(key) if number is None else catalogue.ngettext(key, key, number)
+        )
+        names = {name for _, name, _, _ in string.Formatter().parse(template) if name}
+        marked = {name: f"{_UNKNOWN}{name}{_UNKNOWN}" for name in names - known.keys()}
+        if number is None:
+            text = self.message(key, **known, **marked)
+        else:
+            text = self.plural(key, number, **known, **marked)
+        parts, seen = [], set()
+        for index, part in enumerate(text.split(_UNKNOWN)):
+            if index % 2 == 0:
+                parts.append(re.escape(part))
+            elif part in seen:
+                parts.append(f"(?P={part})")
+            else:
+                seen.add(part)
+                parts.append(f"(?P<{part}>.+?)")
+        return "".join(parts)
+
+    def match(
+        self, text: str, key: str, /, number: int | None = None, **known: Any
+    ) -> dict[str, str] | None:
+        """If ``text`` is message ``key`` with the ``known`` parameters, the plain text of
+        the others; else None."""
+        found = re.fullmatch(self.pattern(key, number, **known), text, re.DOTALL)
+        return None if found is None else found.groupdict()
 
 
 def _toml_value(value: Any) -> str:
@@ -266,14 +365,53 @@ class E2E:
                 lambda: self.reply_of(chat_id, message_id), timeout=STEP_SECONDS
             )
         except TimeoutError as error:
+            sent = "\n".join(
+                f"  reply to {entry['reply_to_message_id']}: {entry['plain_text'][:200]!r}"
+                for entry in self.sends(chat_id)[-8:]
+            )
             raise AssertionError(
-                f"no reply to {update['message']['text'][:60]!r}:\n{self.bot.log()}"
+                f"no reply to {update['message']['text'][:60]!r} (message {message_id}); "
+                f"the bot's last messages in the chat:\n{sent}\n{self.bot.log()}"
             ) from error
 
     async def ask(self, chat_id: int, who: JsonDict, text: str, reply_to: int | None = None) -> str:
         """Say something and return the plain text of the bot's reply."""
         entry = await self.wait_reply(chat_id, self.say(chat_id, who, text, reply_to))
         return str(entry["plain_text"])
+
+    async def texts(self, chat_id: int) -> Texts:
+        """The catalogue in the group's language and currency, as its settings are now."""
+        settings = await self.service.settings(chat_id)
+        return Texts(settings.language, settings.currency)
+
+    async def message(self, chat_id: int, key: str, /, **params: Any) -> str:
+        """Message ``key`` as the group should read it now (see :class:`Texts`)."""
+        return (await self.texts(chat_id)).message(key, **params)
+
+    async def expect_reply(
+        self,
+        chat_id: int,
+        who: JsonDict,
+        text: str,
+        key: str,
+        /,
+        *,
+        reply_to: int | None = None,
+        **params: Any,
+    ) -> str:
+        """``who`` says ``text`` and the bot replies with exactly message ``key``; the reply."""
+        answer = await self.ask(chat_id, who, text, reply_to)
+        expected = await self.message(chat_id, key, **params)
+        assert answer == expected, f"{text[:40]!r} got {answer!r}, not {key}: {expected!r}"
+        return answer
+
+    async def expect_toast(self, chat_id: int, press: JsonDict, key: str, /, **params: Any) -> str:
+        """The toast answering ``press`` is exactly message ``key``; the toast."""
+        toast = str((await self.wait_answer(press))["text"])
+        expected = await self.message(chat_id, key, **params)
+        data = press["callback_query"]["data"]
+        assert toast == expected, f"{data!r} got {toast!r}, not {key}: {expected!r}"
+        return toast
 
     def press(self, chat_id: int, message_id: int, who: JsonDict, data: str) -> JsonDict:
         """``who`` presses a button with ``data`` on a bot message; returns the update."""
@@ -450,6 +588,29 @@ CREDIT = "1000"
 CREDIT_CENTS = 100_000
 
 
+async def change_setting(e2e: E2E, chat_id: int, admin: JsonDict, key: str, value: str) -> str:
+    """An admin's ``/set key value`` changes the setting and says so (``set.done``, in
+    the group's language after the change: a change of language answers in the new one);
+    the reply (a change of game adds its table's defaults)."""
+    name = field_name(key)
+    old = (await e2e.service.settings(chat_id)).display(name)
+    answer = await e2e.ask(chat_id, admin, f"/set {key} {value}")
+    new = (await e2e.service.settings(chat_id)).display(name)
+    assert new != old, f"/set {key} {value} left {old!r}: {answer!r}"
+    expected = await e2e.message(
+        chat_id, "set.done", name=label(name), old=html.escape(old), new=html.escape(new)
+    )
+    assert answer.splitlines()[0] == expected, (answer, expected)
+    return answer
+
+
+async def choose_language(e2e: E2E, chat_id: int, admin: JsonDict, language: str) -> None:
+    """An admin sets the group's language (if it has another)."""
+    if (await e2e.texts(chat_id)).language != language:
+        await change_setting(e2e, chat_id, admin, "language", language)
+    assert (await e2e.texts(chat_id)).language == language
+
+
 async def open_table(
     e2e: E2E,
     chat_id: int,
@@ -458,21 +619,30 @@ async def open_table(
     *,
     credit: str = CREDIT,
     settings: Mapping[str, str] | None = None,
+    language: str = DEFAULT_LANGUAGE,
 ) -> dict[int, int]:
-    """An admin (by chat member status) opens the table, changes ``settings`` and credits
-    every player as a reply to their message. Returns each player's greeting message id."""
+    """An admin (by chat member status) sets the group's ``language``, opens the table,
+    changes ``settings`` and credits every player as a reply to their message; each reply
+    is checked against the catalogue. Returns each player's greeting message id."""
     e2e.fake.set_chat_member(chat_id, admin["id"], "administrator")
     hellos = {p["id"]: e2e.say(chat_id, p, f"hi, I am {p['first_name']}") for p in players}
-    assert await e2e.ask(chat_id, admin, "/open") == (
-        "The table is open. Start a round with /newround."
-    )
+    await choose_language(e2e, chat_id, admin, language)
+    await e2e.expect_reply(chat_id, admin, "/open", "table.opened")
     for key, value in (settings or {}).items():
-        answer = await e2e.ask(chat_id, admin, f"/set {key} {value}")
-        assert answer.startswith(f"{key}: "), answer
+        await change_setting(e2e, chat_id, admin, key, value)
+    amount = parse_amount(credit)
     for player in players:
-        message_id = hellos[player["id"]]["message"]["message_id"]
-        answer = await e2e.ask(chat_id, admin, f"/credit {credit}", reply_to=message_id)
-        assert answer.startswith(f"Credited RM{credit}.00 to {player['first_name']}."), answer
+        before = await e2e.service.balance(chat_id, player["id"])
+        await e2e.expect_reply(
+            chat_id,
+            admin,
+            f"/credit {credit}",
+            "credit.done",
+            reply_to=hellos[player["id"]]["message"]["message_id"],
+            amount=amount,
+            name=shown(player),
+            available=before.available + amount,
+        )
     return {uid: update["message"]["message_id"] for uid, update in hellos.items()}
 
 
@@ -490,3 +660,9 @@ async def grab_all(e2e: E2E, chat_id: int, state: Round, people: list[JsonDict])
     board = await e2e.wait_button(chat_id, data)
     presses = [e2e.press(chat_id, board, who, data) for who in people]
     return [str((await e2e.wait_answer(press))["text"]) for press in presses]
+
+
+def grab_toasts(texts: Texts, ended: Round, people: list[JsonDict]) -> list[str]:
+    """The toasts ``grab_all`` should have got for the round: each grabber's share."""
+    shares = {grab.user_id: grab.amount for grab in ended.grabs}
+    return [texts.message("answer.grabbed", share=shares[who["id"]]) for who in people]
