@@ -2,7 +2,9 @@
 
 Each refusal is a short, clear reply and changes nothing. The bot answers at most 10
 commands per group per minute (``REPLIES_PER_MINUTE``), so the checks are spread over
-groups that each stay within that budget.
+groups that each stay within that budget. Replies are checked against the catalogue by
+message key; the tests marked ``in_every_language`` run once per language, each in a group
+of its own that an admin switched to it first.
 """
 
 from __future__ import annotations
@@ -13,19 +15,26 @@ import pytest
 from sqlalchemy import select
 
 from bot.engine.round import Phase
+from bot.money import MAX_AMOUNT_CENTS, parse_amount
 from bot.store.models import Account, AuditEntry, User
-from bot.telegram.i18n import translate
+from bot.telegram.i18n import DEFAULT_LANGUAGE
 from tests.e2e.harness import (
     CREDIT_CENTS,
     E2E,
+    LANGUAGES,
+    change_setting,
+    choose_language,
     eventually,
     grab_all,
+    group_in,
     open_table,
+    shown,
     start_round,
     user,
 )
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
+in_every_language = pytest.mark.parametrize("language", LANGUAGES)
 
 ADMIN = user(401, "Ada", "ada_admin")
 DEALER = user(402, "Bao", "bao")
@@ -36,44 +45,78 @@ SHORT = 300
 LONG_WINDOW = {"bet_seconds": "60"}
 
 
-async def refused(e2e: E2E, chat_id: int, who: dict, text: str, expected: str, people: list[int]):
-    """``text`` gets exactly the reply ``expected`` (short) and changes nothing."""
+async def refused(
+    e2e: E2E, chat_id: int, who: dict, text: str, people: list[int], key: str, /, **params
+) -> str:
+    """``text`` gets exactly message ``key`` (short) and changes nothing; the reply."""
     before = await e2e.snapshot(chat_id, people)
-    answer = await e2e.ask(chat_id, who, text)
-    assert answer == expected, (text[:40], answer)
+    answer = await e2e.expect_reply(chat_id, who, text, key, **params)
     assert len(answer) < SHORT
     assert await e2e.snapshot(chat_id, people) == before, text[:40]
+    return answer
 
 
-async def test_non_admins_cannot_open_set_or_credit(e2e: E2E) -> None:
-    group = -1_001_000_000_401
+async def refused_because(
+    e2e: E2E, chat_id: int, who: dict, text: str, people: list[int], key: str, /, **known
+) -> dict[str, str]:
+    """``text`` gets a short message ``key`` with the ``known`` parameters and changes
+    nothing; the other parameters (as the group reads them)."""
+    before = await e2e.snapshot(chat_id, people)
+    answer = await e2e.ask(chat_id, who, text)
+    params = (await e2e.texts(chat_id)).match(answer, key, **known)
+    assert params is not None, (text[:40], key, answer)
+    assert len(answer) < SHORT
+    assert await e2e.snapshot(chat_id, people) == before, text[:40]
+    return params
+
+
+def not_an_amount(typed: str) -> dict[str, str]:
+    """The parameters of ``error.bad_amount`` for ``typed``: the parser's reason (its
+    wording is the unit tests' business), escaped as the bot escapes it."""
+    try:
+        parse_amount(typed)
+    except ValueError as error:
+        return {"reason": html.escape(str(error))}
+    raise AssertionError(f"{typed!r} is an amount")
+
+
+@in_every_language
+async def test_non_admins_cannot_open_set_or_credit(e2e: E2E, language: str) -> None:
+    group = group_in(language, -1_001_000_000_401)
     people = [ADMIN["id"], MALLORY["id"]]
-    not_admin = "Only group admins can do that."
     e2e.fake.set_chat_member(group, ADMIN["id"], "creator")
+    await choose_language(e2e, group, ADMIN, language)
+    chosen = await e2e.snapshot(group, people)
+    assert chosen.settings == ({} if language == DEFAULT_LANGUAGE else {"language": language})
     hello = e2e.say(group, MALLORY, "hello")
     own = hello["message"]["message_id"]
 
-    await refused(e2e, group, MALLORY, "/open", not_admin, people)
+    await refused(e2e, group, MALLORY, "/open", people, "error.not_admin")
     assert not (await e2e.snapshot(group, people)).is_open
-    assert await e2e.ask(group, ADMIN, "/open") == (
-        "The table is open. Start a round with /newround."
+    await e2e.expect_reply(group, ADMIN, "/open", "table.opened")
+    await e2e.expect_reply(
+        group,
+        ADMIN,
+        "/credit 20",
+        "credit.done",
+        reply_to=own,
+        amount=2_000,
+        name=shown(MALLORY),
+        available=2_000,
     )
-    answer = await e2e.ask(group, ADMIN, "/credit 20", reply_to=own)
-    assert answer == "Credited RM20.00 to Mallory. Available now RM20.00."
 
     before = await e2e.snapshot(group, people)
-    assert before.is_open and before.audit_count == 2
-    await refused(e2e, group, MALLORY, "/set min_bet 0.01", not_admin, people)
-    await refused(e2e, group, MALLORY, "/set rake 0%", not_admin, people)
-    await refused(e2e, group, MALLORY, "/close", not_admin, people)
-    answer = await e2e.ask(group, MALLORY, "/credit 1000", reply_to=own)
-    assert answer == not_admin
-    await refused(e2e, group, MALLORY, f"/credit {MALLORY['id']} 1000", not_admin, people)
-    await refused(e2e, group, MALLORY, "/debit @ada_admin 1", not_admin, people)
+    assert before.is_open and before.audit_count == chosen.audit_count + 2
+    await refused(e2e, group, MALLORY, "/set min_bet 0.01", people, "error.not_admin")
+    await refused(e2e, group, MALLORY, "/set rake 0%", people, "error.not_admin")
+    await refused(e2e, group, MALLORY, "/close", people, "error.not_admin")
+    await e2e.expect_reply(group, MALLORY, "/credit 1000", "error.not_admin", reply_to=own)
+    await refused(e2e, group, MALLORY, f"/credit {MALLORY['id']} 1000", people, "error.not_admin")
+    await refused(e2e, group, MALLORY, "/debit @ada_admin 1", people, "error.not_admin")
     after = await e2e.snapshot(group, people)
     assert after == before
     assert after.balances[MALLORY["id"]].available == 2_000
-    assert after.settings == {}
+    assert after.settings == chosen.settings
 
 
 async def test_bad_amounts_are_refused_and_change_nothing(e2e: E2E) -> None:
@@ -81,22 +124,20 @@ async def test_bad_amounts_are_refused_and_change_nothing(e2e: E2E) -> None:
     people = [DEALER["id"], BO["id"]]
     await open_table(e2e, group, ADMIN, [DEALER, BO], settings=LONG_WINDOW)
     state = await start_round(e2e, group, DEALER)
-    e2e.say(group, DEALER, "/bid 100")
+    # Each confirmation is awaited: an answer still waiting to be sent when the next one
+    # comes is sent with it, as one message that replies to neither.
+    await e2e.expect_reply(group, DEALER, "/bid 100", "answer.bid_placed", amount=10_000)
     await e2e.wait_phase(group, Phase.BETTING, state.id)
-    e2e.say(group, BO, "/bet 5")
-    await e2e.wait_bets(group, 1)
+    await e2e.expect_reply(group, BO, "/bet 5", "answer.bet_placed", amount=500)
 
-    cases = [
-        ("/bet abc", "Not an amount: 'abc' is not an amount; write e.g. 20 or 12.50."),
-        ("/bet -5", "Not an amount: '-5' is negative; amounts must be positive."),
-        ("/bet 1e9", "Not an amount: '1e9' is not an amount; write e.g. 20 or 12.50."),
-        ("/bet 12.345", "Not an amount: '12.345' has more than two decimals."),
-        # Above what anyone may type: the table's largest bet, not the parser's cap.
-        ("/bet " + "9" * 3_995, translate("en", "error.bet_too_large", "RM", maximum=5_000)),
-    ]
-    for text, expected in cases:
-        await refused(e2e, group, BO, text, expected, people)
-    await refused(e2e, group, DEALER, "/bet 5", "The dealer cannot bet.", people)
+    for typed in ("abc", "-5", "1e9", "12.345"):
+        await refused(
+            e2e, group, BO, f"/bet {typed}", people, "error.bad_amount", **not_an_amount(typed)
+        )
+    # Above what anyone may type: the table's largest bet, not the parser's cap.
+    await refused(
+        e2e, group, BO, "/bet " + "9" * 3_995, people, "error.bet_too_large", maximum=5_000
+    )
 
     # Plain chat is not a command: no reply, no change, even 4,000 characters of it.
     before = await e2e.snapshot(group, people)
@@ -113,19 +154,35 @@ async def test_bad_amounts_are_refused_and_change_nothing(e2e: E2E) -> None:
     assert (balance.available, balance.held) == (CREDIT_CENTS - 9_000, 9_000)
 
 
-async def test_rule_breaks_are_refused_and_change_nothing(e2e: E2E) -> None:
-    group = -1_001_000_000_403
+@in_every_language
+async def test_rule_breaks_are_refused_and_change_nothing(e2e: E2E, language: str) -> None:
+    group = group_in(language, -1_001_000_000_403)
     poor = user(406, "Cy", "cy")
     people = [DEALER["id"], BO["id"], poor["id"]]
     # Bidding long enough for two refusals to be answered before it ends.
-    await open_table(e2e, group, ADMIN, [DEALER, BO], settings={**LONG_WINDOW, "bid_seconds": "4"})
+    await open_table(
+        e2e,
+        group,
+        ADMIN,
+        [DEALER, BO],
+        settings={**LONG_WINDOW, "bid_seconds": "4"},
+        language=language,
+    )
     hello = e2e.say(group, poor, "hi")
-    answer = await e2e.ask(group, ADMIN, "/credit 500", reply_to=hello["message"]["message_id"])
-    assert answer == "Credited RM500.00 to Cy. Available now RM500.00."
+    await e2e.expect_reply(
+        group,
+        ADMIN,
+        "/credit 500",
+        "credit.done",
+        reply_to=hello["message"]["message_id"],
+        amount=50_000,
+        name=shown(poor),
+        available=50_000,
+    )
 
     state = await start_round(e2e, group, DEALER)
-    await refused(e2e, group, DEALER, "/bid 50", "A bid must be at least RM100.00.", people)
-    await refused(e2e, group, BO, "/bet 5", "Betting is not open right now.", people)
+    await refused(e2e, group, DEALER, "/bid 50", people, "error.bid_too_low", minimum=10_000)
+    await refused(e2e, group, BO, "/bet 5", people, "error.not_betting")
     e2e.say(group, DEALER, "/bid 100")
     await e2e.wait_phase(group, Phase.BETTING, state.id)
     await refused(
@@ -133,10 +190,14 @@ async def test_rule_breaks_are_refused_and_change_nothing(e2e: E2E) -> None:
         group,
         poor,
         "/bet 40",
-        "Not enough chips: a bet holds 18× the stake (RM720.00); you have RM500.00.",
         people,
+        "error.not_enough_chips_to_bet",
+        multiplier=18,
+        needed=72_000,
+        available=50_000,
     )
-    await refused(e2e, group, BO, "/bet 100", "The largest bet is RM50.00.", people)
+    await refused(e2e, group, BO, "/bet 100", people, "error.bet_too_large", maximum=5_000)
+    await refused(e2e, group, DEALER, "/bet 5", people, "error.dealer_cannot_bet")
     current = await e2e.current_round(group)
     assert current is not None and current.bets == ()
     for uid in (BO["id"], poor["id"]):
@@ -147,20 +208,23 @@ async def test_odd_name_is_escaped_on_board_and_results(e2e: E2E) -> None:
     group = -1_001_000_000_404
     escaped = html.escape(ODD["first_name"])
     await open_table(e2e, group, ADMIN, [DEALER, ODD])
+    texts = await e2e.texts(group)
     state = await start_round(e2e, group, DEALER)
     e2e.say(group, DEALER, "/bid 100")
     await e2e.wait_phase(group, Phase.BETTING, state.id)
     e2e.say(group, ODD, "/bet 5")
+    one_bet = texts.message("board.bets_header", count=1)
 
     def board_with_bet() -> dict | None:
         for entry in e2e.fake.transcript(group):
-            if entry["kind"] == "edit" and "Bets (1):" in (entry["plain_text"] or ""):
+            if entry["kind"] == "edit" and one_bet in (entry["plain_text"] or "").splitlines():
                 return entry
         return None
 
     board = await e2e.fake.wait_for(board_with_bet, timeout=10)
-    assert f"• {ODD['first_name']}: RM5.00" in board["plain_text"].splitlines()
-    assert f"• {escaped}: RM5.00" in board["text"]
+    bet_line = texts.message("board.bet_line", name=escaped, stake=500)
+    assert bet_line in board["plain_text"].splitlines()
+    assert texts.html("board.bet_line", name=escaped, stake=500) in board["text"]
     assert "<b>&" not in board["text"]
 
     state = await e2e.wait_phase(group, Phase.GRABBING, state.id)
@@ -175,43 +239,45 @@ async def test_odd_name_is_escaped_on_board_and_results(e2e: E2E) -> None:
     assert len(closing) == 1
     if ended.phase is Phase.SETTLED:
         lines = closing[0]["plain_text"].splitlines()
-        assert any(line.startswith(f"{ODD['first_name']}: ") for line in lines), lines
-        assert f"\n{escaped}: " in closing[0]["text"]
-    balance = await e2e.ask(group, ODD, "/balance")
-    assert balance.startswith(f"{ODD['first_name']}: available RM")
-    assert len(balance) < SHORT
+        assert any(texts.match(line, "results.player", name=escaped) for line in lines), lines
+        assert escaped in closing[0]["text"]
+        assert "<b>&" not in closing[0]["text"]
+    balance = await e2e.service.balance(group, ODD["id"])
+    answer = await e2e.expect_reply(
+        group,
+        ODD,
+        "/balance",
+        "balance.group",
+        name=escaped,
+        available=balance.available,
+        held=balance.held,
+    )
+    assert len(answer) < SHORT
 
 
-async def test_unknown_username_is_quoted_as_typed(e2e: E2E) -> None:
-    group = -1_001_000_000_405
+@in_every_language
+async def test_unknown_username_is_quoted_as_typed(e2e: E2E, language: str) -> None:
+    group = group_in(language, -1_001_000_000_405)
     e2e.fake.set_chat_member(group, ADMIN["id"], "administrator")
+    await choose_language(e2e, group, ADMIN, language)
     people = [ADMIN["id"]]
+    typed = "@<b>&x"
     await refused(
         e2e,
         group,
         ADMIN,
-        "/credit @<b>&x 5",
-        "I have not seen @<b>&x yet; reply to one of their messages instead.",
+        f"/credit {typed} 5",
         people,
+        "error.unknown_user",
+        who=html.escape(typed),
     )
 
 
-async def refused_saying(
-    e2e: E2E, chat_id: int, who: dict, text: str, needles: list[str], people: list[int]
-) -> str:
-    """``text`` gets a short reply that contains every one of ``needles`` and changes
-    nothing; the reply."""
-    before = await e2e.snapshot(chat_id, people)
-    answer = await e2e.ask(chat_id, who, text)
-    assert all(needle in answer for needle in needles), (text[:40], answer)
-    assert len(answer) < SHORT
-    assert await e2e.snapshot(chat_id, people) == before, text[:40]
-    return answer
-
-
-async def test_user_ids_no_telegram_user_has_are_refused(e2e: E2E) -> None:
-    group = -1_001_000_000_406
+@in_every_language
+async def test_user_ids_no_telegram_user_has_are_refused(e2e: E2E, language: str) -> None:
+    group = group_in(language, -1_001_000_000_406)
     e2e.fake.set_chat_member(group, ADMIN["id"], "administrator")
+    await choose_language(e2e, group, ADMIN, language)
     largest = 2**52
     people = [ADMIN["id"], 0, largest]
     cases = [
@@ -222,33 +288,43 @@ async def test_user_ids_no_telegram_user_has_are_refused(e2e: E2E) -> None:
         ("/credit ٣ 5", "٣"),  # not read as 3
         ("/ledger 0", "0"),
     ]
-    for text, shown in cases:
-        answer = await refused_saying(e2e, group, ADMIN, text, [str(largest)], people)
-        assert answer.startswith(f"{shown} "), answer
+    for text, typed in cases:
+        await refused(
+            e2e, group, ADMIN, text, people, "error.bad_user_id", who=typed, maximum_id=largest
+        )
     # Nothing of the group, and no such user, was written.
     async with e2e.database.transaction() as session:
         accounts = (await session.scalars(select(Account.id).where(Account.chat_id == group))).all()
         users = set((await session.scalars(select(User.id))).all())
     assert accounts == [] and not {0, largest + 1} & users, (accounts, users)
 
-    # The largest id Telegram may give is a user like any other.
-    answer = await e2e.ask(group, ADMIN, f"/credit {largest} 5")
-    assert "RM5.00" in answer and str(largest) in answer, answer
+    # The largest id Telegram may give is a user like any other (named by its id).
+    await e2e.expect_reply(
+        group,
+        ADMIN,
+        f"/credit {largest} 5",
+        "credit.done",
+        amount=500,
+        name=str(largest),
+        available=500,
+    )
     assert (await e2e.service.balance(group, largest)).available == 500
 
 
-async def test_garbage_buttons_and_non_ascii_or_huge_bets_are_refused(e2e: E2E) -> None:
-    group = -1_001_000_000_407
+@in_every_language
+async def test_garbage_buttons_and_non_ascii_or_huge_bets_are_refused(
+    e2e: E2E, language: str
+) -> None:
+    group = group_in(language, -1_001_000_000_407)
     people = [DEALER["id"], BO["id"]]
-    await open_table(e2e, group, ADMIN, [DEALER, BO], settings=LONG_WINDOW)
-    for setting in ("max_bet 40", "currency MYR"):
-        assert (await e2e.ask(group, ADMIN, f"/set {setting}")).startswith(setting.split()[0])
+    await open_table(e2e, group, ADMIN, [DEALER, BO], settings=LONG_WINDOW, language=language)
+    await change_setting(e2e, group, ADMIN, "max_bet", "40")
+    await change_setting(e2e, group, ADMIN, "currency", "MYR")
     state = await start_round(e2e, group, DEALER)
     e2e.say(group, DEALER, "/bid 100")
     await e2e.wait_phase(group, Phase.BETTING, state.id)
     board = await e2e.wait_button(group, f"{state.id}:cancel:0")
 
-    not_mine = translate("en", "error.bad_button")
     before = await e2e.snapshot(group, people)
     for data in [
         f"{state.id}:bet:²",  # crashed the handler (isdigit, then int)
@@ -260,42 +336,67 @@ async def test_garbage_buttons_and_non_ascii_or_huge_bets_are_refused(e2e: E2E) 
         "99999999999999999999:bet:5",
         "1:steal:5",
     ]:
-        answer = await e2e.wait_answer(e2e.press(group, board, BO, data))
-        assert answer["text"] == not_mine, (data, answer)
+        await e2e.expect_toast(group, e2e.press(group, board, BO, data), "error.bad_button")
     assert await e2e.snapshot(group, people) == before
-    # A real button of this round still works (the toast is not the refusal).
-    answer = await e2e.wait_answer(e2e.press(group, board, BO, f"{state.id}:bet:500"))
-    assert answer["text"] != not_mine and "MYR5.00" in answer["text"], answer
+    # A real button of this round still works, its amount in the group's currency.
+    press = e2e.press(group, board, BO, f"{state.id}:bet:500")
+    toast = await e2e.expect_toast(group, press, "answer.bet_placed", amount=500)
+    assert "MYR5.00" in toast, toast
     await e2e.wait_bets(group, 1)
 
-    await refused_saying(e2e, group, BO, "/bet ٣", ["'٣'", "0-9"], people)
+    await refused(e2e, group, BO, "/bet ٣", people, "error.bad_amount", **not_an_amount("٣"))
     # Above the parser's cap: the table's own largest bet, in its currency.
-    answer = await refused_saying(e2e, group, BO, "/bet 99999999999999999999", ["MYR40.00"], people)
-    assert "10000000" not in answer, answer
-    await refused_saying(e2e, group, ADMIN, "/fund 99999999999", ["MYR10000000.00"], people)
+    await refused(
+        e2e, group, BO, "/bet 99999999999999999999", people, "error.bet_too_large", maximum=4_000
+    )
+    await refused(
+        e2e,
+        group,
+        ADMIN,
+        "/fund 99999999999",
+        people,
+        "error.amount_too_large",
+        maximum=MAX_AMOUNT_CENTS,
+    )
 
 
-async def test_settings_are_strict_named_as_typed_and_audited_once(e2e: E2E) -> None:
-    group = -1_001_000_000_408
+@in_every_language
+async def test_settings_are_strict_named_as_typed_and_audited_once(e2e: E2E, language: str) -> None:
+    group = group_in(language, -1_001_000_000_408)
     e2e.fake.set_chat_member(group, ADMIN["id"], "administrator")
+    await choose_language(e2e, group, ADMIN, language)
     people = [ADMIN["id"]]
     for text in ("/set quick_bets 1,,2", "/set quick_bets 5,10,", "/set quick_bets 5,5"):
-        await refused_saying(e2e, group, ADMIN, text, ["quick_bets"], people)
-    answer = await refused_saying(e2e, group, ADMIN, "/set rake 200%", ["rake", "200%"], people)
-    assert "_bps" not in answer, answer
+        why = await refused_because(e2e, group, ADMIN, text, people, "error.bad_setting")
+        assert "quick_bets" in why["reason"], why
+    why = await refused_because(e2e, group, ADMIN, "/set rake 200%", people, "error.bad_setting")
+    assert "rake" in why["reason"] and "200%" in why["reason"], why
+    assert "_bps" not in why["reason"], why
 
-    first = await e2e.ask(group, ADMIN, "/set rake 4.5%")
-    assert first.startswith("rake: ") and "4.5%" in first, first
+    await change_setting(e2e, group, ADMIN, "rake", "4.5%")
     before = await e2e.snapshot(group, people)
-    again = await e2e.ask(group, ADMIN, "/set rake 4.5%")
-    assert again == translate("en", "set.unchanged", name="rake", value="4.5%"), again
+    await e2e.expect_reply(
+        group, ADMIN, "/set rake 4.5%", "set.unchanged", name="rake", value="4.5%"
+    )
     assert await e2e.snapshot(group, people) == before
     async with e2e.database.transaction() as session:
         audit = (
-            await session.scalars(select(AuditEntry.details).where(AuditEntry.chat_id == group))
+            await session.scalars(
+                select(AuditEntry.details)
+                .where(AuditEntry.chat_id == group)
+                .order_by(AuditEntry.id)
+            )
         ).all()
-    assert audit == [{"setting": "rake", "old": "5%", "new": "4.5%"}]
+    chosen = (
+        []
+        if language == DEFAULT_LANGUAGE
+        else [{"setting": "language", "old": DEFAULT_LANGUAGE, "new": language}]
+    )
+    assert audit == [*chosen, {"setting": "rake", "old": "5%", "new": "4.5%"}]
 
+    texts = await e2e.texts(group)
     config = (await e2e.ask(group, ADMIN, "/config")).splitlines()
-    assert "• rake = 4.5%" in config and "• rebate = 0.7%" in config, config
+    assert config[0] == texts.message("config.header"), config
+    assert texts.message("config.line", name="rake", value="4.5%") in config, config
+    assert texts.message("config.line", name="rebate", value="0.7%") in config, config
     assert not any("_bps" in line for line in config), config
