@@ -35,6 +35,7 @@ from bot.engine.settings import LANGUAGES, Settings, field_name, label
 from bot.fakegram.formatting import parse_html, strip_formatted
 from bot.fakegram.server import FakeTelegram
 from bot.money import parse_amount
+from bot.rules.ruleset import get_ruleset
 from bot.service.game import GameService
 from bot.store.db import Database
 from bot.store.ledger import Balance
@@ -666,3 +667,9 @@ def grab_toasts(texts: Texts, ended: Round, people: list[JsonDict]) -> list[str]
     """The toasts ``grab_all`` should have got for the round: each grabber's share."""
     shares = {grab.user_id: grab.amount for grab in ended.grabs}
     return [texts.message("answer.grabbed", share=shares[who["id"]]) for who in people]
+
+
+def results_title(texts: Texts, state: Round) -> str:
+    """The first line of a settled round's results message, as the group reads it."""
+    game = texts.html(f"game.{get_ruleset(state.settings.ruleset).name}")
+    return texts.message("results.title", round_id=state.id, game=game)

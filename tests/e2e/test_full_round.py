@@ -1,4 +1,7 @@
-"""A whole round through the real bot process: open, credit, bid, bet, grab, settle, verify."""
+"""A whole round through the real bot process: open, credit, bid, bet, grab, settle, verify.
+
+The round is played in an English group and in a Chinese one: every message it checks
+comes from that group's catalogue."""
 
 from __future__ import annotations
 
@@ -12,9 +15,16 @@ from bot.money import format_amount, format_signed
 from tests.e2e.harness import (
     CREDIT_CENTS,
     E2E,
+    LANGUAGES,
+    Texts,
     eventually,
     grab_all,
+    grab_toasts,
+    group_in,
     open_table,
+    plain_text,
+    results_title,
+    shown,
     start_round,
     user,
 )
@@ -34,31 +44,36 @@ BETTORS = [
 BETS = [("/bet 5", 500), ("10", 1_000), ("/bet 20", 2_000), ("7.50", 750)]
 
 
-async def play(e2e: E2E) -> Round:
+async def play(e2e: E2E, group: int, texts: Texts) -> Round:
     """One round: the dealer bids, four bettors bet, everyone grabs. Returns it ended."""
-    state = await start_round(e2e, GROUP, DEALER)
-    e2e.say(GROUP, DEALER, "/bid 100")
-    state = await e2e.wait_phase(GROUP, Phase.BETTING, state.id)
+    state = await start_round(e2e, group, DEALER)
+    e2e.say(group, DEALER, "/bid 100")
+    state = await e2e.wait_phase(group, Phase.BETTING, state.id)
     assert state.dealer_id == DEALER["id"] and state.pool == 10_000
     for bettor, (text, _) in zip(BETTORS, BETS, strict=True):
-        e2e.say(GROUP, bettor, text)
-    state = await e2e.wait_bets(GROUP, len(BETTORS))
+        e2e.say(group, bettor, text)
+    state = await e2e.wait_bets(group, len(BETTORS))
     assert [(bet.user_id, bet.amount, bet.hold) for bet in state.bets] == [
         (bettor["id"], stake, stake * 18) for bettor, (_, stake) in zip(BETTORS, BETS, strict=True)
     ]
-    state = await e2e.wait_phase(GROUP, Phase.GRABBING, state.id)
-    toasts = await grab_all(e2e, GROUP, state, [*BETTORS, DEALER])
-    assert all(toast.startswith("You grabbed RM") for toast in toasts), toasts
-    return await e2e.wait_ended(state.id)
+    state = await e2e.wait_phase(group, Phase.GRABBING, state.id)
+    grabbers = [*BETTORS, DEALER]
+    toasts = await grab_all(e2e, group, state, grabbers)
+    ended = await e2e.wait_ended(state.id)
+    assert toasts == grab_toasts(texts, ended, grabbers)
+    return ended
 
 
-async def test_full_round_settles_as_the_settlement_rules_say(e2e: E2E) -> None:
-    await open_table(e2e, GROUP, ADMIN, [DEALER, *BETTORS])
-    ended = await play(e2e)
+@pytest.mark.parametrize("language", LANGUAGES)
+async def test_full_round_settles_as_the_settlement_rules_say(e2e: E2E, language: str) -> None:
+    group = group_in(language, GROUP)
+    await open_table(e2e, group, ADMIN, [DEALER, *BETTORS], language=language)
+    texts = await e2e.texts(group)
+    ended = await play(e2e, group, texts)
     for _ in range(3):  # the dealer grabbed 0.01: a re-deal; play the new round
         if ended.void_reason is not VoidReason.REDEAL:
             break
-        ended = await play(e2e)
+        ended = await play(e2e, group, texts)
     assert ended.phase is Phase.SETTLED, ended
     assert [grab.auto for grab in ended.grabs] == [False] * 5
 
@@ -72,7 +87,7 @@ async def test_full_round_settles_as_the_settlement_rules_say(e2e: E2E) -> None:
 
     # ... is what the settlement rules compute from the stored envelopes, stakes and pool
     # with the group's settings ...
-    settings = await e2e.service.settings(GROUP)
+    settings = await e2e.service.settings(group)
     assert settings == ended.settings
     expected = settle(
         dealer_outcome=results[DEALER["id"]].envelope,
@@ -97,50 +112,79 @@ async def test_full_round_settles_as_the_settlement_rules_say(e2e: E2E) -> None:
 
     # ... and every balance is what was credited plus that net, nothing held.
     for person in [DEALER, *BETTORS]:
-        balance = await e2e.service.balance(GROUP, person["id"])
+        balance = await e2e.service.balance(group, person["id"])
         assert balance.held == 0, person
         assert balance.available == CREDIT_CENTS + results[person["id"]].net, person
-    assert await e2e.service.house_balance(GROUP) == expected.platform_net
+    assert await e2e.service.house_balance(group) == expected.platform_net
     assert sum(line.net for line in results.values()) + expected.platform_net == 0
 
-    # The results message names everyone (escaped), with their net, and reveals the seed.
+    # The results message names everyone (escaped), with their envelope, result and net,
+    # gives the totals and reveals the seed.
+    title = results_title(texts, ended)
     await eventually(
-        lambda: any(f"Round #{ended.id} results" in e["plain_text"] for e in e2e.sends(GROUP)),
+        lambda: any(e["plain_text"].startswith(title) for e in e2e.sends(group)),
         what="the results message",
     )
-    sent = [e for e in e2e.sends(GROUP) if f"Round #{ended.id} results" in e["plain_text"]]
-    assert len(sent) == 1, [e["plain_text"] for e in e2e.sends(GROUP)]
+    sent = [e for e in e2e.sends(group) if e["plain_text"].splitlines()[0] == title]
+    assert len(sent) == 1, [e["plain_text"] for e in e2e.sends(group)]
     message = sent[0]
     lines = message["plain_text"].splitlines()
-    for person in [DEALER, *BETTORS]:
-        name = person["first_name"]
-        assert html.escape(name) in message["text"]
-        net = format_signed(results[person["id"]].net, "RM")
-        prefix = f"Dealer {name}:" if person is DEALER else f"{name}:"
-        assert any(line.startswith(prefix) and line.endswith(net) for line in lines), (
-            name,
-            lines,
-        )
-    assert ended.seed.hex() in message["plain_text"]
-    assert f"<code>{ended.seed.hex()}</code>" in message["text"]
 
-    # /verify recomputes the split from the revealed seed.
-    verified = await e2e.ask(GROUP, BETTORS[0], f"/verify {ended.id}")
-    assert verified.startswith(f"Round #{ended.id}: SHA-256 of the seed matches"), verified
-    assert "✅" in verified
-    assert "Split (5 shares, total" in verified  # the plural form for five participants
-    assert ended.seed.hex() in verified
+    def money(cents: int) -> str:
+        return format_amount(cents, texts.currency)
+
     for person in [DEALER, *BETTORS]:
-        assert person["first_name"] in verified
+        name, line = shown(person), results[person["id"]]
+        assert name in message["text"]
+        shown_as = {"name": name, "envelope": money(line.envelope)}
+        shown_as["net"] = format_signed(line.net, texts.currency)
+        if person is DEALER:
+            key = "results.dealer"
+        else:
+            key = "results.player"
+            shown_as["result"] = texts.html(f"result.{line.result}")
+        found = [row for row in lines if texts.match(row, key, **shown_as)]
+        assert len(found) == 1, (key, shown_as, lines)
+    fees = settings.dealer_fees
+    totals = texts.message(
+        "results.totals", rake=expected.rake_total, rebate=expected.rebate_total, fees=fees
+    )
+    assert totals in lines, (totals, lines)
+    seed = ended.seed.hex()
+    assert lines[-1] == texts.message("results.seed", seed=seed, round_id=ended.id), lines
+    assert texts.html("results.seed", seed=seed, round_id=ended.id) in message["text"]
+
+    # /verify recomputes the split from the revealed seed: the plural form for five shares.
+    verified = await e2e.ask(group, BETTORS[0], f"/verify {ended.id}")
+    shares = list(ended.shares)
+    assert len(shares) == 5 and sorted(shares) == sorted(envelopes.values())
+    total = sum(shares)
+    checked = texts.match(
+        verified,
+        "verify.ok",
+        len(shares),
+        round_id=ended.id,
+        seed=seed,
+        count=len(shares),
+        total=total,
+        total_plain=format_amount(total),
+        shares=" ".join(money(share) for share in shares),
+    )
+    assert checked is not None, verified
+    grabbed = checked["grabbed"].splitlines()
+    for person in [DEALER, *BETTORS]:
+        share = money(envelopes[person["id"]])
+        rows = [row for row in grabbed if person["first_name"] in row and share in row]
+        assert len(rows) == 1, (person["first_name"], share, grabbed)
 
     # The board of the round ends showing the result, without buttons.
     board_id = await e2e.service.board_message(ended.id)
     assert board_id is not None
     board = await e2e.fake.wait_for(
-        lambda: (m := e2e.fake.messages(GROUP)[board_id])["reply_markup"] is None and m,
+        lambda: (m := e2e.fake.messages(group)[board_id])["reply_markup"] is None and m,
         timeout=10,
     )
-    assert "Settled" in board["plain_text"]
+    assert texts.message("board.phase.settled") in board["plain_text"].splitlines(), board
 
 
 async def test_private_chats_answer_in_the_language_of_the_users_app(e2e: E2E) -> None:
@@ -148,15 +192,23 @@ async def test_private_chats_answer_in_the_language_of_the_users_app(e2e: E2E) -
     gao = {**user(107, "Gao", "gao"), "language_code": "zh-hans"}
     hana = {**user(108, "Hana", "hana"), "language_code": "de"}
     await open_table(e2e, group, ADMIN, [gao])
+    currency = (await e2e.texts(group)).currency
+    chinese, english = Texts("zh", currency), Texts("en", currency)
 
     async def in_private(who: dict, text: str) -> str:
         update = e2e.fake.post_message(who["id"], who, text, chat_type="private")
         return str((await e2e.wait_reply(who["id"], update))["plain_text"])
 
-    assert (await in_private(gao, "/start")).startswith("你好！我在群里主持 68 牛牛红包游戏。")
-    credit = format_amount(CREDIT_CENTS, "RM")
-    assert await in_private(gao, "/balance") == (
-        f"你的筹码：\n• E2E {group}：可用 {credit}，冻结 RM0.00"
-    )
-    assert (await in_private(hana, "/start")).startswith("Hi! I host 68 NiuNiu")
-    assert await in_private(hana, "/balance") == "You have no chips in any group yet."
+    assert await in_private(gao, "/start") == chinese.message("private.start")
+    chips = [
+        chinese.html("balance.private_header"),
+        chinese.html(
+            "balance.private_line",
+            title=html.escape(f"E2E {group}"),
+            available=CREDIT_CENTS,
+            held=0,
+        ),
+    ]
+    assert await in_private(gao, "/balance") == plain_text("\n".join(chips))
+    assert await in_private(hana, "/start") == english.message("private.start")
+    assert await in_private(hana, "/balance") == english.message("balance.private_none")
