@@ -7,7 +7,16 @@ from sqlalchemy import func, select
 
 from bot.engine.round import Phase
 from bot.store.models import AuditEntry, BetRow, LedgerTransaction
-from tests.e2e.harness import CREDIT_CENTS, E2E, grab_all, open_table, start_round, user
+from tests.e2e.harness import (
+    CREDIT_CENTS,
+    E2E,
+    grab_all,
+    grab_toasts,
+    open_table,
+    shown,
+    start_round,
+    user,
+)
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -16,7 +25,6 @@ CREDIT_GROUP = -1_001_000_000_302
 ADMIN = user(301, "Ada", "ada_admin")
 DEALER = user(302, "Bao", "bao")
 PLAYER = user(303, "Chen", "chen")
-STALE = "That button belongs to a round that is over."
 
 
 async def ledger_count(e2e: E2E, chat_id: int, kind: str, round_id: int | None = None) -> int:
@@ -33,6 +41,7 @@ async def ledger_count(e2e: E2E, chat_id: int, kind: str, round_id: int | None =
 async def test_redelivered_bet_and_stale_buttons_have_no_effect(e2e: E2E) -> None:
     # Bidding long enough for the old buttons to be pressed while the next round bids.
     await open_table(e2e, BET_GROUP, ADMIN, [DEALER, PLAYER], settings={"bid_seconds": "4"})
+    texts = await e2e.texts(BET_GROUP)
     state = await start_round(e2e, BET_GROUP, DEALER)
     e2e.say(BET_GROUP, DEALER, "/bid 100")
     state = await e2e.wait_phase(BET_GROUP, Phase.BETTING, state.id)
@@ -59,14 +68,16 @@ async def test_redelivered_bet_and_stale_buttons_have_no_effect(e2e: E2E) -> Non
         for entry in e2e.sends(BET_GROUP)
         if entry["reply_to_message_id"] == bet["message"]["message_id"]
     ]
-    assert [entry["plain_text"] for entry in replies] == ["Your bet of RM10.00 is in."]
+    assert [entry["plain_text"] for entry in replies] == [
+        texts.message("answer.bet_placed", amount=1_000)
+    ]
 
     state = await e2e.wait_phase(BET_GROUP, Phase.GRABBING, state.id)
     board = await e2e.wait_button(BET_GROUP, f"{state.id}:grab:0")
     toasts = await grab_all(e2e, BET_GROUP, state, [PLAYER, DEALER])
-    assert all(t.startswith("You grabbed") for t in toasts), toasts
     ended = await e2e.wait_ended(state.id)
     assert ended.phase in (Phase.SETTLED, Phase.VOID)
+    assert toasts == grab_toasts(texts, ended, [PLAYER, DEALER])
 
     # Buttons of the finished round: a bid while the next round is bidding, a bet, a cancel
     # and a grab. Each is refused with a toast and changes nothing.
@@ -81,17 +92,16 @@ async def test_redelivered_bet_and_stale_buttons_have_no_effect(e2e: E2E) -> Non
         e2e.press(BET_GROUP, board, DEALER, f"{state.id}:grab:0"),
     ]
     for press in presses:
-        answer = await e2e.wait_answer(press)
-        assert answer["text"] == STALE, answer
+        await e2e.expect_toast(BET_GROUP, press, "error.stale_button")
     assert await e2e.snapshot(BET_GROUP, people) == before
 
     # The next round ends without bids; old buttons are still refused with no round open.
     await e2e.wait_ended(following.id)
     before = await e2e.snapshot(BET_GROUP, people)
     press = e2e.press(BET_GROUP, board, PLAYER, f"{state.id}:bet:1000")
-    assert (await e2e.wait_answer(press))["text"] == STALE
+    await e2e.expect_toast(BET_GROUP, press, "error.stale_button")
     press = e2e.press(BET_GROUP, board, PLAYER, f"{following.id}:grab:0")
-    assert (await e2e.wait_answer(press))["text"] == STALE
+    await e2e.expect_toast(BET_GROUP, press, "error.stale_button")
     assert await e2e.snapshot(BET_GROUP, people) == before
 
 
@@ -106,12 +116,13 @@ async def test_redelivered_grab_press_grabs_once(e2e: E2E) -> None:
     data = f"{state.id}:grab:0"
     board = await e2e.wait_button(group, data)
     press = e2e.press(group, board, PLAYER, data)
-    assert str((await e2e.wait_answer(press))["text"]).startswith("You grabbed")
+    toast = str((await e2e.wait_answer(press))["text"])
     e2e.fake.redeliver(press["update_id"])
     await e2e.barrier(group, DEALER)
     current = await e2e.service.round(state.id)
     assert current is not None and current.phase is Phase.GRABBING
     assert [(g.user_id, g.auto) for g in current.grabs] == [(PLAYER["id"], False)]
+    assert [toast] == grab_toasts(await e2e.texts(group), current, [PLAYER])
     ended = await e2e.wait_ended(state.id)
     assert [g.user_id for g in ended.grabs] == [PLAYER["id"], DEALER["id"]]
 
@@ -151,14 +162,20 @@ async def test_redelivered_credit_is_not_announced_twice(e2e: E2E) -> None:
         for e in e2e.sends(group)
         if e["reply_to_message_id"] == credit["message"]["message_id"]
     ]
-    assert announced == ["Credited RM5.00 to Chen. Available now RM1005.00."]
+    assert announced == [
+        await e2e.message(
+            group, "credit.done", amount=500, name=shown(PLAYER), available=CREDIT_CENTS + 500
+        )
+    ]
 
 
 async def test_redelivered_set_is_applied_once(e2e: E2E) -> None:
     group = -1_001_000_000_305
     await open_table(e2e, group, ADMIN, [])
     change = e2e.say(group, ADMIN, "/set min_bet 2")
-    assert (await e2e.wait_reply(group, change))["plain_text"] == "min_bet: 1.00 → 2.00"
+    assert (await e2e.wait_reply(group, change))["plain_text"] == await e2e.message(
+        group, "set.done", name="min_bet", old="1.00", new="2.00"
+    )
     e2e.fake.redeliver(change["update_id"])
     await e2e.barrier(group, ADMIN)
     assert (await e2e.service.settings(group)).min_bet == 200
