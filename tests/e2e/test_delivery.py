@@ -25,9 +25,11 @@ from tests.e2e.harness import (
     E2E,
     FAST_GAME,
     JsonDict,
+    Texts,
     eventually,
     grab_all,
     open_table,
+    results_title,
     running_bot,
     start_round,
     user,
@@ -42,9 +44,10 @@ ADMIN = user(301, "Ada", "ada_admin")
 DEALER = user(302, "Bao", "bao")
 BETTORS = [user(303, "Chen"), user(304, "Dewi")]
 PEOPLE = [DEALER, *BETTORS]
-#: Only the results carry it ("Seed: … (check with /verify N)"); only a board its hash.
-RESULTS_TEXT = r"check with /verify \d+\)"
-BOARD_TEXT = r"Seed hash: "
+#: Only the results carry the seed (``results.seed``); only a board its hash (the group
+#: speaks English).
+RESULTS_TEXT = Texts().pattern("results.seed")
+BOARD_TEXT = Texts().pattern("board.commitment")
 
 
 @pytest_asyncio.fixture(loop_scope="module")
@@ -86,6 +89,13 @@ def sent_matching(e2e: E2E, text: str) -> list[JsonDict]:
     return [entry for entry in e2e.sends(GROUP) if text in entry["plain_text"]]
 
 
+async def seed_line(e2e: E2E, round_id: int) -> str:
+    """The line of an ended round's results that reveals its seed (no other message has it)."""
+    state = await e2e.service.round(round_id)
+    assert state is not None and not state.phase.is_open
+    return await e2e.message(GROUP, "results.seed", seed=state.seed.hex(), round_id=round_id)
+
+
 async def kill_while_held(e2e: E2E) -> None:
     """SIGKILL the bot while the fake holds its send; the held request dies with it."""
     await e2e.bot.kill()
@@ -120,7 +130,7 @@ async def test_results_claimed_when_the_bot_was_killed_reach_the_group_after_a_r
     await open_table(e2e, GROUP, ADMIN, PEOPLE)
     e2e.fake.hold_sends(RESULTS_TEXT, delivered_first=delivered_first)
     round_id = await play_a_round_until_its_results_are_held(e2e)
-    verify = f"/verify {round_id})"
+    verify = await seed_line(e2e, round_id)
 
     # The bot claimed the results and waits for Telegram: not marked as announced yet.
     row = await round_row(e2e, round_id)
@@ -143,7 +153,10 @@ async def test_results_claimed_when_the_bot_was_killed_reach_the_group_after_a_r
     # Marked only after Telegram answered, and never sent again after that: final.
     results = sent_matching(e2e, verify)
     assert len(results) == results_in_all, [e["plain_text"] for e in e2e.sends(GROUP)]
-    assert results[-1]["plain_text"].startswith(f"Round #{round_id} results")
+    ended = await e2e.service.round(round_id)
+    assert ended is not None
+    title = results_title(await e2e.texts(GROUP), ended)
+    assert results[-1]["plain_text"].splitlines()[0] == title
     # Sending the results again touched no chip.
     assert await ledger_of(e2e, round_id) == ledger
     assert await ledger_size(e2e) == transactions
@@ -171,7 +184,7 @@ async def test_a_board_claimed_when_the_bot_was_killed_is_posted_after_a_restart
     assert row.board_message_id is None
     transactions = await ledger_size(e2e)
     chips = await balances(e2e)
-    board = f"Seed hash: {state.commitment}"
+    board = await e2e.message(GROUP, "board.commitment", commitment=state.commitment)
 
     await kill_while_held(e2e)
     assert len(sent_matching(e2e, board)) == boards_in_all - 1
@@ -209,7 +222,8 @@ async def test_a_running_bot_sends_the_results_another_worker_claimed_and_died_w
     await e2e.bot.start()
     await e2e.barrier(GROUP, ADMIN)
     # Started (start-up is over before the bot polls): it left the job to its holder.
-    assert sent_matching(e2e, f"/verify {round_id})") == []
+    results = await seed_line(e2e, round_id)
+    assert sent_matching(e2e, results) == []
     assert (await round_row(e2e, round_id)).announced_at_ms is None
 
     # That worker dies: its lease runs out (moved to now rather than waited for).
@@ -225,4 +239,4 @@ async def test_a_running_bot_sends_the_results_another_worker_claimed_and_died_w
 
     # Only the running bot's sweep can send them now.
     await eventually(announced, what="the sweep to send the results", on_timeout=e2e.bot.log)
-    assert len(sent_matching(e2e, f"/verify {round_id})")) == 1
+    assert len(sent_matching(e2e, results)) == 1
