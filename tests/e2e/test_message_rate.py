@@ -15,7 +15,7 @@ import pytest
 import pytest_asyncio
 
 from bot.engine.round import Phase, Round, VoidReason
-from tests.e2e.harness import E2E, eventually, open_table, sliding_max, user
+from tests.e2e.harness import E2E, Texts, eventually, open_table, sliding_max, user
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -63,6 +63,12 @@ async def left_phase(e2e: E2E, round_id: int, phase: Phase) -> Round:
     return await eventually(check, timeout=PATIENCE, what=f"round {round_id} to leave {phase}")
 
 
+def seed_line(texts: Texts, state: Round) -> str:
+    """The line of an ended round's closing message that reveals its seed (results, or
+    why it ended: no other message has it)."""
+    return texts.message("results.seed", seed=state.seed.hex(), round_id=state.id)
+
+
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def run(e2e: E2E) -> Run:
     """Three quick rounds (2 s windows, 1 s pause) with bad commands in between."""
@@ -99,9 +105,9 @@ async def run(e2e: E2E) -> Run:
         if ended_void and len(rounds) < ROUNDS:
             e2e.say(GROUP, DEALER, "/newround")  # no round follows a void one by itself
     # Everything the bot had to say about the last round has been said.
-    last = rounds[-1].id
+    last = seed_line(await e2e.texts(GROUP), rounds[-1])
     await e2e.fake.wait_for(
-        lambda: any(f"/verify {last})" in e["plain_text"] for e in e2e.sends(GROUP)),
+        lambda: any(last in e["plain_text"] for e in e2e.sends(GROUP)),
         timeout=PATIENCE,
     )
     await e2e.barrier(GROUP, ADMIN)
@@ -115,8 +121,9 @@ async def test_never_more_than_20_messages_a_minute_in_a_group(e2e: E2E, run: Ru
         f"{e['time']:.1f} {e['plain_text'][:50]}" for e in sends
     )
     # Each round was closed by exactly one message (results, or why it ended).
+    texts = await e2e.texts(GROUP)
     for state in run.rounds:
-        closing = [e for e in sends if f"/verify {state.id})" in e["plain_text"]]
+        closing = [e for e in sends if seed_line(texts, state) in e["plain_text"]]
         assert len(closing) == 1, state.id
 
 
