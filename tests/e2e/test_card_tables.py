@@ -9,6 +9,9 @@ seed (Bull Bull) or the group's shoe (Niu-Niu Poker) deals. A Bull Bull table se
 bets: the tenth is refused and holds nothing.
 
 Each test plays in its own group: the bot answers at most 10 commands per group a minute.
+The house-dealt Niu-Niu Poker table plays in an English and in a Chinese group: its
+replies, results (hands named in the group's language) and board come from that group's
+catalogue.
 """
 
 from __future__ import annotations
@@ -26,14 +29,18 @@ from bot.rules.ruleset import get_ruleset
 from bot.rules.split import commitment
 from bot.service.game import ParticipantResult
 from bot.store.models import RoundRow, ShoeRow
+from bot.telegram.i18n import DEFAULT_LANGUAGE
 from tests.e2e.harness import (
     CREDIT,
     CREDIT_CENTS,
     E2E,
     FAST_GAME,
+    LANGUAGES,
     JsonDict,
+    Texts,
     change_setting,
     eventually,
+    group_in,
     open_table,
     results_title,
     start_round,
@@ -183,6 +190,7 @@ async def results_message(e2e: E2E, group: int, ended: Round) -> str:
 
 
 def check_results_text(
+    texts: Texts,
     text: str,
     ended: Round,
     hands: tuple[int, ...],
@@ -190,7 +198,7 @@ def check_results_text(
     labels: list[str],
 ) -> None:
     """Each participant's line (found by ``labels``: names, then the dealer's) shows the
-    five cards dealt, the hand they make and the net."""
+    five cards dealt, the hand they make (named in the group's language) and the net."""
     assert any(suit in text for suit in SUITS), text
     ruleset = get_ruleset(ended.settings.ruleset)
     rows = text.splitlines()
@@ -200,8 +208,16 @@ def check_results_text(
         row = found[0]
         for card in unpack(hand):
             assert str(card) in row, (label, str(card), row)
-        assert ruleset.evaluate(hand).english in row, (label, row)
-        assert format_signed(line.net, "RM") in row, (label, row)
+        view = ruleset.show(ruleset.evaluate(hand))
+        kind = texts.message(
+            f"kind.{view.kind_key}",
+            points=view.points,
+            english=view.english,
+            chinese=view.chinese,
+            name=view.chinese if texts.language == "zh" else view.english,
+        )
+        assert kind in row, (label, kind, row)
+        assert format_signed(line.net, texts.currency) in row, (label, row)
 
 
 def check_no_grab_button(e2e: E2E, group: int) -> None:
@@ -261,10 +277,19 @@ async def bid_round(e2e: E2E, group: int, ruleset: str) -> Round:
     return await e2e.wait_ended(state.id)
 
 
-async def house_round(e2e: E2E, group: int, ruleset: str) -> Round:
+async def house_round(
+    e2e: E2E, group: int, ruleset: str, language: str = DEFAULT_LANGUAGE
+) -> Round:
     """``dealer house``: the admin funds the bank, the round opens for bets at once with
     the bank as its pool, three players bet, and the cards settle it."""
-    await open_table(e2e, group, ADMIN, BETTORS, settings={"ruleset": ruleset, "dealer": "house"})
+    await open_table(
+        e2e,
+        group,
+        ADMIN,
+        BETTORS,
+        settings={"ruleset": ruleset, "dealer": "house"},
+        language=language,
+    )
     await check_card_table(e2e, group, ruleset)
     assert (await e2e.service.settings(group)).dealer == "house"
     await e2e.expect_reply(
@@ -298,7 +323,7 @@ async def test_bullbull_with_a_bidding_dealer_settles_from_the_rounds_seed(e2e: 
     assert (await deal_of(e2e, ended)).shoe is None  # a fresh deck: no shoe
     text = await results_message(e2e, group, ended)
     labels = [b["first_name"] for b in BETTORS] + [DEALER["first_name"]]
-    check_results_text(text, ended, hands, lines, labels)
+    check_results_text(await e2e.texts(group), text, ended, hands, lines, labels)
     assert ended.seed.hex() in text  # the round's seed is revealed as it ends
     check_no_grab_button(e2e, group)
     await final_board(e2e, ended.id, group)
@@ -324,9 +349,12 @@ async def test_bullbull_with_a_bidding_dealer_settles_from_the_rounds_seed(e2e: 
         assert all(str(card) in rows[0] for card in unpack(hand)), (label, rows)
 
 
-async def test_poker29_with_the_house_dealing_settles_from_the_groups_shoe(e2e: E2E) -> None:
-    group = -1_001_000_000_602
-    ended = await house_round(e2e, group, "poker29")
+@pytest.mark.parametrize("language", LANGUAGES)
+async def test_poker29_with_the_house_dealing_settles_from_the_groups_shoe(
+    e2e: E2E, language: str
+) -> None:
+    group = group_in(language, -1_001_000_000_602)
+    ended = await house_round(e2e, group, "poker29", language)
     hands, lines, _ = await check_settlement(
         e2e, group, ended, BETTORS, [stake for _, stake in BETS], None
     )
@@ -339,7 +367,7 @@ async def test_poker29_with_the_house_dealing_settles_from_the_groups_shoe(e2e: 
     text = await results_message(e2e, group, ended)
     house = await e2e.message(group, "results.house_name")
     labels = [b["first_name"] for b in BETTORS] + [house]
-    check_results_text(text, ended, hands, lines, labels)
+    check_results_text(await e2e.texts(group), text, ended, hands, lines, labels)
     check_no_grab_button(e2e, group)
     await final_board(e2e, ended.id, group)
 
@@ -371,7 +399,7 @@ async def test_poker29_vn_with_a_bidding_dealer_settles_from_the_groups_shoe(e2e
 
     text = await results_message(e2e, group, ended)
     labels = [b["first_name"] for b in BETTORS] + [DEALER["first_name"]]
-    check_results_text(text, ended, hands, lines, labels)
+    check_results_text(await e2e.texts(group), text, ended, hands, lines, labels)
     assert deal.seed.hex() not in text
     check_no_grab_button(e2e, group)
     await final_board(e2e, ended.id, group)
@@ -439,7 +467,7 @@ async def test_bullbull_seats_nine_bets_and_refuses_the_tenth(e2e: E2E) -> None:
 
     text = await results_message(e2e, group, ended)
     labels = [p["first_name"] for p in seated] + [await e2e.message(group, "results.house_name")]
-    check_results_text(text, ended, hands, lines, labels)
+    check_results_text(await e2e.texts(group), text, ended, hands, lines, labels)
     assert tenth["first_name"] not in text
     check_no_grab_button(e2e, group)
     assert not offered_bid_button(e2e, group)
