@@ -71,12 +71,15 @@ async def refused_because(
 
 
 def not_an_amount(typed: str) -> dict[str, str]:
-    """The parameters of ``error.bad_amount`` for ``typed``: the parser's reason (its
-    wording is the unit tests' business), escaped as the bot escapes it."""
+    """The parameters of ``error.bad_amount`` for ``typed``: the parser's reason, which
+    quotes what was typed (its wording is the parser's business), escaped as the bot
+    escapes it."""
     try:
         parse_amount(typed)
     except ValueError as error:
-        return {"reason": html.escape(str(error))}
+        reason = str(error)
+        assert f"'{typed}'" in reason, reason
+        return {"reason": html.escape(reason)}
     raise AssertionError(f"{typed!r} is an amount")
 
 
