@@ -15,14 +15,38 @@ MAX_AMOUNT_CENTS = 1_000_000_000
 _AMOUNT = re.compile(r"(?P<units>[0-9]+)(?:\.(?P<cents>[0-9]{1,2}))?")
 
 
-class AmountTooLarge(ValueError):
+#: Why typed text is not an amount (``AmountError.reason``), as ``parse_amount`` says.
+AMOUNT_REASONS = frozenset(
+    {"missing", "negative", "separators", "digits", "decimals", "not_amount"}
+)
+#: The reason of a well-formed amount above the most that may be typed (``AmountTooLarge``).
+TOO_LARGE = "too_large"
+#: Why typed text is not a rate, as ``parse_bps`` says.
+RATE_REASONS = frozenset({"not_rate", "above_100"})
+
+
+class AmountError(ValueError):
+    """Typed text that is not an amount (or a rate): ``str()`` says why in English (the
+    CLI and the config file print it), ``reason`` says why as a code (one of
+    :data:`AMOUNT_REASONS`, :data:`TOO_LARGE` or :data:`RATE_REASONS`) and ``params``
+    what the English text shows, as text: ``typed`` (what was typed, cut short, without
+    quotes) and whatever else the reason names. The shell renders a reason as a message
+    of the user's language."""
+
+    def __init__(self, message: str, reason: str, typed: str, **params: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.params = {"typed": typed, **params}
+
+
+class AmountTooLarge(AmountError):
     """A well-formed amount above the most that may be typed (``maximum``, in cents).
 
     Callers that know a tighter limit of their own (a table's largest bet) answer with
     that limit instead of this one."""
 
-    def __init__(self, message: str, maximum: int) -> None:
-        super().__init__(message)
+    def __init__(self, message: str, typed: str, maximum: int) -> None:
+        super().__init__(message, TOO_LARGE, typed, maximum=format_amount(maximum))
         self.maximum = maximum
 
 
@@ -30,41 +54,46 @@ def parse_amount(text: str, *, max_cents: int = MAX_AMOUNT_CENTS) -> int:
     """Parse a typed amount such as ``12``, ``12.5``, ``12.50`` or ``0.01`` into cents.
 
     Only the ASCII digits 0-9 are digits: ``٣``, ``３`` or ``²`` are not amounts.
-    Raises ``ValueError`` with a message fit to show a user for anything else: empty text,
-    words, signs, more than two decimals, exponents, ``nan``/``inf``, thousands separators;
-    ``AmountTooLarge`` (a ``ValueError``) for amounts above ``max_cents``. Zero is
-    accepted; callers decide whether it means something (``/bet 0`` cancels a bet).
+    Raises ``AmountError`` (a ``ValueError``) saying why for anything else: empty text
+    (``missing``), a sign (``negative``), thousands separators (``separators``), digits
+    of other scripts (``digits``), more than two decimals (``decimals``), words,
+    exponents, ``nan``/``inf`` (``not_amount``); ``AmountTooLarge`` (``too_large``) for
+    amounts above ``max_cents``. Zero is accepted; callers decide whether it means
+    something (``/bet 0`` cancels a bet).
     """
     stripped = text.strip()
-    shown = _shown(stripped)
+    typed = _cut(stripped)
+    shown = repr(typed)
     if not stripped:
-        raise ValueError("an amount is missing")
+        raise AmountError("an amount is missing", "missing", typed)
     if stripped.startswith("-"):
-        raise ValueError(f"{shown} is negative; amounts must be positive")
+        raise AmountError(f"{shown} is negative; amounts must be positive", "negative", typed)
     if "," in stripped or "_" in stripped or " " in stripped:
-        raise ValueError(f"{shown}: write amounts without separators, e.g. 1200.50")
+        raise AmountError(
+            f"{shown}: write amounts without separators, e.g. 1200.50", "separators", typed
+        )
     match = _AMOUNT.fullmatch(stripped)
     if match is None:
         if any(char.isdigit() and not char.isascii() for char in stripped):
-            raise ValueError(f"{shown}: write amounts with the digits 0-9")
+            raise AmountError(f"{shown}: write amounts with the digits 0-9", "digits", typed)
         if re.fullmatch(r"[0-9]+\.[0-9]{3,}", stripped):
-            raise ValueError(f"{shown} has more than two decimals")
-        raise ValueError(f"{shown} is not an amount; write e.g. 20 or 12.50")
+            raise AmountError(f"{shown} has more than two decimals", "decimals", typed)
+        raise AmountError(f"{shown} is not an amount; write e.g. 20 or 12.50", "not_amount", typed)
     too_large = f"{shown} is too large; the most is {format_amount(max_cents)}"
     if len(match["units"].lstrip("0")) > len(str(max_cents // 100)):
-        raise AmountTooLarge(too_large, max_cents)
+        raise AmountTooLarge(too_large, typed, max_cents)
     units = int(match["units"])
     cents_text = match["cents"] or "0"
     cents = int(cents_text) * (10 if len(cents_text) == 1 else 1)
     total = units * 100 + cents
     if total > max_cents:
-        raise AmountTooLarge(too_large, max_cents)
+        raise AmountTooLarge(too_large, typed, max_cents)
     return total
 
 
-def _shown(text: str, limit: int = 24) -> str:
-    """User text quoted in an error message, cut short so an error stays short."""
-    return repr(text if len(text) <= limit else text[:limit] + "…")
+def _cut(text: str, limit: int = 24) -> str:
+    """User text as an error message quotes it: cut short, so that an error stays short."""
+    return text if len(text) <= limit else text[:limit] + "…"
 
 
 def format_amount(cents: int, currency: str = "") -> str:
@@ -88,8 +117,8 @@ _BPS = re.compile(r"(?P<bps>[0-9]{1,5}) *bps")
 def parse_bps(text: str) -> int:
     """Parse a rate typed as a percentage (``5%``, ``0.7%``) or basis points (``70bps``).
 
-    Returns basis points (1% = 100 bps) between 0 and 10,000; ``ValueError`` otherwise
-    (ASCII digits only, as for amounts).
+    Returns basis points (1% = 100 bps) between 0 and 10,000; otherwise ``AmountError``
+    with the reason ``not_rate`` or ``above_100`` (ASCII digits only, as for amounts).
     """
     stripped = text.strip().lower()
     if match := _PERCENT.fullmatch(stripped):
@@ -98,9 +127,13 @@ def parse_bps(text: str) -> int:
     elif match := _BPS.fullmatch(stripped):
         bps = int(match["bps"])
     else:
-        raise ValueError(f"{text.strip()!r} is not a rate; write e.g. 5% or 0.7% or 70bps")
+        raise AmountError(
+            f"{text.strip()!r} is not a rate; write e.g. 5% or 0.7% or 70bps",
+            "not_rate",
+            _cut(text.strip()),
+        )
     if bps > 10_000:
-        raise ValueError(f"{text.strip()!r} is above 100%")
+        raise AmountError(f"{text.strip()!r} is above 100%", "above_100", _cut(text.strip()))
     return bps
 
 

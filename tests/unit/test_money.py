@@ -8,7 +8,11 @@ from __future__ import annotations
 import pytest
 
 from bot.money import (
+    AMOUNT_REASONS,
     MAX_AMOUNT_CENTS,
+    RATE_REASONS,
+    TOO_LARGE,
+    AmountError,
     AmountTooLarge,
     format_amount,
     format_bps,
@@ -55,55 +59,99 @@ def test_the_cap_itself_is_accepted() -> None:
     assert parse_amount(str(MAX_AMOUNT_CENTS // 100)) == MAX_AMOUNT_CENTS
 
 
-# --- parse_amount: what is rejected -------------------------------------------------------
+# --- parse_amount: what is rejected, and why -----------------------------------------------
+
+
+def refusal(text: str) -> AmountError:
+    """Why ``parse_amount`` refuses ``text``."""
+    with pytest.raises(AmountError) as refused:
+        parse_amount(text)
+    return refused.value
 
 
 @pytest.mark.parametrize("text", ["", "   ", "\t\n"])
 def test_empty_text_is_rejected(text: str) -> None:
-    with pytest.raises(ValueError):
-        parse_amount(text)
+    assert refusal(text).reason == "missing"
 
 
 @pytest.mark.parametrize("text", ["abc", "twelve", "12abc", "RM12", "12RM", "1.2.3", ".", "0x10"])
 def test_words_are_rejected(text: str) -> None:
-    with pytest.raises(ValueError):
-        parse_amount(text)
+    assert refusal(text).reason == "not_amount"
 
 
 @pytest.mark.parametrize("text", ["-1", "-0.01", "-12.50", "-0"])
 def test_negative_amounts_are_rejected(text: str) -> None:
-    with pytest.raises(ValueError):
-        parse_amount(text)
+    assert refusal(text).reason == "negative"
 
 
 @pytest.mark.parametrize("text", ["1.234", "0.001", "12.500", "9.999"])
 def test_more_than_two_decimals_are_rejected(text: str) -> None:
-    with pytest.raises(ValueError):
-        parse_amount(text)
+    assert refusal(text).reason == "decimals"
 
 
 @pytest.mark.parametrize("text", ["1e9", "1E2", "1e-2", "2.5e1"])
 def test_exponents_are_rejected(text: str) -> None:
-    with pytest.raises(ValueError):
-        parse_amount(text)
+    assert refusal(text).reason == "not_amount"
 
 
 @pytest.mark.parametrize("text", ["nan", "NaN", "inf", "-inf", "Infinity", "+inf"])
 def test_nan_and_inf_are_rejected(text: str) -> None:
-    with pytest.raises(ValueError):
-        parse_amount(text)
+    assert refusal(text).reason == ("negative" if text.startswith("-") else "not_amount")
 
 
 @pytest.mark.parametrize("text", ["1,000", "1,000.00", "10,00", "1 000", "1_000", "1.000,50"])
 def test_thousands_separators_are_rejected(text: str) -> None:
-    with pytest.raises(ValueError):
-        parse_amount(text)
+    assert refusal(text).reason == "separators"
 
 
 @pytest.mark.parametrize("text", ["１２", "١٢", "12.５", "٣", "²", "1²", "3.٣"])
 def test_non_ascii_digits_are_rejected(text: str) -> None:
-    with pytest.raises(ValueError, match="digits 0-9"):
-        parse_amount(text)
+    refused = refusal(text)
+    assert refused.reason == "digits"
+    assert "digits 0-9" in str(refused)
+
+
+#: One refusal of each reason: what is typed, the reason, its parameters, and the English
+#: text ``str()`` gives (the CLI and the config file print it; it must not change).
+AMOUNT_REFUSALS = [
+    ("", "missing", {"typed": ""}, "an amount is missing"),
+    (" -5 ", "negative", {"typed": "-5"}, "'-5' is negative; amounts must be positive"),
+    (
+        "1,000",
+        "separators",
+        {"typed": "1,000"},
+        "'1,000': write amounts without separators, e.g. 1200.50",
+    ),
+    ("٣", "digits", {"typed": "٣"}, "'٣': write amounts with the digits 0-9"),
+    ("12.345", "decimals", {"typed": "12.345"}, "'12.345' has more than two decimals"),
+    ("abc", "not_amount", {"typed": "abc"}, "'abc' is not an amount; write e.g. 20 or 12.50"),
+    (
+        "99999999999",
+        "too_large",
+        {"typed": "99999999999", "maximum": "10000000.00"},
+        "'99999999999' is too large; the most is 10000000.00",
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "reason", "params", "message"), AMOUNT_REFUSALS)
+def test_each_refusal_gives_its_reason_and_the_english_it_gave_before(
+    text: str, reason: str, params: dict[str, str], message: str
+) -> None:
+    refused = refusal(text)
+    assert (refused.reason, refused.params, str(refused)) == (reason, params, message)
+
+
+def test_every_reason_of_an_amount_is_one_of_the_listed_ones_and_each_is_given() -> None:
+    assert {reason for _, reason, _, _ in AMOUNT_REFUSALS} == AMOUNT_REASONS | {TOO_LARGE}
+    assert TOO_LARGE not in AMOUNT_REASONS
+    assert not (AMOUNT_REASONS | {TOO_LARGE}) & RATE_REASONS
+
+
+def test_a_long_refused_text_is_quoted_cut_short() -> None:
+    refused = refusal("x" * 30)
+    assert refused.params == {"typed": "x" * 24 + "…"}
+    assert str(refused) == repr("x" * 24 + "…") + " is not an amount; write e.g. 20 or 12.50"
 
 
 @pytest.mark.parametrize(
@@ -210,8 +258,33 @@ def test_parse_bps_reads_percentages_and_basis_points(text: str, bps: int) -> No
     ],
 )
 def test_parse_bps_rejects_anything_else(text: str) -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(AmountError) as refused:
         parse_bps(text)
+    above = text in ("100.01%", "101%", "10001bps")
+    assert refused.value.reason == ("above_100" if above else "not_rate")
+
+
+@pytest.mark.parametrize(
+    ("text", "reason", "typed", "message"),
+    [
+        (" 5 ", "not_rate", "5", "'5' is not a rate; write e.g. 5% or 0.7% or 70bps"),
+        ("101%", "above_100", "101%", "'101%' is above 100%"),
+        # The English quotes all of it, as before; the parameter is cut short.
+        (
+            "x" * 30,
+            "not_rate",
+            "x" * 24 + "…",
+            f"{'x' * 30!r} is not a rate; write e.g. 5% or 0.7% or 70bps",
+        ),
+    ],
+)
+def test_a_refused_rate_gives_its_reason_and_the_english_it_gave_before(
+    text: str, reason: str, typed: str, message: str
+) -> None:
+    with pytest.raises(AmountError) as refused:
+        parse_bps(text)
+    assert (refused.value.reason, refused.value.params) == (reason, {"typed": typed})
+    assert str(refused.value) == message
 
 
 @pytest.mark.parametrize(
