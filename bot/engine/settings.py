@@ -8,11 +8,21 @@ engine cannot play with. Admins see and type settings by their names (``rake``,
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from bot.money import MAX_AMOUNT_CENTS, format_amount, format_bps, parse_amount, parse_bps
+from bot.money import (
+    AMOUNT_REASONS,
+    MAX_AMOUNT_CENTS,
+    RATE_REASONS,
+    TOO_LARGE,
+    AmountError,
+    format_amount,
+    format_bps,
+    parse_amount,
+    parse_bps,
+)
 from bot.rules.envelope import MAX_AMOUNT as MAX_ENVELOPE
 from bot.rules.ruleset import LEGACY_NAMES, RULESETS, get_ruleset
 
@@ -31,10 +41,46 @@ CARD_TABLE_DEFAULTS: dict[str, int] = {
     "max_bet": 50_000,
 }
 MAX_WINDOW_SECONDS = 3600
+#: The longest currency label, and the most quick bets (buttons) a board offers.
+MAX_CURRENCY_LENGTH = 8
+MAX_QUICK_BETS = 6
+
+#: Why a setting's name or value is refused (``SettingError.reason``): the checks of
+#: this module, and a value's own reason when it is not an amount or a rate.
+SETTING_REASONS = frozenset(
+    {
+        "unknown_setting",
+        "out_of_range",
+        "max_below_min",
+        "currency_length",
+        "currency_html",
+        "not_one_of",
+        "not_seconds",
+        "quick_bets_count",
+        "quick_bets_empty_item",
+        "quick_bets_duplicate",
+        "quick_bets_repeated",
+    }
+)
+#: Every reason a ``SettingError`` may give.
+ALL_SETTING_REASONS = SETTING_REASONS | AMOUNT_REASONS | {TOO_LARGE} | RATE_REASONS
 
 
 class SettingError(ValueError):
-    """A setting's name or value is not acceptable; ``str()`` is fit to show an admin."""
+    """A setting's name or value is not acceptable.
+
+    ``str()`` says why in English, as the config file's errors show it; ``reason`` says
+    why as a code (one of :data:`ALL_SETTING_REASONS`) and ``params`` what the English
+    text shows, each as text as admins type it: ``name`` (the setting's name as admins
+    see it, ``rake``), ``typed`` (what was typed, cut short), bounds ``minimum`` and
+    ``maximum``, ``choices``, ``amount``. The shell renders a reason as a message of the
+    group's language.
+    """
+
+    def __init__(self, message: str, reason: str, **params: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.params = params
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,9 +138,12 @@ class Settings:
         for name in ("min_bid", "bid_increment", "min_bet", "max_bet"):
             _check_range(name, getattr(self, name), 1, MAX_AMOUNT_CENTS, format_amount)
         if self.max_bet < self.min_bet:
+            maximum, minimum = format_amount(self.max_bet), format_amount(self.min_bet)
             raise SettingError(
-                f"max_bet ({format_amount(self.max_bet)}) cannot be below "
-                f"min_bet ({format_amount(self.min_bet)})"
+                f"max_bet ({maximum}) cannot be below min_bet ({minimum})",
+                "max_below_min",
+                minimum=minimum,
+                maximum=maximum,
             )
         for name in ("rake_bps", "rebate_bps"):
             _check_range(name, getattr(self, name), 0, 10_000, format_bps)
@@ -103,38 +152,53 @@ class Settings:
         _check_range(
             "envelope_mean_share", self.envelope_mean_share, 1, MAX_ENVELOPE, format_amount
         )
-        if not (1 <= len(self.currency) <= 8 and self.currency.isprintable()):
-            raise SettingError("currency is a label of 1 to 8 printable characters")
+        if not (1 <= len(self.currency) <= MAX_CURRENCY_LENGTH and self.currency.isprintable()):
+            raise SettingError(
+                f"currency is a label of 1 to {MAX_CURRENCY_LENGTH} printable characters",
+                "currency_length",
+                name="currency",
+                maximum=str(MAX_CURRENCY_LENGTH),
+            )
         if any(char in "<>&" for char in self.currency):
-            raise SettingError("currency cannot contain <, > or &")
-        if self.language not in LANGUAGES:
-            raise SettingError(f"language is one of {', '.join(LANGUAGES)}")
-        if self.ruleset not in RULESETS:
-            raise SettingError(f"ruleset is one of {', '.join(sorted(RULESETS))}")
-        if self.dealer not in DEALERS:
-            raise SettingError(f"dealer is one of {', '.join(DEALERS)}")
-        if not 1 <= len(self.quick_bets) <= 6:
-            raise SettingError("quick_bets lists 1 to 6 amounts")
+            raise SettingError(
+                "currency cannot contain <, > or &", "currency_html", name="currency"
+            )
+        _check_choice("language", self.language, LANGUAGES)
+        _check_choice("ruleset", self.ruleset, sorted(RULESETS))
+        _check_choice("dealer", self.dealer, DEALERS)
+        if not 1 <= len(self.quick_bets) <= MAX_QUICK_BETS:
+            raise SettingError(
+                f"quick_bets lists 1 to {MAX_QUICK_BETS} amounts",
+                "quick_bets_count",
+                name="quick_bets",
+                maximum=str(MAX_QUICK_BETS),
+            )
         for amount in self.quick_bets:
             _check_range("quick_bets", amount, 1, MAX_AMOUNT_CENTS, format_amount)
         if len(set(self.quick_bets)) != len(self.quick_bets):
-            raise SettingError("quick_bets lists each amount once")
+            raise SettingError(
+                "quick_bets lists each amount once", "quick_bets_repeated", name="quick_bets"
+            )
 
     def changed(self, key: str, text: str) -> tuple[str, Settings]:
         """Parse an admin's ``/set KEY VALUE``: the field's name and the new settings.
 
         ``key`` is a name as admins type it (``rake``; see ``label``) or the field's own
-        (``rake_bps``). Raises ``SettingError`` with a message fit for the admin for an
-        unknown key or a bad value.
+        (``rake_bps``). Raises ``SettingError`` for an unknown key (``unknown_setting``)
+        or a bad value: the reason of a value that is not an amount or a rate is the
+        ``AmountError``'s, with the setting's ``name``.
         """
         name = field_name(key)
         parser = _PARSERS.get(name)
         if parser is None:
-            raise SettingError(f"unknown setting {key.strip()[:40]!r}")
+            typed = key.strip()[:40]
+            raise SettingError(f"unknown setting {typed!r}", "unknown_setting", typed=typed)
         try:
             value = parser(text)
-        except ValueError as error:
-            raise SettingError(f"{label(name)}: {error}") from None
+        except (AmountError, SettingError) as error:
+            raise SettingError(
+                f"{label(name)}: {error}", error.reason, name=label(name), **error.params
+            ) from None
         settings = dataclasses.replace(self, **{name: value})
         settings.validate()
         return name, settings
@@ -184,13 +248,34 @@ def _check_range(
     """Raise ``SettingError`` unless ``value`` is an int in ``low..high``; the message
     shows the bounds as admins type them (``shown``: amounts, rates or plain numbers)."""
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise SettingError(f"{label(name)} must be between {shown(low)} and {shown(high)}")
+        minimum, maximum = shown(low), shown(high)
+        raise SettingError(
+            f"{label(name)} must be between {minimum} and {maximum}",
+            "out_of_range",
+            name=label(name),
+            minimum=minimum,
+            maximum=maximum,
+        )
+
+
+def _check_choice(name: str, value: str, choices: Sequence[str]) -> None:
+    """Raise ``SettingError`` unless ``value`` is one of ``choices``."""
+    if value not in choices:
+        listed = ", ".join(choices)
+        raise SettingError(f"{name} is one of {listed}", "not_one_of", name=name, choices=listed)
+
+
+# The parsers of typed values raise ``AmountError`` or a ``SettingError`` without the
+# setting's name, which ``Settings.changed`` adds.
 
 
 def _parse_seconds(text: str) -> int:
     stripped = text.strip().lower().removesuffix("s")
     if not stripped.isascii() or not stripped.isdigit():
-        raise ValueError(f"{text.strip()[:20]!r} is not a whole number of seconds")
+        typed = text.strip()[:20]
+        raise SettingError(
+            f"{typed!r} is not a whole number of seconds", "not_seconds", typed=typed
+        )
     return int(stripped)
 
 
@@ -203,11 +288,15 @@ def _parse_amount_list(text: str) -> tuple[int, ...]:
     amount twice (each is a button). Their number and range are checked by ``validate``."""
     parts = [part.strip() for part in text.split(",")]
     if any(not part for part in parts):
-        raise ValueError(f"{text.strip()[:40]!r} has an empty item; write e.g. 5,10,20")
+        typed = text.strip()[:40]
+        raise SettingError(
+            f"{typed!r} has an empty item; write e.g. 5,10,20", "quick_bets_empty_item", typed=typed
+        )
     amounts = tuple(parse_amount(part) for part in parts)
     for index, amount in enumerate(amounts):
         if amount in amounts[:index]:
-            raise ValueError(f"{format_amount(amount)} is listed twice")
+            shown = format_amount(amount)
+            raise SettingError(f"{shown} is listed twice", "quick_bets_duplicate", amount=shown)
     return amounts
 
 
