@@ -76,7 +76,8 @@ class TableUseCases(ServiceCore):
         """Change one setting; returns its name as admins type it and the old and new
         value as displayed, or ``None`` for an update processed before. A value the
         setting has already changes nothing and is not audited (then old == new). Raises
-        ``GameError("bad_setting")`` with the reason for a bad key or value."""
+        ``GameError("bad_setting.<reason>")`` for a bad key or value, with the
+        ``SettingError``'s reason (one of ``ALL_SETTING_REASONS``) and params."""
 
         async def body(uow: UnitOfWork, now: int) -> SettingChange:
             await self._touch_people(uow, [actor], now)
@@ -85,7 +86,7 @@ class TableUseCases(ServiceCore):
             try:
                 name, changed = current.changed(key, value)
             except SettingError as error:
-                raise GameError("bad_setting", reason=str(error)) from None
+                raise GameError(f"bad_setting.{error.reason}", **error.params) from None
             old, new = current.display(name), changed.display(name)
             if getattr(changed, name) == getattr(current, name):
                 return SettingChange(label(name), old, new)

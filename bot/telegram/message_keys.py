@@ -33,8 +33,9 @@ from dataclasses import dataclass
 from typing import IO, Any
 
 from bot.engine.round import Phase, VoidReason
-from bot.engine.settings import DEALERS
+from bot.engine.settings import ALL_SETTING_REASONS, DEALERS
 from bot.engine.settlement import Result
+from bot.money import AMOUNT_REASONS
 from bot.rules.hand_view import KIND_KEYS
 from bot.rules.ruleset import RULESETS
 from bot.telegram.commands import DESCRIBED
@@ -83,6 +84,14 @@ BUILT_ERROR_KEYS: dict[str, tuple[frozenset[str], str]] = {
     "not_": (
         frozenset(phase.value for phase in Phase if phase.is_open),
         "a command sent in the wrong phase names the phase it needs",
+    ),
+    "bad_amount.": (
+        AMOUNT_REASONS,
+        "why typed text is not an amount (bot.money.AmountError.reason)",
+    ),
+    "bad_setting.": (
+        ALL_SETTING_REASONS,
+        "why a setting was not changed (bot.engine.settings.SettingError.reason)",
     ),
 }
 

@@ -10,7 +10,7 @@ refusal is a ``GameError`` whose key names the message the user sees.
 from __future__ import annotations
 
 from bot.engine.errors import GameError
-from bot.money import AmountTooLarge, parse_amount
+from bot.money import AmountError, AmountTooLarge, parse_amount
 from bot.service.game import MAX_USER_ID
 
 #: Round ids are BIGINT row ids.
@@ -48,13 +48,14 @@ def parse_user_id(text: str) -> int:
 
 
 def parse_typed_amount(text: str) -> int:
-    """An amount a user typed, in cents. ``GameError("bad_amount")`` says what is wrong
-    with one that is not an amount; one above what anyone may type is
-    ``GameError("amount_too_large")``, unless the caller answers with a limit of its own
-    (``/bet``: the table's largest bet)."""
+    """An amount a user typed, in cents. ``GameError("bad_amount.<reason>")`` says what is
+    wrong with one that is not an amount (``AmountError.reason``, one of
+    ``AMOUNT_REASONS``; its params, ``typed``, are those of the message); one above what
+    anyone may type is ``GameError("amount_too_large")``, unless the caller answers with a
+    limit of its own (``/bet``: the table's largest bet)."""
     try:
         return parse_amount(text)
     except AmountTooLarge as error:
         raise GameError("amount_too_large", maximum=error.maximum) from None
-    except ValueError as error:
-        raise GameError("bad_amount", reason=str(error)) from None
+    except AmountError as error:
+        raise GameError(f"bad_amount.{error.reason}", **error.params) from None

@@ -107,14 +107,23 @@ async def test_a_default_set_again_stays_a_default(service: GameService, db: Dat
     assert await service.settings(GROUP) == TEST_SETTINGS
 
 
-@pytest.mark.parametrize("value", ["1,,2", "1,2,", " , ", "5,5", "5,٥"])
+@pytest.mark.parametrize(
+    ("value", "reason"),
+    [
+        ("1,,2", "quick_bets_empty_item"),
+        ("1,2,", "quick_bets_empty_item"),
+        (" , ", "quick_bets_empty_item"),
+        ("5,5", "quick_bets_duplicate"),
+        ("5,٥", "digits"),
+    ],
+)
 async def test_a_malformed_quick_bets_list_is_refused_and_changes_nothing(
-    service: GameService, db: Database, value: str
+    service: GameService, db: Database, value: str, reason: str
 ) -> None:
     before = await _everything(db)
     with pytest.raises(GameError) as refused:
         await service.change_setting(GROUP, ADMIN, "quick_bets", value)
-    assert refused.value.key == "bad_setting"
-    assert refused.value.params["reason"].startswith("quick_bets")
+    assert refused.value.key == f"bad_setting.{reason}"
+    assert refused.value.params["name"] == "quick_bets"
     assert await _everything(db) == before
     assert await service.settings(GROUP) == TEST_SETTINGS

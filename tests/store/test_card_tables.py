@@ -109,11 +109,13 @@ async def test_switching_to_a_card_game_applies_its_table_defaults(service: Game
 async def test_an_unknown_ruleset_or_dealer_is_refused(service: GameService) -> None:
     with pytest.raises(GameError) as refused:
         await service.change_setting(GROUP, ADMIN, "ruleset", "blackjack")
-    assert refused.value.key == "bad_setting"
-    assert "ruleset is one of" in refused.value.params["reason"]
+    assert refused.value.key == "bad_setting.not_one_of"
+    assert refused.value.params["name"] == "ruleset"
+    assert "envelope68" in refused.value.params["choices"].split(", ")
     with pytest.raises(GameError) as refused:
         await service.change_setting(GROUP, ADMIN, "dealer", "robot")
-    assert "dealer is one of" in refused.value.params["reason"]
+    assert refused.value.key == "bad_setting.not_one_of"
+    assert refused.value.params == {"name": "dealer", "choices": "bid, house"}
     assert (await service.settings(GROUP)).ruleset == "envelope68"
 
 

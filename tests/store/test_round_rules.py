@@ -30,6 +30,7 @@ from bot.engine.round import (
     RoundVoided,
     VoidReason,
 )
+from bot.engine.settings import SettingError
 from bot.rules.envelope import compare, evaluate
 from bot.rules.ruleset import RedEnvelopeRuleset
 from bot.rules.split import commitment, split_envelope
@@ -968,22 +969,25 @@ async def test_setting_changes_are_audited_with_old_and_new_values(
 
 
 @pytest.mark.parametrize(
-    ("key", "value"),
+    ("key", "value", "reason"),
     [
-        ("min_bet", "abc"),
-        ("max_bet", "0.50"),  # below min_bet
-        ("bid_seconds", "0"),
-        ("rake", "200%"),
-        ("no_such_setting", "1"),
+        ("min_bet", "abc", "not_amount"),
+        ("max_bet", "0.50", "max_below_min"),
+        ("bid_seconds", "0", "out_of_range"),
+        ("rake", "200%", "above_100"),
+        ("no_such_setting", "1", "unknown_setting"),
     ],
 )
 async def test_a_bad_setting_is_refused_and_changes_nothing(
-    service: GameService, key: str, value: str
+    service: GameService, key: str, value: str, reason: str
 ) -> None:
     with pytest.raises(GameError) as refused:
         await service.change_setting(GROUP, ADMIN, key, value)
-    assert refused.value.key == "bad_setting"
-    assert refused.value.params["reason"]
+    with pytest.raises(SettingError) as why:
+        TEST_SETTINGS.changed(key, value)
+    assert why.value.reason == reason
+    # The shell is told the reason and what it shows, to say it in the group's language.
+    assert (refused.value.key, refused.value.params) == (f"bad_setting.{reason}", why.value.params)
     assert await service.settings(GROUP) == TEST_SETTINGS
     assert [line for line in await service.audit_log(GROUP) if line.action == "set"] == []
 

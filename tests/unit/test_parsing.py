@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from bot.engine.errors import GameError
-from bot.money import MAX_AMOUNT_CENTS
+from bot.money import MAX_AMOUNT_CENTS, TOO_LARGE
 from bot.service.game import MAX_USER_ID
 from bot.telegram.parsing import (
     ascii_number,
@@ -18,6 +18,7 @@ from bot.telegram.parsing import (
     parse_typed_amount,
     parse_user_id,
 )
+from tests.unit.test_money import AMOUNT_REFUSALS
 
 # --- ascii_number --------------------------------------------------------------------------
 
@@ -90,8 +91,20 @@ def test_a_typed_amount_is_cents() -> None:
 def test_non_ascii_digits_are_not_an_amount(text: str) -> None:
     with pytest.raises(GameError) as refused:
         parse_typed_amount(text)
-    assert refused.value.key == "bad_amount"
-    assert "digits 0-9" in refused.value.params["reason"]
+    assert refused.value.key == "bad_amount.digits"
+    assert refused.value.params == {"typed": text}
+
+
+@pytest.mark.parametrize(
+    ("text", "reason", "params"),
+    [(text, reason, params) for text, reason, params, _ in AMOUNT_REFUSALS if reason != TOO_LARGE],
+)
+def test_text_that_is_not_an_amount_is_refused_with_the_parsers_reason(
+    text: str, reason: str, params: dict[str, str]
+) -> None:
+    with pytest.raises(GameError) as refused:
+        parse_typed_amount(text)
+    assert (refused.value.key, refused.value.params) == (f"bad_amount.{reason}", params)
 
 
 @pytest.mark.parametrize("text", ["99999999999999999999", "10000000.01"])
