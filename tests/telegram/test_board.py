@@ -393,6 +393,48 @@ async def test_grabbing_opens_on_a_new_board_message_too(shell: BoardShell) -> N
     assert shell.bot.of("edit_message_text") == []
 
 
+def settled(state: Round) -> Round:
+    """``state`` (grabbing) once its deadline passed: grabbed for everyone, settled."""
+    after = engine.advance(state, state.deadline_ms).round
+    assert not after.phase.is_open
+    return after
+
+
+@pytest.mark.parametrize("ended", [False, True], ids=["grabbing opened", "round ended"])
+async def test_a_repost_whose_phase_is_over_when_its_turn_comes_sends_nothing(
+    shell: BoardShell, ended: bool
+) -> None:
+    # Its turn came late (the chat's outbox waited for the group's minute): the step that
+    # ended the phase queued its own repost or edit, which shows the round as it is.
+    await shell.posted()
+    opened = betting(shell.round)
+    shell.service.put(opened)
+    shell.board.repost(opened)
+    later = grabbing(opened)
+    if ended:
+        later = settled(later)
+    shell.service.put(later)
+
+    await shell.settle()
+
+    assert shell.bot.texts == [shell.board_text(shell.round)]  # the first board only
+    assert shell.bot.of("delete_message") == []
+    assert shell.service.board_messages == {7: 1}
+
+    # What the later step queued shows it: a new board for grabbing, the end edited in.
+    if ended:
+        shell.board.refresh(later, at_once=True)
+    else:
+        shell.board.repost(later)
+    await shell.settle()
+    if ended:
+        assert shell.edits == [shell.board_text(later)]
+        assert len(shell.bot.texts) == 1
+    else:
+        assert shell.bot.texts[1:] == [shell.board_text(later)]
+        assert shell.service.board_messages == {7: 2}
+
+
 async def test_a_board_another_worker_posted_is_reposted_and_its_message_deleted(
     shell: BoardShell,
 ) -> None:
