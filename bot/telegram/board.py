@@ -14,7 +14,7 @@ from typing import TypeVar
 from cachetools import LRUCache
 from telegram import InlineKeyboardMarkup
 
-from bot.engine.round import Round, RoundSettled, RoundStarted, RoundVoided
+from bot.engine.round import Phase, Round, RoundSettled, RoundStarted, RoundVoided
 from bot.service.game import BOARD_REFUSED, GameService
 from bot.telegram.budget import Priority
 from bot.telegram.delivery import ChatOutbox
@@ -108,8 +108,9 @@ class Board:
     def repost(self, state: Round) -> None:
         """Show a new phase (betting, grabbing) as a new board message, which notifies the
         group as an edit does not, and delete the old one. Only a board this worker or
-        another has posted is reposted: one still being posted shows the phase anyway."""
-        self.outbox.put(state.chat_id, partial(self._repost, state.id))
+        another has posted is reposted: one still being posted shows the phase anyway; nor
+        one whose phase is over when its turn comes (what ended it shows itself)."""
+        self.outbox.put(state.chat_id, partial(self._repost, state.id, state.phase))
 
     def shoe_replaced(self, state: Round, started: RoundStarted) -> None:
         """Tell the group its shoe was replaced (or retired), revealing the old one's seed."""
@@ -204,12 +205,14 @@ class Board:
             self._message_ids.pop(round_id, None)
         await self.messenger.edit(state.chat_id, message_id, text, markup)
 
-    async def _repost(self, round_id: int) -> None:
+    async def _repost(self, round_id: int, phase: Phase) -> None:
         old = self._message_ids.get(round_id) or await self.service.board_message(round_id)
         if not old or old == BOARD_REFUSED:
             return
         self._edit_pending.discard(round_id)
         state, text, markup = await self._render(round_id)
+        if state.phase is not phase:
+            return  # over by its turn: the step that ended it queued its own repost or edit
         if self.messenger.group_sends.room(state.chat_id) <= ROOM_KEPT_FOR_ROUNDS:
             await self._edit(round_id)  # a busy minute: the phase shows, unannounced
             return

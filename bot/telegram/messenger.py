@@ -64,8 +64,11 @@ class Messenger:
 
     def __init__(self, group_sends: SendBudget | None = None, rate: SendRate | None = None) -> None:
         self._bot: Bot | None = None
-        self.group_sends = group_sends or SendBudget(GROUP_SENDS_PER_MINUTE)
-        self.rate = rate or SendRate()
+        # Not ``or``: a budget that counts no chat yet is empty, hence falsy.
+        self.group_sends = (
+            group_sends if group_sends is not None else SendBudget(GROUP_SENDS_PER_MINUTE)
+        )
+        self.rate = rate if rate is not None else SendRate()
 
     def attach(self, bot: Bot) -> None:
         """Use ``bot`` for every call from now on."""

@@ -1,5 +1,6 @@
 """Board: each round's board posted once under the service's claim, refreshed at most
-once per ``edit_seconds`` per chat with the latest state, the results and shoe notices,
+once per ``edit_seconds`` per chat with the latest state, a new phase reposted as a new
+board message while the group's minute has room, the results and shoe notices,
 redelivery by the sweep, and the board's caches."""
 
 from __future__ import annotations
@@ -13,9 +14,11 @@ import pytest
 from telegram import Bot
 from telegram.error import BadRequest, NetworkError
 
-from bot.engine.round import RetiredShoe, Round, RoundStarted, ShoeRef
+from bot.engine import round as engine
+from bot.engine.round import Phase, RetiredShoe, Round, RoundStarted, ShoeRef
 from bot.service.game import BOARD_REFUSED, GameService, Person
-from bot.telegram.board import Board
+from bot.telegram.board import ROOM_KEPT_FOR_ROUNDS, Board
+from bot.telegram.budget import GROUP_SENDS_PER_MINUTE, SendBudget
 from bot.telegram.delivery import ChatOutbox
 from bot.telegram.i18n import translate
 from bot.telegram.lookups import ChatSettings, People
@@ -27,6 +30,7 @@ from tests.telegram.fakes import (
     FakeBot,
     FakeService,
     MillisecondsClock,
+    SecondsClock,
     eventually,
     new_round,
     voided,
@@ -45,7 +49,9 @@ class BoardShell:
         self.service = FakeService()
         self.service.people = {ANN.id: ANN, BOB.id: BOB}
         self.clock = MillisecondsClock()
-        messenger = Messenger()
+        #: The group's minute of sends, on a clock that only the test moves.
+        self.sends = SendBudget(GROUP_SENDS_PER_MINUTE, clock=SecondsClock())
+        messenger = Messenger(self.sends)
         messenger.attach(cast(Bot, self.bot))
         self.outbox = ChatOutbox()
         service = cast(GameService, self.service)
@@ -282,6 +288,253 @@ async def test_the_last_edit_of_a_round_that_ended_forgets_its_board(shell: Boar
     shell.board.refresh(ended)  # (a late duplicate)
     await shell.settle()
     assert len(shell.service.called("board_message")) == 1  # and is now forgotten
+
+
+# -- reposting a new phase ----------------------------------------------------------------
+
+
+def betting(state: Round) -> Round:
+    """``state`` (bidding) once Ann's bid won it at its deadline: betting is open."""
+    won = with_bid(state, ANN.id, 1_000)
+    after = engine.advance(won, won.deadline_ms).round
+    assert after.phase is Phase.BETTING
+    return after
+
+
+def grabbing(state: Round) -> Round:
+    """``state`` (betting) once Bob's bet is in and its deadline passed: grabbing is open."""
+    bet = engine.bet(state, BOB.id, 500, free_chips=10**9, now_ms=state.deadline_ms - 1).round
+    after = engine.advance(bet, bet.deadline_ms).round
+    assert after.phase is Phase.GRABBING
+    return after
+
+
+async def test_a_new_phase_is_a_new_board_message_and_the_old_one_is_deleted(
+    shell: BoardShell,
+) -> None:
+    await shell.posted()
+    opened = betting(shell.round)
+    shell.service.put(opened)
+    recorded_at_delete: list[dict[int, int]] = []
+    delete = shell.bot.delete_message
+
+    async def deleting(chat_id: int, message_id: int) -> bool:
+        recorded_at_delete.append(dict(shell.service.board_messages))
+        return await delete(chat_id, message_id)
+
+    shell.bot.delete_message = deleting  # type: ignore[method-assign]
+
+    shell.board.repost(opened)
+    await shell.settle()
+
+    text, markup = Views(SETTINGS).board(opened, {ANN.id: ANN, BOB.id: BOB}, shell.clock())
+    assert [call.method for call in shell.bot.calls] == [
+        "send_message",  # the first board
+        "send_message",  # betting opens: it notifies the group
+        "delete_message",  # and only then does the old board go
+    ]
+    new = shell.bot.of("send_message")[1]
+    assert (new.args["text"], new.args["reply_markup"]) == (text, markup)
+    assert "Betting" in new.args["text"]
+    assert shell.bot.of("delete_message")[0].args == {"chat_id": GROUP, "message_id": 1}
+    assert shell.service.board_messages == {7: 2}
+    # Recorded before the old one goes: a crash in between leaves a record of a message
+    # that exists.
+    assert recorded_at_delete == [{7: 2}]
+
+    # The new message is the board from now on.
+    bet = engine.bet(opened, BOB.id, 500, free_chips=10**9, now_ms=opened.deadline_ms - 1)
+    shell.change(bet.round)
+    await shell.settle()
+    (edit,) = shell.bot.of("edit_message_text")
+    assert edit.args["message_id"] == 2
+    assert "Bob" in edit.args["text"]
+
+
+async def test_the_new_board_shows_the_phase_as_it_is_when_the_message_goes_out(
+    shell: BoardShell,
+) -> None:
+    await shell.posted()
+    opened = betting(shell.round)
+    shell.service.put(opened)
+
+    shell.board.repost(opened)
+    # Before its turn comes: betting opened (at the bidding deadline) 3 s ago, and Bob bet.
+    shell.clock.now_ms = shell.round.deadline_ms + 3_000
+    latest = engine.bet(opened, BOB.id, 500, free_chips=10**9, now_ms=shell.clock.now_ms).round
+    shell.service.put(latest)
+    await shell.settle()
+
+    new = shell.bot.of("send_message")[1]
+    assert new.args["text"] == shell.board_text(latest)
+    assert f"{SETTINGS.bet_seconds - 3}s left" in new.args["text"]
+    assert "Bob" in new.args["text"]
+
+
+async def test_grabbing_opens_on_a_new_board_message_too(shell: BoardShell) -> None:
+    await shell.posted()
+    bets_open = betting(shell.round)
+    shell.service.put(bets_open)
+    shell.board.repost(bets_open)
+    await shell.settle()
+    grabs_open = grabbing(bets_open)
+    shell.service.put(grabs_open)
+    shell.clock.now_ms = bets_open.deadline_ms
+
+    shell.board.repost(grabs_open)
+    await shell.settle()
+
+    assert len(shell.bot.texts) == 3
+    grab = shell.bot.of("send_message")[2]
+    assert grab.args["text"] == shell.board_text(grabs_open)
+    assert f"{SETTINGS.grab_seconds}s left" in grab.args["text"]
+    assert [c.args["message_id"] for c in shell.bot.of("delete_message")] == [1, 2]
+    assert [c.args for c in shell.service.called("set_board_message")] == [(7, 1), (7, 2), (7, 3)]
+    assert shell.bot.of("edit_message_text") == []
+
+
+def settled(state: Round) -> Round:
+    """``state`` (grabbing) once its deadline passed: grabbed for everyone, settled."""
+    after = engine.advance(state, state.deadline_ms).round
+    assert not after.phase.is_open
+    return after
+
+
+@pytest.mark.parametrize("ended", [False, True], ids=["grabbing opened", "round ended"])
+async def test_a_repost_whose_phase_is_over_when_its_turn_comes_sends_nothing(
+    shell: BoardShell, ended: bool
+) -> None:
+    # Its turn came late (the chat's outbox waited for the group's minute): the step that
+    # ended the phase queued its own repost or edit, which shows the round as it is.
+    await shell.posted()
+    opened = betting(shell.round)
+    shell.service.put(opened)
+    shell.board.repost(opened)
+    later = grabbing(opened)
+    if ended:
+        later = settled(later)
+    shell.service.put(later)
+
+    await shell.settle()
+
+    assert shell.bot.texts == [shell.board_text(shell.round)]  # the first board only
+    assert shell.bot.of("delete_message") == []
+    assert shell.service.board_messages == {7: 1}
+
+    # What the later step queued shows it: a new board for grabbing, the end edited in.
+    if ended:
+        shell.board.refresh(later, at_once=True)
+    else:
+        shell.board.repost(later)
+    await shell.settle()
+    if ended:
+        assert shell.edits == [shell.board_text(later)]
+        assert len(shell.bot.texts) == 1
+    else:
+        assert shell.bot.texts[1:] == [shell.board_text(later)]
+        assert shell.service.board_messages == {7: 2}
+
+
+async def test_a_board_another_worker_posted_is_reposted_and_its_message_deleted(
+    shell: BoardShell,
+) -> None:
+    shell.service.board_messages[7] = 55
+    opened = betting(shell.round)
+    shell.service.put(opened)
+
+    shell.board.repost(opened)
+    await shell.settle()
+
+    assert shell.bot.texts == [shell.board_text(opened)]
+    assert shell.bot.of("delete_message")[0].args["message_id"] == 55
+    assert shell.service.board_messages == {7: 1}
+
+
+@pytest.mark.parametrize("recorded", [None, BOARD_REFUSED], ids=["not posted", "refused"])
+async def test_a_board_without_a_message_is_not_reposted(
+    shell: BoardShell, recorded: int | None
+) -> None:
+    # One still being posted shows the new phase when it goes out; a refused one has
+    # nowhere to go.
+    if recorded is not None:
+        shell.service.board_messages[7] = recorded
+    opened = betting(shell.round)
+    shell.service.put(opened)
+
+    shell.board.repost(opened)
+    await shell.settle()
+
+    assert shell.bot.calls == []
+    assert shell.service.called("set_board_message") == []
+
+
+@pytest.mark.parametrize(
+    ("room", "reposted"),
+    [(ROOM_KEPT_FOR_ROUNDS + 1, True), (ROOM_KEPT_FOR_ROUNDS, False), (0, False)],
+    ids=["room to spare", "room kept for the round", "no room"],
+)
+async def test_a_new_phase_in_a_busy_minute_is_shown_by_editing_the_old_board(
+    shell: BoardShell, room: int, reposted: bool
+) -> None:
+    await shell.posted()
+    while shell.sends.room(GROUP) > room:
+        shell.sends.take(GROUP)  # replies and other rounds' messages
+    opened = betting(shell.round)
+    shell.service.put(opened)
+
+    shell.board.repost(opened)
+    await shell.settle()
+
+    if reposted:
+        assert len(shell.bot.texts) == 2
+        assert shell.service.board_messages == {7: 2}
+        assert shell.edits == []
+    else:
+        assert len(shell.bot.texts) == 1  # no send, so none waits for a slot either
+        assert shell.bot.of("delete_message") == []
+        assert shell.service.board_messages == {7: 1}
+        (edit,) = shell.bot.of("edit_message_text")
+        assert edit.args["message_id"] == 1
+        assert edit.args["text"] == shell.board_text(opened)
+
+
+async def test_a_refused_repost_shows_the_new_phase_on_the_old_board(
+    shell: BoardShell, caplog: pytest.LogCaptureFixture
+) -> None:
+    await shell.posted()
+    opened = betting(shell.round)
+    shell.service.put(opened)
+    shell.bot.fail_next(BadRequest("Not enough rights to send text messages"), "send_message")
+
+    with caplog.at_level(logging.WARNING, logger="bot.telegram.messenger"):
+        shell.board.repost(opened)
+        await shell.settle()
+
+    (edit,) = shell.bot.of("edit_message_text")
+    assert (edit.args["message_id"], edit.args["text"]) == (1, shell.board_text(opened))
+    assert shell.bot.of("delete_message") == []
+    assert shell.service.board_messages == {7: 1}
+    assert "Not enough rights" in caplog.text
+
+
+async def test_an_old_board_that_cannot_be_deleted_stays_but_the_new_one_is_the_board(
+    shell: BoardShell,
+) -> None:
+    await shell.posted()
+    opened = betting(shell.round)
+    shell.service.put(opened)
+    shell.bot.fail_next(BadRequest("Message can't be deleted"), "delete_message")
+
+    shell.board.repost(opened)
+    await shell.settle()
+    shell.service.calls.clear()
+    shell.change(grabbing(opened))
+    await shell.settle()
+
+    assert shell.service.board_messages == {7: 2}
+    (edit,) = shell.bot.of("edit_message_text")
+    assert edit.args["message_id"] == 2
+    assert shell.service.called("board_message") == []  # remembered, not looked up
 
 
 # -- results and shoes --------------------------------------------------------------------

@@ -1,7 +1,15 @@
-"""Messenger: the shell's Bot API calls, and what it does when Telegram refuses one."""
+"""Messenger: the shell's Bot API calls, what it does when Telegram refuses one, and the
+count of messages sent to each group (a send past the group's minute waits for a slot).
+
+The group's window runs on a ``SecondsClock`` the tests move. A send that must wait sleeps
+(in real time) for as long as the clock says; the tests put the clock a hundredth of a
+second before the slot frees, so that it wakes at once (and sleeps again while the clock
+stands still), and move it on to free the slot: what goes out depends on the clock only.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import cast
 
@@ -10,8 +18,9 @@ from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup
 from telegram.constants import ParseMode
 from telegram.error import BadRequest, Forbidden, NetworkError, TelegramError, TimedOut
 
+from bot.telegram.budget import GROUP_SENDS_PER_MINUTE, SendBudget
 from bot.telegram.messenger import MAX_MESSAGE_LENGTH, MAX_TOAST_LENGTH, Messenger, split_message
-from tests.telegram.fakes import GROUP, FakeBot
+from tests.telegram.fakes import GROUP, OTHER_GROUP, FakeBot, SecondsClock, eventually, spin
 
 BUTTONS = InlineKeyboardMarkup([[InlineKeyboardButton("Bet 1", callback_data="7:bet:100")]])
 
@@ -212,3 +221,157 @@ async def test_a_refused_toast_is_logged_not_raised(
         await messenger.toast("q1", "late")
 
     assert "Query is too old" in caplog.text
+
+
+# -- the group's minute -------------------------------------------------------------------
+
+PRIVATE = 11  # a user's private chat with the bot
+
+
+class Counted:
+    """A messenger over a fake Bot whose groups may be sent ``limit`` messages a minute,
+    counted on a clock the test moves."""
+
+    def __init__(self, limit: int) -> None:
+        self.bot = FakeBot()
+        self.clock = SecondsClock()
+        self.messenger = Messenger(SendBudget(limit, 60.0, clock=self.clock))
+        self.messenger.attach(cast(Bot, self.bot))
+
+    @property
+    def sends(self) -> SendBudget:
+        return self.messenger.group_sends
+
+    async def fill(self, chat_id: int = GROUP) -> None:
+        """Use up the chat's minute: one send per slot, ten seconds apart."""
+        for number in range(self.sends.limit):
+            if number:
+                self.clock.advance(10)
+            await self.messenger.send(chat_id, f"filler {number}")
+
+    def until_slot_almost_free(self) -> None:
+        """Move the clock to a hundredth of a second before the oldest send to ``GROUP``
+        leaves the window (a send waiting for it wakes soon, in real time)."""
+        self.clock.advance(self.sends.wait(GROUP) - 0.01)
+
+    def past_the_slot(self) -> None:
+        """Move the clock just past the moment the oldest send leaves the window."""
+        self.clock.advance(0.02)
+
+
+@pytest.fixture
+def counted() -> Counted:
+    return Counted(limit=2)
+
+
+def test_the_messenger_counts_with_the_budget_it_is_given() -> None:
+    # A budget that counts no chat yet is empty (falsy): it must still be the one used.
+    budget = SendBudget(2, 60.0, clock=SecondsClock())
+
+    assert Messenger(budget).group_sends is budget
+
+
+def test_a_group_may_be_sent_telegrams_20_messages_a_minute_by_default() -> None:
+    sends = Messenger().group_sends
+
+    assert (sends.limit, sends.seconds) == (GROUP_SENDS_PER_MINUTE, 60.0)
+    assert GROUP_SENDS_PER_MINUTE == 20
+
+
+async def test_every_message_sent_to_a_group_counts_against_its_minute(counted: Counted) -> None:
+    assert counted.sends.room(GROUP) == 2
+
+    await counted.messenger.send(GROUP, "one")
+    assert counted.sends.room(GROUP) == 1
+    counted.clock.advance(10)
+    await counted.messenger.send(GROUP, "two")
+
+    assert counted.sends.room(GROUP) == 0
+    assert counted.sends.wait(GROUP) == 50.0  # "one" leaves the window at 60 s
+
+
+async def test_each_part_of_a_long_message_counts_as_a_message() -> None:
+    counted = Counted(limit=10)
+
+    await counted.messenger.send(GROUP, long_text())
+
+    parts = len(counted.bot.texts)
+    assert parts >= 3
+    assert counted.sends.room(GROUP) == 10 - parts
+
+
+async def test_a_send_past_the_groups_minute_waits_for_a_slot_then_goes_out(
+    counted: Counted,
+) -> None:
+    await counted.fill()
+    counted.until_slot_almost_free()
+
+    sending = asyncio.create_task(counted.messenger.send(GROUP, "third", reply_to=5))
+    # It wakes (and waits again) while the clock stands still: no slot, nothing sent.
+    await asyncio.sleep(0.05)
+    assert counted.bot.texts == ["filler 0", "filler 1"]
+    assert not sending.done()
+
+    counted.past_the_slot()  # "filler 0" leaves the window
+    await eventually(sending.done)
+
+    assert sending.result() == 3
+    assert counted.bot.texts == ["filler 0", "filler 1", "third"]
+    assert counted.bot.of("send_message")[2].args["reply_to_message_id"] == 5
+    assert counted.sends.room(GROUP) == 0  # "filler 1" and "third" in the window
+
+
+async def test_a_freed_slot_lets_one_waiting_send_through_not_every_one(counted: Counted) -> None:
+    await counted.fill()
+    counted.until_slot_almost_free()
+    first = asyncio.create_task(counted.messenger.send(GROUP, "waiting A"))
+    second = asyncio.create_task(counted.messenger.send(GROUP, "waiting B"))
+    await asyncio.sleep(0.05)
+
+    counted.past_the_slot()  # one slot frees; the next frees ten seconds later
+    await eventually(lambda: first.done() or second.done())
+    await asyncio.sleep(0.05)
+
+    assert len(counted.bot.texts) == 3
+    assert [first.done(), second.done()].count(True) == 1
+    assert counted.sends.room(GROUP) == 0
+    for task in (first, second):
+        task.cancel()
+    await asyncio.gather(first, second, return_exceptions=True)
+
+
+async def test_a_full_group_holds_up_neither_private_chats_nor_other_groups(
+    counted: Counted,
+) -> None:
+    await counted.fill()
+
+    # More than the limit to a private chat, and one to another group: none waits.
+    sending = [counted.messenger.send(PRIVATE, f"private {n}") for n in range(3)]
+    sending.append(counted.messenger.send(OTHER_GROUP, "other group"))
+    tasks = [asyncio.create_task(send) for send in sending]
+    await eventually(lambda: all(task.done() for task in tasks))
+
+    assert counted.bot.texts[2:] == ["private 0", "private 1", "private 2", "other group"]
+    assert counted.sends.room(PRIVATE) == 2  # a private chat is not counted at all
+    assert counted.sends.room(OTHER_GROUP) == 1
+    assert counted.sends.room(GROUP) == 0
+
+
+async def test_edits_deletes_and_toasts_do_not_count_against_the_groups_minute() -> None:
+    counted = Counted(limit=10)  # room for all of them: a miscount shows, nothing waits
+    await counted.messenger.send(GROUP, "board")
+
+    await counted.messenger.edit(GROUP, 1, "board, edited", None)
+    await counted.messenger.edit(GROUP, 1, "board, edited again", None)
+    await counted.messenger.delete(GROUP, 1)
+    await counted.messenger.toast("q1", "Bet placed.")
+    await spin()
+
+    assert counted.sends.room(GROUP) == 9
+    assert [call.method for call in counted.bot.calls] == [
+        "send_message",
+        "edit_message_text",
+        "edit_message_text",
+        "delete_message",
+        "answer_callback_query",
+    ]

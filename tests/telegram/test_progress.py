@@ -1,6 +1,7 @@
 """RoundProgress: publishing what a command or deadline did (refusals, board, results,
-timers, refreshes), deadlines applied under the chat's urgent turn, the bounded sweep,
-and recovery at start-up. The collaborators are the real ones, over a fake Bot, service
+timers, refreshes; a phase opening as a new board message, the end of a round at once),
+deadlines applied under the chat's urgent turn, the bounded sweep, and recovery at
+start-up. The collaborators are the real ones, over a fake Bot, service
 and JobQueue."""
 
 from __future__ import annotations
@@ -8,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
+from collections.abc import Callable
 from typing import Any, cast
 
 import pytest
@@ -16,7 +18,17 @@ from telegram.ext import JobQueue
 
 from bot.engine import round as engine
 from bot.engine.errors import GameError
-from bot.engine.round import RetiredShoe, Round, RoundStarted, ShoeRef
+from bot.engine.round import (
+    DealerChosen,
+    Phase,
+    RetiredShoe,
+    Round,
+    RoundSettled,
+    RoundStarted,
+    RoundVoided,
+    ShoeRef,
+)
+from bot.engine.settings import Settings
 from bot.service.game import CommandResult, GameService
 from bot.telegram.board import Board
 from bot.telegram.deadlines import Deadlines
@@ -30,6 +42,7 @@ from bot.telegram.replies import Replies
 from tests.telegram.fakes import (
     GROUP,
     OTHER_GROUP,
+    T0_MS,
     FakeBot,
     FakeJobQueue,
     FakeService,
@@ -68,7 +81,7 @@ class Observer:
 class ProgressShell:
     """RoundProgress and its collaborators over a fake Bot, service and JobQueue."""
 
-    def __init__(self, *, sweep_concurrency: int = 8) -> None:
+    def __init__(self, *, sweep_concurrency: int = 8, edit_seconds: float = 0.0) -> None:
         self.bot = FakeBot()
         self.service = FakeService()
         self.queue = FakeJobQueue()
@@ -85,7 +98,7 @@ class ProgressShell:
             self.outbox,
             chats,
             People(service),
-            edit_seconds=0.0,
+            edit_seconds=edit_seconds,
             lease_seconds=10.0,
             clock=MillisecondsClock(),
         )
@@ -227,6 +240,159 @@ async def test_a_new_shoe_is_announced_before_the_rounds_board(shell: ProgressSh
     notice = translate("en", "shoe.replaced", shoe_id=5, old_id=4, seed="01" * 32)
     assert shell.bot.texts[0] == notice
     assert shell.service.board_messages == {7: 2}
+
+
+# -- what shows on the board --------------------------------------------------------------
+
+#: Board edits wait a minute here: what shows sooner did not wait for the throttle.
+THROTTLED = 60.0
+
+
+async def posted_by_publishing(shell: ProgressShell, state: Round) -> None:
+    """Publish ``state`` (just started): its board is posted as message 1 and the chat's
+    throttle starts from that post."""
+    shell.service.put(state)
+    shell.progress.publish(GROUP, CommandResult(state, new_round(state.id).events))
+    await shell.settle()
+    assert shell.service.board_messages == {state.id: 1}
+
+
+def step(shell: ProgressShell, transition: engine.Transition) -> CommandResult:
+    """The database has the transition's round; the result that did it."""
+    shell.service.put(transition.round)
+    return CommandResult(transition.round, transition.events)
+
+
+async def stop_throttled_edits(shell: ProgressShell) -> None:
+    shell.board.cancel_edits()
+    await shell.board.drain(5.0)
+
+
+def a_bid(state: Round) -> engine.Transition:
+    return engine.bid(state, 11, 1_000, free_chips=10**9, now_ms=state.deadline_ms - 1)
+
+
+def a_bet(state: Round) -> engine.Transition:
+    bidding = with_bid(state, 11, 1_000)
+    betting = engine.advance(bidding, bidding.deadline_ms).round
+    return engine.bet(betting, 12, 500, free_chips=10**9, now_ms=betting.deadline_ms - 1)
+
+
+@pytest.mark.parametrize("change", [a_bid, a_bet], ids=["bid", "bet"])
+async def test_a_bid_or_a_bet_rides_the_throttled_edit(
+    change: Callable[[Round], engine.Transition],
+) -> None:
+    # (With no throttle it is edited in at once: test_a_change_refreshes_the_board...)
+    shell = ProgressShell(edit_seconds=THROTTLED)
+    state = new_round(7).round
+    await posted_by_publishing(shell, state)
+
+    shell.progress.publish(GROUP, step(shell, change(state)))
+    await shell.outbox.drain(5.0)
+
+    assert shell.bot.of("edit_message_text") == []  # it waits for the throttle
+    assert len(shell.bot.texts) == 1
+    await stop_throttled_edits(shell)
+
+
+async def test_grabbing_opens_on_a_new_board_message(shell: ProgressShell) -> None:
+    await posted_by_publishing(shell, new_round(7).round)
+    bidding = with_bid(new_round(7).round, 11, 1_000)
+    bets_open = engine.advance(bidding, bidding.deadline_ms).round
+    bet = engine.bet(bets_open, 12, 500, free_chips=10**9, now_ms=bets_open.deadline_ms - 1)
+    opened = step(shell, engine.advance(bet.round, bet.round.deadline_ms))
+    assert opened.round is not None and opened.round.phase is Phase.GRABBING
+
+    shell.progress.publish(GROUP, opened)
+    await shell.settle()
+
+    reposted = shell.bot.of("send_message")[1]
+    assert "Grab" in reposted.args["text"]
+    assert [c.args["message_id"] for c in shell.bot.of("delete_message")] == [1]
+    assert shell.bot.of("edit_message_text") == []
+    assert shell.service.board_messages == {7: 2}
+    assert shell.timer_of(7) == (bet.round.deadline_ms + 20_000 - T0_MS) / 1000
+
+
+async def test_betting_opens_on_a_new_board_message_past_the_throttle() -> None:
+    shell = ProgressShell(edit_seconds=THROTTLED)
+    state = new_round(7).round
+    await posted_by_publishing(shell, state)
+    bidding = with_bid(state, 11, 1_000)
+    shell.service.put(bidding)
+    opened = step(shell, engine.advance(bidding, bidding.deadline_ms))
+
+    shell.progress.publish(GROUP, opened)
+    await shell.settle()
+
+    assert len(shell.bot.texts) == 2
+    assert "Betting" in shell.bot.texts[1]
+    assert [c.args["message_id"] for c in shell.bot.of("delete_message")] == [1]
+
+
+def ended_without_bids() -> engine.Transition:
+    state = new_round(7).round
+    return engine.advance(state, state.deadline_ms)
+
+
+def settled_after_grabbing() -> engine.Transition:
+    bidding = with_bid(new_round(7).round, 11, 1_000)
+    state = engine.advance(bidding, bidding.deadline_ms).round
+    state = engine.bet(state, 12, 500, free_chips=10**9, now_ms=state.deadline_ms - 1).round
+    state = engine.advance(state, state.deadline_ms).round
+    return engine.advance(state, state.deadline_ms)  # nobody grabbed: grabbed for them
+
+
+def card_round_dealt() -> engine.Transition:
+    settings = dataclasses.replace(Settings(), ruleset="bullbull")
+    bidding = new_round(7, settings=settings).round
+    bidding = engine.bid(bidding, 11, 50_000, free_chips=10**9, now_ms=T0_MS + 1).round
+    state = engine.advance(bidding, bidding.deadline_ms).round
+    state = engine.bet(state, 12, 1_000, free_chips=10**9, now_ms=state.deadline_ms - 1).round
+    return engine.advance(state, state.deadline_ms)  # dealt and settled in one step
+
+
+@pytest.mark.parametrize(
+    "ending",
+    [ended_without_bids, settled_after_grabbing, card_round_dealt],
+    ids=["voided", "settled", "card round dealt"],
+)
+async def test_the_end_of_a_round_shows_on_the_board_at_once_past_the_throttle(
+    ending: Callable[[], engine.Transition],
+) -> None:
+    shell = ProgressShell(edit_seconds=THROTTLED)
+    transition = ending()
+    await posted_by_publishing(shell, new_round(7, settings=transition.round.settings).round)
+    assert not transition.round.phase.is_open
+    assert any(isinstance(e, (RoundSettled, RoundVoided)) for e in transition.events)
+
+    shell.progress.publish(GROUP, step(shell, transition))
+    await shell.outbox.drain(5.0)
+
+    (edit,) = shell.bot.of("edit_message_text")
+    assert edit.args["message_id"] == 1
+    assert edit.args["reply_markup"] is None  # no buttons on a round that ended
+    assert shell.bot.of("delete_message") == []  # shown on the board it has, not reposted
+    await stop_throttled_edits(shell)
+
+
+async def test_a_phase_that_opened_on_a_round_that_ended_in_the_same_step_is_not_reposted() -> None:
+    # No step does both today; were one to (a ruleset voiding at once), the round's board
+    # shows how it ended, on the message it has.
+    shell = ProgressShell(edit_seconds=THROTTLED)
+    state = new_round(7).round
+    await posted_by_publishing(shell, state)
+    ended, void = voided(with_bid(state, 11, 1_000))
+    opened = DealerChosen(11, 1_000, state.deadline_ms + 40_000)
+    shell.service.put(ended)
+
+    shell.progress.publish(GROUP, CommandResult(ended, (opened, void)))
+    await shell.outbox.drain(5.0)
+
+    assert len(shell.bot.of("edit_message_text")) == 1
+    assert shell.bot.of("delete_message") == []
+    assert shell.service.board_messages == {7: 1}
+    await stop_throttled_edits(shell)
 
 
 # -- deadlines ----------------------------------------------------------------------------

@@ -19,11 +19,12 @@ from telegram import Bot
 from bot.engine.errors import GameError
 from bot.engine.settings import Settings
 from bot.service.game import GameService
+from bot.telegram.budget import SendBudget
 from bot.telegram.delivery import ChatOutbox
 from bot.telegram.i18n import translate
 from bot.telegram.lookups import ChatSettings
 from bot.telegram.messenger import Messenger
-from bot.telegram.replies import Replies, SendBudget
+from bot.telegram.replies import Replies
 from tests.telegram.fakes import (
     GROUP,
     OTHER_GROUP,
@@ -121,6 +122,25 @@ def test_a_chat_quiet_for_a_whole_window_is_forgotten() -> None:
 
     assert len(budget) == 1  # OTHER_GROUP's only
     assert budget.wait(GROUP) == 0.0
+
+
+def test_room_is_how_many_more_a_chat_may_be_sent_now() -> None:
+    clock = SecondsClock(start=0.0)
+    budget = SendBudget(3, 60.0, clock=clock)
+    assert budget.room(GROUP) == 3
+
+    budget.take(GROUP)
+    clock.advance(10)
+    budget.take(GROUP)
+    assert budget.room(GROUP) == 1
+    budget.take(GROUP)
+    assert budget.room(GROUP) == 0
+    assert budget.room(OTHER_GROUP) == 3
+
+    clock.advance(50)  # the send at 0 leaves the window
+    assert budget.room(GROUP) == 1
+    clock.advance(60)  # and every other one
+    assert budget.room(GROUP) == 3
 
 
 # -- replies in a group -------------------------------------------------------------------
@@ -253,6 +273,82 @@ async def test_an_error_is_explained_in_the_groups_language_with_its_text_escape
     await shell.settle()
 
     assert shell.bot.texts == [translate("zh", "error.unknown_user", who="@&lt;b&gt;x&lt;/b&gt;")]
+
+
+# -- stake confirmations ------------------------------------------------------------------
+
+
+async def test_a_stake_is_confirmed_by_a_reply_while_the_group_has_a_slot_now(
+    shell: RepliesShell,
+) -> None:
+    shell.replies.confirm(message_update(GROUP, ANN, "/bet 5", message_id=31), "Bet placed.")
+    await shell.settle()
+    shell.replies.confirm(message_update(GROUP, BOB, "/bet 6", message_id=32), "Bet placed.")
+    await shell.settle()
+    # The two confirmations took the group's two slots: the third has none.
+    shell.replies.confirm(message_update(GROUP, CAT, "/bet 7", message_id=33), "Bet placed.")
+    await shell.settle()
+
+    calls = shell.bot.of("send_message")
+    assert [call.args["reply_to_message_id"] for call in calls] == [31, 32]
+    assert shell.bot.texts == ["Bet placed.", "Bet placed."]
+    assert shell.replies.budget.room(GROUP) == 0
+
+
+async def test_a_stake_confirmation_without_a_slot_now_is_left_to_the_board(
+    shell: RepliesShell,
+) -> None:
+    await shell.spend_budget()
+
+    shell.replies.confirm(message_update(GROUP, BOB, "/bet 5"), "Bet placed.")
+
+    # It does not wait for a slot either: by then the phase it confirms has moved on.
+    assert shell.replies.waiting == 0
+    shell.clock.advance(61)  # every slot free again
+    await asyncio.sleep(0.02)
+    await shell.settle()
+    assert len(shell.bot.texts) == 2  # the budget's own
+    assert shell.replies.budget.room(GROUP) == 2
+
+
+async def test_a_stake_confirmation_is_left_out_while_other_answers_wait_for_their_turn(
+    shell: RepliesShell,
+) -> None:
+    # Ann's answer waits (for the chat's outbox); the group's budget has slots.
+    shell.replies.reply(message_update(GROUP, ANN, "/balance", message_id=31), "You have RM5.00")
+    shell.replies.confirm(message_update(GROUP, BOB, "/bet 5", message_id=32), "Bet placed.")
+    await shell.settle()
+
+    (call,) = shell.bot.of("send_message")
+    assert call.args["text"] == "You have RM5.00"  # alone, not folded with Bob's
+    assert call.args["reply_to_message_id"] == 31
+
+
+async def test_a_stake_placed_by_a_button_is_confirmed_by_a_toast_even_without_a_slot(
+    shell: RepliesShell,
+) -> None:
+    await shell.spend_budget()
+
+    shell.replies.confirm(button_update(GROUP, BOB, "7:bet:500"), "<b>Bet</b> placed.")
+    await shell.settle()
+
+    (toast,) = shell.bot.of("answer_callback_query")
+    assert toast.args["text"] == "Bet placed."
+    assert len(shell.bot.texts) == 2  # no message
+    assert shell.replies.waiting == 0
+
+
+async def test_a_stake_in_a_private_chat_is_confirmed_at_once_whatever_the_budget(
+    shell: RepliesShell,
+) -> None:
+    for number in range(3):  # more than the budget of 2, at once
+        update = message_update(PRIVATE, ANN, "/bet 5", message_id=number + 1)
+        shell.replies.confirm(update, f"confirmed {number}")
+    await shell.settle()
+
+    calls = shell.bot.of("send_message")
+    assert [call.args["text"] for call in calls] == ["confirmed 0", "confirmed 1", "confirmed 2"]
+    assert [call.args["reply_to_message_id"] for call in calls] == [1, 2, 3]
 
 
 # -- telling the group --------------------------------------------------------------------
