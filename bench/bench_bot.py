@@ -549,8 +549,8 @@ async def running(
             await game.start(application)
             yield
         finally:
-            # The bot's delayed board edits would outlive the database.
-            game.board.cancel_edits()
+            # What the bot still had to send would outlive the database.
+            game.abandon()
             if application.running:
                 await application.stop()
 
@@ -733,7 +733,7 @@ async def bench_bot(args: argparse.Namespace, url: str, out: Output) -> BotResul
             )
             out.line(
                 f"  sanity: {placed} of {total_bets} bets stored; the bot replied {stats.replies} "
-                f"times (it replies only to refused commands here)"
+                f"times (refusals, and stakes confirmed while a group's minute had room)"
             )
 
             under_load = [

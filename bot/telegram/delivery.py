@@ -66,6 +66,13 @@ class ChatOutbox:
             del self._workers[chat_id]
             del self._queues[chat_id]
 
+    def abandon(self) -> None:
+        """Drop every chat's queued work and stop what runs (stopping without sending)."""
+        for queue in self._queues.values():
+            queue.clear()
+        for task in [*self._workers.values(), *self._aside]:
+            task.cancel()
+
     async def drain(self, timeout: float = 10.0) -> None:
         """Wait until every queue is empty (or ``timeout`` passes)."""
         deadline = time.monotonic() + timeout

@@ -163,11 +163,19 @@ class Replies:
     async def _send(self, chat_id: int, text: str, reply_to: int | None) -> None:
         await self.messenger.send(chat_id, text, reply_to=reply_to)
 
-    async def drain(self, timeout: float) -> None:
-        """Send what waits now, whatever the budget (before stopping)."""
+    def _stop_timers(self) -> None:
         for timer in self._timers.values():
             timer.cancel()
         self._timers.clear()
+
+    def abandon(self) -> None:
+        """Drop the answers waiting for a slot (stopping without sending them)."""
+        self._stop_timers()
+        self._waiting.clear()
+
+    async def drain(self, timeout: float) -> None:
+        """Send what waits now, whatever the budget (before stopping)."""
+        self._stop_timers()
         for chat_id in list(self._waiting):
             text = combined(self._waiting.pop(chat_id))
             self.outbox.put(chat_id, partial(self.messenger.send, chat_id, text))

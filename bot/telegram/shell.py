@@ -186,6 +186,13 @@ class GameBot:
         reopened = await self.progress.recover(application.job_queue)
         log.info("ready: %d open rounds rescheduled", reopened)
 
+    def abandon(self) -> None:
+        """Stop sending: drop the edits, answers and messages still waiting (a bench
+        that ends before they could go out; a real stop drains instead)."""
+        self.board.cancel_edits()
+        self.replies.abandon()
+        self.outbox.abandon()
+
     async def drain(self, timeout: float = 10.0) -> None:
         """Let answers and queued messages go out (before stopping)."""
         await self.board.drain(timeout)

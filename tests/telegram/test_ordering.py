@@ -277,3 +277,25 @@ async def test_drain_gives_up_after_its_timeout() -> None:
     gate.let_go("stuck")
     await outbox.drain(5.0)
     assert len(outbox) == 0
+
+
+async def test_abandon_drops_what_waits_and_stops_what_runs() -> None:
+    outbox = ChatOutbox()
+    ran: list[str] = []
+    blocked = asyncio.Event()
+
+    async def running() -> None:
+        ran.append("running")
+        await blocked.wait()
+        ran.append("finished")
+
+    async def waiting() -> None:
+        ran.append("waiting")
+
+    outbox.put(GROUP, running)
+    outbox.put(GROUP, waiting)
+    await spin()
+    outbox.abandon()
+    await spin()
+    assert ran == ["running"]
+    assert len(outbox) == 0
