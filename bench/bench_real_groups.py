@@ -59,12 +59,12 @@ import tempfile
 import time
 import uuid
 from collections import Counter
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from sqlalchemy import func, select
+from sqlalchemy import select
 from sqlalchemy.engine import make_url
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -78,6 +78,7 @@ from bot.store.db import Database
 from bot.store.migrate import upgrade_async
 from bot.store.models import BetRow, RoundRow
 
+_T = TypeVar("_T")
 REPO_ROOT = Path(__file__).resolve().parents[1]
 TOKEN = "123456:REAL-BENCH"
 DEFAULT_POSTGRES_URL = os.environ.get(
@@ -98,7 +99,8 @@ ADMIN_ID = 1
 CREDIT_CENTS = 10_000_000
 #: The last bet is posted this long before the betting deadline, so it lands in the window.
 BET_MARGIN_S = 1.0
-POLL_S = 0.1
+#: How often the driver reads the rounds (one query for all of them).
+POLL_S = 0.25
 SENDS = frozenset({"sendMessage", "editMessageText", "editMessageReplyMarkup", "deleteMessage"})
 TICK = os.sysconf("SC_CLK_TCK")
 
@@ -171,45 +173,70 @@ class Driver:
         self, fake: FakeTelegramClient, db: Database, args: argparse.Namespace, run: Run
     ) -> None:
         self.fake, self.db, self.args, self.run = fake, db, args, run
+        #: Every round as last read: id -> (chat, phase, deadline_ms, high bidder, board).
+        self.rounds: dict[int, tuple[int, str, int, int | None, int | None]] = {}
+        self.refreshed = asyncio.Condition()
+        self.done = False
 
-    async def round_row(self, round_id: int) -> tuple[str, int, int | None, int | None]:
-        """(phase, deadline_ms, high bidder, board message id) of a round."""
-        async with self.db.transaction() as session:
-            row = (
-                await session.execute(
-                    select(
-                        RoundRow.phase,
-                        RoundRow.deadline_ms,
-                        RoundRow.high_bidder,
-                        RoundRow.board_message_id,
-                    ).where(RoundRow.id == round_id)
-                )
-            ).one()
-        return str(row[0]), int(row[1]), row[2], row[3]
+    async def watch(self) -> None:
+        """Read every round in one query each ``POLL_S`` (the bench's database is its own),
+        so that the groups' waits cost the database one read, not one each."""
+        while not self.done:
+            async with self.db.transaction() as session:
+                rows = (
+                    await session.execute(
+                        select(
+                            RoundRow.id,
+                            RoundRow.chat_id,
+                            RoundRow.phase,
+                            RoundRow.deadline_ms,
+                            RoundRow.high_bidder,
+                            RoundRow.board_message_id,
+                        )
+                    )
+                ).all()
+            self.rounds = {r[0]: (r[1], str(r[2]), int(r[3]), r[4], r[5]) for r in rows}
+            async with self.refreshed:
+                self.refreshed.notify_all()
+            await asyncio.sleep(POLL_S)
+
+    async def until(self, check: Callable[[], _T | None], timeout: float) -> _T | None:
+        """``check()``'s first value other than None, re-checked on every read; None at
+        timeout."""
+        end = time.monotonic() + timeout
+        while (found := check()) is None:
+            remaining = end - time.monotonic()
+            if remaining <= 0:
+                return None
+            async with self.refreshed:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self.refreshed.wait(), remaining)
+        return found
 
     async def newest_round(self, chat: int, after: int, timeout: float) -> int | None:
         """The id of a round of the chat newer than ``after`` once there is one."""
-        end = time.monotonic() + timeout
-        while time.monotonic() < end:
-            async with self.db.transaction() as session:
-                newest = await session.scalar(
-                    select(func.max(RoundRow.id)).where(RoundRow.chat_id == chat)
-                )
-            if newest is not None and newest > after:
-                return int(newest)
-            await asyncio.sleep(POLL_S * 2)
-        return None
 
-    async def wait_phase(
-        self, round_id: int, leaving: str, timeout: float
+        def check() -> int | None:
+            ids = [rid for rid, row in self.rounds.items() if row[0] == chat and rid > after]
+            return max(ids) if ids else None
+
+        return await self.until(check, timeout)
+
+    async def round_when(
+        self,
+        round_id: int,
+        ready: Callable[[tuple[str, int, int | None, int | None]], bool],
+        timeout: float,
     ) -> tuple[str, int, int | None, int | None]:
-        """The round once it is no longer in phase ``leaving`` (or as it is at timeout)."""
-        end = time.monotonic() + timeout
-        while True:
-            row = await self.round_row(round_id)
-            if row[0] != leaving or time.monotonic() > end:
-                return row
-            await asyncio.sleep(POLL_S)
+        """(phase, deadline_ms, high bidder, board) of the round once ``ready`` says so (or
+        as last read at timeout)."""
+
+        def check() -> tuple[str, int, int | None, int | None] | None:
+            row = self.rounds.get(round_id)
+            return row[1:] if row is not None and ready(row[1:]) else None
+
+        found = await self.until(check, timeout)
+        return found if found is not None else self.rounds[round_id][1:]
 
     async def sleep_until(self, wall_ms: int) -> None:
         await asyncio.sleep(max(0.0, wall_ms / 1000 - time.time()))
@@ -236,18 +263,15 @@ class Driver:
             seen = RoundSeen(group, rid)
             self.run.rounds.append(seen)
             await self.fake.post_message(chat, dealer, "/bid 100", chat_title=f"Bench {chat}")
-            end = time.monotonic() + BID_S + 10
-            while True:
-                phase, deadline, bidder, _ = await self.round_row(rid)
-                if bidder == dealer["id"] or phase != "bidding" or time.monotonic() > end:
-                    break
-                await asyncio.sleep(POLL_S * 2)
+            phase, deadline, bidder, _ = await self.round_when(
+                rid, lambda r: r[2] == dealer["id"] or r[0] != "bidding", BID_S + 10
+            )
             if bidder != dealer["id"]:
                 self.run.failures["bid not recorded in time"] += 1
                 continue
             seen.deadlines["betting"] = deadline
             await self.sleep_until(deadline)
-            phase, deadline, _, _ = await self.wait_phase(rid, "bidding", timeout=30)
+            phase, deadline, _, _ = await self.round_when(rid, lambda r: r[0] != "bidding", 30)
             if phase != "betting":
                 self.run.failures[f"bidding ended in {phase}"] += 1
                 continue
@@ -260,7 +284,7 @@ class Driver:
                 )
             )
             await self.sleep_until(deadline)
-            phase, deadline, _, board = await self.wait_phase(rid, "betting", timeout=30)
+            phase, deadline, _, board = await self.round_when(rid, lambda r: r[0] != "betting", 30)
             if phase != "grabbing" or board is None:
                 self.run.failures[f"betting ended in {phase}"] += 1
                 continue
@@ -416,12 +440,15 @@ async def bench(args: argparse.Namespace, database_url: str, work: Path) -> None
                         time.process_time(),
                     )
                     wall0 = time.monotonic()
+                    watcher = asyncio.create_task(driver.watch())
                     await asyncio.gather(
                         *(
                             driver.group(g, start + span * g / args.groups)
                             for g in range(args.groups)
                         )
                     )
+                    driver.done = True
+                    await watcher
                     wall = time.monotonic() - wall0
                     bot_cpu = cpu_seconds(bot.pid) - bot_cpu0
                     fake_cpu = cpu_seconds(fake_proc.pid) - fake_cpu0
