@@ -1,0 +1,675 @@
+"""Real-groups bench: the bot process, the fake Telegram process, many groups in real windows.
+
+    python bench/bench_real_groups.py [--groups 200] [--players 10] [--rounds 3]
+                                      [--postgres] [--postgres-url URL]
+
+The fake Telegram runs as its own process (``python -m bot.fakegram --port 0``) and the
+bot as another (``python -m bot run --config …``, as ``tests/e2e/harness.py`` starts it),
+so neither shares a CPU budget with this driver. The database (a temporary SQLite file,
+or with ``--postgres`` a database created on ``--postgres-url`` and dropped afterwards)
+is migrated and every table opened and credited here through ``GameService`` first.
+
+Each group (staggered evenly over one round's length) plays ``--rounds`` rounds with
+windows of bid 6 s, bet 10 s, grab 6 s, pause 2 s: its admin (an operator) posts
+``/newround`` (the later rounds start by themselves after the pause), the dealer
+``/bid 100``, each player ``/bet 10`` at a uniformly random moment of the betting window,
+and in the grabbing window the dealer and every player but one press the Grab button on
+the round's board message (the chat's newest bot message while the grabbing board is not
+out yet; so every round ends at its grab deadline, the last share grabbed automatically).
+The driver follows each round's phase and deadline in the database (polled), not the
+boards: the load is the designed one however late the group sees the boards (which is
+measured, below). The fake answers 429 past 20 messages a
+minute in a group, as Telegram does. After the play the bench waits until the bot has
+sent nothing for 6 s (at most 120 s), then stops it (SIGTERM).
+
+It prints:
+
+1. a bet "recorded": the bet row's ``placed_at_ms`` (the bot's wall clock when it applied
+   the bet, inside the transaction, so its commit is not included) minus the wall time
+   just before the driver posted the ``/bet`` update; median, p99, max; and bets posted
+   but not in the database;
+2. requests to Telegram that failed: the fake's call log (non-ok answers, by code; it does
+   not record durations) and the bot's log (lines naming ``TimedOut``/``NetworkError``,
+   and every WARNING/ERROR);
+3. how late the group sees each deadline: the fake's transcript time of the board that
+   opens betting / grabbing (a new message with that phase's buttons) and of the results
+   message (the one revealing the round's seed) minus the deadline of the phase it ends
+   (``deadline_ms``, read from the database when the driver saw that phase open);
+4. the bot process's CPU (``/proc/<pid>/stat``) over the play and per bet recorded (it
+   includes everything else the bot did: boards, bids, grabs, results), and the fake's;
+5. the floor: the driver's own round trip posting each ``/bet`` to the fake (the update
+   exists once it is answered), measured during the run, and the same number of posts
+   at the same rate after the bot stopped (the fake with nothing behind it); the ratios
+   of the recorded median and p99 to them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import dataclasses
+import json
+import math
+import os
+import random
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections import Counter
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from sqlalchemy import select
+from sqlalchemy.engine import make_url
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bot.engine.round import MINT, Posting, available
+from bot.engine.settings import Settings
+from bot.fakegram.client import FakeTelegramClient
+from bot.service.game import GameService, Person, wall_clock_ms
+from bot.store import ledger
+from bot.store.db import Database
+from bot.store.migrate import upgrade_async
+from bot.store.models import BetRow, RoundRow
+
+_T = TypeVar("_T")
+REPO_ROOT = Path(__file__).resolve().parents[1]
+TOKEN = "123456:REAL-BENCH"
+DEFAULT_POSTGRES_URL = os.environ.get(
+    "NIUNIU_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/postgres"
+)
+BID_S, BET_S, GRAB_S, PAUSE_S = 6, 10, 6, 2
+GAME = {
+    "bid_seconds": BID_S,
+    "bet_seconds": BET_S,
+    "grab_seconds": GRAB_S,
+    "pause_seconds": PAUSE_S,
+    "min_bid": "100",
+    "bid_increment": "10",
+    "min_bet": "1",
+    "max_bet": "1000",
+}
+ADMIN_ID = 1
+CREDIT_CENTS = 10_000_000
+#: The last bet is posted this long before the betting deadline, so it lands in the window.
+BET_MARGIN_S = 1.0
+#: How often the driver reads the rounds (one query for all of them).
+POLL_S = 0.25
+SENDS = frozenset({"sendMessage", "editMessageText", "editMessageReplyMarkup", "deleteMessage"})
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(q / 100 * len(ordered)) - 1)] if ordered else math.nan
+
+
+def stats(values: list[float]) -> str:
+    if not values:
+        return "n=0"
+    return (
+        f"n={len(values)} median {statistics.median(values):8.1f} ms  "
+        f"p99 {percentile(values, 99):8.1f} ms  max {max(values):8.1f} ms"
+    )
+
+
+def cpu_seconds(pid: int) -> float:
+    """utime + stime of a process, from /proc/<pid>/stat."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICK
+
+
+def chat_of(group: int) -> int:
+    return -(1_000_000_000_000 + group)
+
+
+def person(group: int, index: int) -> dict[str, Any]:
+    """Index 0 is the group's dealer, 1.. its players."""
+    return {"id": 1_000_000 + group * 100 + index, "first_name": f"G{group}P{index}"}
+
+
+ADMIN = {"id": ADMIN_ID, "first_name": "Admin"}
+
+
+def write_config(path: Path) -> None:
+    lines = ["[game]"]
+    for key, value in GAME.items():
+        lines.append(f"{key} = {value!r}" if isinstance(value, int) else f'{key} = "{value}"')
+    lines += ["", "[bot]", 'log_level = "INFO"', "", "[telegram]", f"operators = [{ADMIN_ID}]"]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+# -- what the driver saw -------------------------------------------------------------------
+
+
+@dataclass
+class RoundSeen:
+    group: int
+    round_id: int
+    #: Deadline (wall ms) of the phase each entry ends: "betting" opens at the bidding
+    #: deadline, "grabbing" at the betting one, "results" at the grabbing one.
+    deadlines: dict[str, int] = field(default_factory=dict)
+    #: (user id, wall time in s just before the post, post round trip in s)
+    bets: list[tuple[int, float, float]] = field(default_factory=list)
+
+
+@dataclass
+class Run:
+    rounds: list[RoundSeen] = field(default_factory=list)
+    failures: Counter[str] = field(default_factory=Counter)
+
+
+class Driver:
+    """Plays every group's rounds by the database's clock: what a group would do if it
+    saw each phase open at its moment (how late it really sees it is measured apart)."""
+
+    def __init__(
+        self, fake: FakeTelegramClient, db: Database, args: argparse.Namespace, run: Run
+    ) -> None:
+        self.fake, self.db, self.args, self.run = fake, db, args, run
+        #: Every round as last read: id -> (chat, phase, deadline_ms, high bidder, board).
+        self.rounds: dict[int, tuple[int, str, int, int | None, int | None]] = {}
+        self.refreshed = asyncio.Condition()
+        self.done = False
+
+    async def watch(self) -> None:
+        """Read every round in one query each ``POLL_S`` (the bench's database is its own),
+        so that the groups' waits cost the database one read, not one each."""
+        while not self.done:
+            async with self.db.transaction() as session:
+                rows = (
+                    await session.execute(
+                        select(
+                            RoundRow.id,
+                            RoundRow.chat_id,
+                            RoundRow.phase,
+                            RoundRow.deadline_ms,
+                            RoundRow.high_bidder,
+                            RoundRow.board_message_id,
+                        )
+                    )
+                ).all()
+            self.rounds = {r[0]: (r[1], str(r[2]), int(r[3]), r[4], r[5]) for r in rows}
+            async with self.refreshed:
+                self.refreshed.notify_all()
+            await asyncio.sleep(POLL_S)
+
+    async def until(self, check: Callable[[], _T | None], timeout: float) -> _T | None:
+        """``check()``'s first value other than None, re-checked on every read; None at
+        timeout."""
+        end = time.monotonic() + timeout
+        while (found := check()) is None:
+            remaining = end - time.monotonic()
+            if remaining <= 0:
+                return None
+            async with self.refreshed:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self.refreshed.wait(), remaining)
+        return found
+
+    async def newest_round(self, chat: int, after: int, timeout: float) -> int | None:
+        """The id of a round of the chat newer than ``after`` once there is one."""
+
+        def check() -> int | None:
+            ids = [rid for rid, row in self.rounds.items() if row[0] == chat and rid > after]
+            return max(ids) if ids else None
+
+        return await self.until(check, timeout)
+
+    async def round_when(
+        self,
+        round_id: int,
+        ready: Callable[[tuple[str, int, int | None, int | None]], bool],
+        timeout: float,
+    ) -> tuple[str, int, int | None, int | None]:
+        """(phase, deadline_ms, high bidder, board) of the round once ``ready`` says so (or
+        as last read at timeout)."""
+
+        def check() -> tuple[str, int, int | None, int | None] | None:
+            row = self.rounds.get(round_id)
+            return row[1:] if row is not None and ready(row[1:]) else None
+
+        found = await self.until(check, timeout)
+        return found if found is not None else self.rounds[round_id][1:]
+
+    async def sleep_until(self, wall_ms: int) -> None:
+        await asyncio.sleep(max(0.0, wall_ms / 1000 - time.time()))
+
+    async def bet(self, chat: int, who: dict[str, Any], at: float, seen: RoundSeen) -> None:
+        await asyncio.sleep(max(0.0, at - time.time()))
+        before = time.time()
+        await self.fake.post_message(chat, who, "/bet 10", chat_title=f"Bench {chat}")
+        seen.bets.append((who["id"], before, time.time() - before))
+
+    async def group(self, group: int, start_at: float) -> None:
+        chat = chat_of(group)
+        dealer = person(group, 0)
+        players = [person(group, i) for i in range(1, 1 + self.args.players)]
+        await asyncio.sleep(max(0.0, start_at - time.time()))
+        await self.fake.post_message(chat, ADMIN, "/newround", chat_title=f"Bench {chat}")
+        last = 0
+        for _ in range(self.args.rounds):
+            found = await self.newest_round(chat, last, timeout=PAUSE_S + 30)
+            if found is None:
+                self.run.failures["no new round"] += 1
+                return
+            rid = last = found
+            seen = RoundSeen(group, rid)
+            self.run.rounds.append(seen)
+            await self.fake.post_message(chat, dealer, "/bid 100", chat_title=f"Bench {chat}")
+            phase, deadline, bidder, _ = await self.round_when(
+                rid, lambda r: r[2] == dealer["id"] or r[0] != "bidding", BID_S + 10
+            )
+            if bidder != dealer["id"]:
+                self.run.failures["bid not recorded in time"] += 1
+                continue
+            seen.deadlines["betting"] = deadline
+            await self.sleep_until(deadline)
+            phase, deadline, _, _ = await self.round_when(rid, lambda r: r[0] != "bidding", 30)
+            if phase != "betting":
+                self.run.failures[f"bidding ended in {phase}"] += 1
+                continue
+            seen.deadlines["grabbing"] = deadline
+            now, last_bet = time.time(), deadline / 1000 - BET_MARGIN_S
+            await asyncio.gather(
+                *(
+                    self.bet(chat, who, random.uniform(now, max(now, last_bet)), seen)
+                    for who in players
+                )
+            )
+            await self.sleep_until(deadline)
+            phase, deadline, _, board = await self.round_when(rid, lambda r: r[0] != "betting", 30)
+            if phase != "grabbing":
+                self.run.failures[f"betting ended in {phase}"] += 1
+                continue
+            if board is None:
+                # The round's grabbing board is not out yet: press on the chat's newest bot
+                # message (the fake does not check the keyboard, nor does the bot the
+                # message: a press that raced an edit, as with real clients).
+                self.run.failures["grab pressed before the grabbing board was out"] += 1
+                board = max(await self.fake.messages(chat), default=None)
+                if board is None:
+                    continue
+            seen.deadlines["results"] = deadline
+            # The Grab button of the round's board (the fake does not check the keyboard:
+            # the board the group sees may not have been sent yet).
+            data = f"{rid}:grab:0"
+            try:
+                await asyncio.gather(
+                    *(
+                        self.fake.press_button(chat, board, who, data)
+                        for who in [dealer, *players[:-1]]
+                    )
+                )
+            except ValueError:
+                self.run.failures["grab: board message gone"] += 1
+            # The next round starts after the pause (at once after a re-deal).
+            await self.sleep_until(deadline)
+
+
+# -- processes -------------------------------------------------------------------------------
+
+
+@contextlib.asynccontextmanager
+async def fake_process(log: Path) -> AsyncIterator[tuple[subprocess.Popen[bytes], str]]:
+    """``python -m bot.fakegram --port 0``; yields it and its Bot API base URL."""
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "bot.fakegram",
+            "--port",
+            "0",
+            "--token",
+            TOKEN,
+            "--group-message-limit-per-minute",
+            "20",
+        ],
+        cwd=REPO_ROOT,
+        stdout=subprocess.PIPE,
+        stderr=log.open("wb"),
+    )
+    try:
+        assert process.stdout is not None
+        line = await asyncio.wait_for(asyncio.to_thread(process.stdout.readline), 30)
+        yield process, line.decode().strip()
+    finally:
+        process.send_signal(signal.SIGTERM)
+        await asyncio.to_thread(process.wait)
+
+
+def start_bot(config: Path, base_url: str, database_url: str, log: Path) -> subprocess.Popen[bytes]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NIUNIU_")}
+    env.update(
+        NIUNIU_TELEGRAM_TOKEN=TOKEN,
+        NIUNIU_TELEGRAM_BASE_URL=base_url,
+        NIUNIU_DATABASE_URL=database_url,
+        PYTHONUNBUFFERED="1",
+    )
+    with log.open("ab") as out:
+        return subprocess.Popen(
+            [sys.executable, "-m", "bot", "run", "--config", str(config)],
+            cwd=REPO_ROOT,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=out,
+        )
+
+
+async def drain(fake: FakeTelegramClient, quiet: float = 6.0, limit: float = 120.0) -> float:
+    """Wait until the bot sent nothing for ``quiet`` seconds (its outbox is empty), at most
+    ``limit``; how long it kept sending."""
+    start = last_change = time.monotonic()
+    count = -1
+    while time.monotonic() - last_change < quiet and time.monotonic() - start < limit:
+        now = sum(1 for c in await fake.calls() if c["method"] in SENDS)
+        if now != count:
+            count, last_change = now, time.monotonic()
+        await asyncio.sleep(1.0)
+    return last_change - start
+
+
+async def setup_tables(db: Database, args: argparse.Namespace) -> None:
+    """Open every table and credit its dealer and players (as bench_bot.py does)."""
+    service = GameService(db, Settings())
+    admin = Person(ADMIN_ID, "Admin")
+
+    async def one(group: int) -> None:
+        chat = chat_of(group)
+        await service.set_open(chat, admin, True)
+        users = [person(group, i)["id"] for i in range(args.players + 1)]
+        async with db.transaction() as session:
+            await ledger.Ledger(session).post(
+                chat_id=chat,
+                kind="credit",
+                postings=[Posting(MINT, -CREDIT_CENTS * len(users))]
+                + [Posting(available(uid), CREDIT_CENTS) for uid in users],
+                now_ms=wall_clock_ms(),
+                actor_id=ADMIN_ID,
+                memo="bench credit",
+            )
+
+    for start in range(0, args.groups, 20):
+        await asyncio.gather(*(one(g) for g in range(start, min(args.groups, start + 20))))
+
+
+async def floor_posts(fake: FakeTelegramClient, args: argparse.Namespace) -> list[float]:
+    """The same number of ``/bet`` posts, at the same rate (each group's players over one
+    betting window, the groups staggered as in the run), with no bot behind the fake."""
+    span = BID_S + BET_S + GRAB_S + PAUSE_S
+    base = time.time() + 0.5
+    times: list[float] = []
+
+    async def post(group: int, index: int, at: float) -> None:
+        await asyncio.sleep(max(0.0, at - time.time()))
+        before = time.time()
+        await fake.post_message(chat_of(group), person(group, index), "/bet 10")
+        times.append((time.time() - before) * 1000)
+
+    tasks = []
+    for group in range(args.groups):
+        opens = base + span * group / args.groups
+        for r in range(args.rounds):
+            window = opens + r * span
+            for index in range(1, args.players + 1):
+                at = random.uniform(window, window + BET_S - BET_MARGIN_S)
+                tasks.append(post(group, index, at))
+    await asyncio.gather(*tasks)
+    return times
+
+
+# -- the run --------------------------------------------------------------------------------
+
+
+async def bench(args: argparse.Namespace, database_url: str, work: Path) -> None:
+    print(f"database: {make_url(database_url).get_backend_name()}  load before: {os.getloadavg()}")
+    await upgrade_async(database_url)
+    db = Database.from_url(database_url)
+    config = work / "niuniu.toml"
+    write_config(config)
+    bot_log = work / "bot.log"
+    try:
+        t0 = time.monotonic()
+        await setup_tables(db, args)
+        print(f"setup: {args.groups} tables opened and credited in {time.monotonic() - t0:.1f} s")
+        async with fake_process(work / "fake.log") as (fake_proc, base_url):
+            root = base_url.rsplit("/bot", 1)[0]
+            async with FakeTelegramClient(root) as fake:
+                bot = start_bot(config, base_url, database_url, bot_log)
+                try:
+                    end = time.monotonic() + 60
+                    while not any(c["method"] == "getUpdates" for c in await fake.calls()):
+                        if bot.poll() is not None or time.monotonic() > end:
+                            raise SystemExit(
+                                f"the bot did not start:\n{bot_log.read_text()[-3000:]}"
+                            )
+                        await asyncio.sleep(0.2)
+                    run = Run()
+                    driver = Driver(fake, db, args, run)
+                    span = BID_S + BET_S + GRAB_S + PAUSE_S
+                    start = time.time() + 1.0
+                    bot_cpu0, fake_cpu0, own_cpu0 = (
+                        cpu_seconds(bot.pid),
+                        cpu_seconds(fake_proc.pid),
+                        time.process_time(),
+                    )
+                    wall0 = time.monotonic()
+                    watcher = asyncio.create_task(driver.watch())
+                    await asyncio.gather(
+                        *(
+                            driver.group(g, start + span * g / args.groups)
+                            for g in range(args.groups)
+                        )
+                    )
+                    driver.done = True
+                    await watcher
+                    wall = time.monotonic() - wall0
+                    bot_cpu = cpu_seconds(bot.pid) - bot_cpu0
+                    fake_cpu = cpu_seconds(fake_proc.pid) - fake_cpu0
+                    own_cpu = time.process_time() - own_cpu0
+                    load = os.getloadavg()
+                    drained = await drain(fake)
+                    print(f"after the play, the bot sent for {drained:.1f} s more")
+                finally:
+                    bot.send_signal(signal.SIGTERM)
+                    try:
+                        await asyncio.wait_for(asyncio.to_thread(bot.wait), 30)
+                    except TimeoutError:
+                        bot.kill()
+                calls = await fake.calls()
+                transcripts = {g: await fake.transcript(chat_of(g)) for g in range(args.groups)}
+                floor = await floor_posts(fake, args)
+        await report(
+            args,
+            db,
+            run,
+            calls,
+            transcripts,
+            bot_log,
+            floor,
+            wall,
+            bot_cpu,
+            fake_cpu,
+            own_cpu,
+            load,
+        )
+    finally:
+        await db.dispose()
+
+
+def has_button(entry: dict[str, Any], prefix: str) -> bool:
+    """Whether a transcript entry shows a button whose callback data starts with ``prefix``."""
+    rows = (entry.get("reply_markup") or {}).get("inline_keyboard", [])
+    return any(str(b.get("callback_data", "")).startswith(prefix) for row in rows for b in row)
+
+
+async def report(
+    args: argparse.Namespace,
+    db: Database,
+    run: Run,
+    calls: list[dict[str, Any]],
+    transcripts: dict[int, list[dict[str, Any]]],
+    bot_log: Path,
+    floor: list[float],
+    wall: float,
+    bot_cpu: float,
+    fake_cpu: float,
+    own_cpu: float,
+    load: tuple[float, float, float],
+) -> None:
+    ids = [seen.round_id for seen in run.rounds]
+    async with db.transaction() as session:
+        rows = (
+            await session.execute(
+                select(BetRow.round_id, BetRow.user_id, BetRow.placed_at_ms).where(
+                    BetRow.round_id.in_(ids)
+                )
+            )
+        ).all()
+        seeds = dict(
+            (
+                await session.execute(
+                    select(RoundRow.id, RoundRow.seed).where(RoundRow.id.in_(ids))
+                )
+            ).all()
+        )
+    placed = {(r[0], r[1]): r[2] for r in rows}
+    recorded, trips, missing = [], [], 0
+    for seen in run.rounds:
+        for uid, before, trip in seen.bets:
+            trips.append(trip * 1000)
+            at = placed.get((seen.round_id, uid))
+            if at is None:
+                missing += 1
+            else:
+                recorded.append(at - before * 1000)
+
+    late: dict[str, list[float]] = {"betting": [], "grabbing": [], "results": []}
+    unseen: Counter[str] = Counter()
+    for seen in run.rounds:
+        sends = [e for e in transcripts[seen.group] if e["kind"] == "send"]
+        rid, seed = seen.round_id, seeds.get(seen.round_id, b"").hex()
+        hits = {
+            "betting": next((e for e in sends if has_button(e, f"{rid}:bet:")), None),
+            "grabbing": next((e for e in sends if has_button(e, f"{rid}:grab:")), None),
+            "results": next((e for e in sends if seed and seed in (e.get("text") or "")), None),
+        }
+        for phase, hit in hits.items():
+            if phase not in seen.deadlines:
+                continue
+            if hit is None:
+                unseen[phase] += 1
+            else:
+                late[phase].append(hit["time"] * 1000 - seen.deadlines[phase])
+
+    log = bot_log.read_text(encoding="utf-8", errors="replace").splitlines()
+    timed_out = [line for line in log if "TimedOut" in line or "Timed out" in line]
+    network = [line for line in log if "NetworkError" in line]
+    levels = Counter(
+        level for line in log for level in ("WARNING", "ERROR", "CRITICAL") if f" {level} " in line
+    )
+    methods = Counter(c["method"] for c in calls)
+    failed = Counter(f"{c['method']} {c.get('error_code')}" for c in calls if not c.get("ok"))
+
+    posted = sum(len(seen.bets) for seen in run.rounds)
+    print(
+        f"\n{args.groups} groups x {args.players} players x {args.rounds} rounds: "
+        f"{len(run.rounds)} rounds seen, {posted} bets posted, {len(recorded)} recorded, "
+        f"{missing} not in the database; driver failures: {dict(run.failures) or 'none'}"
+    )
+    print(f"play: {wall:.1f} s wall, load average at the end {load}")
+    print(f"(1) bet recorded (placed_at_ms - post time)  {stats(recorded)}")
+    print(f"    the /bet post's round trip (same run)    {stats(trips)}")
+    print(f"(2) Bot API calls: {sum(methods.values())} ({dict(methods.most_common(8))})")
+    print(f"    non-ok answers: {dict(failed) or 'none'}")
+    print(
+        f"    bot log: {len(timed_out)} TimedOut lines, {len(network)} NetworkError lines, "
+        f"levels {dict(levels) or 'none'}"
+    )
+    for line in [*timed_out, *network][:3]:
+        print(f"      {line[:200]}")
+    for phase, values in late.items():
+        print(f"(3) {phase:<8} seen after the deadline  {stats(values)}  unseen {unseen[phase]}")
+    sent = sorted(c["time"] for c in calls if c["method"] in SENDS)
+    if sent:
+        seconds = Counter(int(t) for t in sent)
+        span_s = max(1.0, sent[-1] - sent[0])
+        print(
+            f"    messages out (send/edit/delete): {len(sent)}, {len(sent) / span_s:.1f}/s "
+            f"over {span_s:.0f} s, at most {max(seconds.values())} in a second "
+            f"(the bot keeps to 30/s overall)"
+        )
+    bets = max(1, len(recorded))
+    print(
+        f"(4) bot CPU {bot_cpu:.1f} s over {wall:.1f} s ({100 * bot_cpu / wall:.0f}% of a core), "
+        f"{1000 * bot_cpu / bets:.2f} ms per bet recorded (all its work / bets); "
+        f"fake CPU {fake_cpu:.1f} s; driver CPU {own_cpu:.1f} s"
+    )
+    print(f"(5) floor: /bet posts with no bot behind the fake  {stats(floor)}")
+    if recorded and trips and floor:
+        med, p99 = statistics.median(recorded), percentile(recorded, 99)
+        print(
+            f"    ratio recorded / post round trip in the run: median "
+            f"{med / statistics.median(trips):.1f}x, p99 {p99 / percentile(trips, 99):.1f}x"
+        )
+        print(
+            f"    ratio recorded / floor posts: median {med / statistics.median(floor):.1f}x, "
+            f"p99 {p99 / percentile(floor, 99):.1f}x"
+        )
+    print(f"load average after: {os.getloadavg()}")
+    if args.keep is not None:
+        args.keep.mkdir(parents=True, exist_ok=True)
+        (args.keep / "bot.log").write_text("\n".join(log) + "\n", encoding="utf-8")
+        seen = [dataclasses.asdict(r) for r in run.rounds]
+        dump = {"rounds": seen, "transcripts": transcripts, "calls": calls}
+        (args.keep / "run.json").write_text(json.dumps(dump), encoding="utf-8")
+        print(f"kept in {args.keep}")
+
+
+async def main_async(args: argparse.Namespace) -> None:
+    with tempfile.TemporaryDirectory(prefix="bench-real-") as tmp:
+        work = Path(tmp)
+        if not args.postgres:
+            await bench(args, f"sqlite+aiosqlite:///{work / 'bench.db'}", work)
+            return
+        import asyncpg
+
+        plain = make_url(args.postgres_url).set(drivername="postgresql")
+        name = f"niuniu_bench_real_{uuid.uuid4().hex[:8]}"
+        admin = await asyncpg.connect(plain.render_as_string(hide_password=False), timeout=3)
+        try:
+            await admin.execute(f'CREATE DATABASE "{name}"')
+            url = plain.set(database=name).render_as_string(hide_password=False)
+            await bench(args, url, work)
+        finally:
+            await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+            await admin.close()
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--groups", type=int, default=200)
+    parser.add_argument("--players", type=int, default=10)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--postgres", action="store_true", help="a scratch PostgreSQL database")
+    parser.add_argument("--postgres-url", default=DEFAULT_POSTGRES_URL)
+    parser.add_argument(
+        "--keep", type=Path, default=None, help="copy the logs, transcripts and rounds here"
+    )
+    args = parser.parse_args(argv)
+    if not 1 <= args.players <= 99:
+        parser.error("--players must be 1 to 99")
+    asyncio.run(main_async(args))
+
+
+if __name__ == "__main__":
+    main()
