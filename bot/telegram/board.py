@@ -30,6 +30,9 @@ BOARDS_CACHED = 20_000
 #: Sends a group's minute must still have for a phase to be shown as a new board message
 #: (else the old one is edited): what the round's results and the next board need.
 ROOM_KEPT_FOR_ROUNDS = 3
+#: How far behind the bot's overall rate may be for a phase to be shown as a new board
+#: message: beyond it, every group's new boards would come later than an edit would.
+REPOST_BACKLOG_SECONDS = 1.0
 
 Rendered = tuple[str, InlineKeyboardMarkup | None]
 
@@ -96,7 +99,7 @@ class Board:
         the latest state each time (several changes in between make one edit); or, for a
         change of phase (``at_once``), as soon as the chat's outbox gets to it."""
         if at_once:
-            self.outbox.put(state.chat_id, partial(self._edit, state.id))
+            self.outbox.put(state.chat_id, partial(self._edit, state.id, Priority.PHASE))
             return
         if state.id in self._edit_pending:
             return
@@ -187,10 +190,13 @@ class Board:
         wait = self._edited_at.get(chat_id, 0.0) + self.edit_seconds - time.monotonic()
         if wait > 0:
             await asyncio.sleep(wait)
-        self.outbox.put(chat_id, partial(self._edit, round_id))
+        # Beside the chat's queue, not in it: an edit waits its turn behind every more
+        # urgent message of the bot, and the chat's results must not wait behind it.
+        self.outbox.put_aside(partial(self._edit, round_id))
 
-    async def _edit(self, round_id: int) -> None:
-        """Show a round's current state on its board message, unless it shows it already."""
+    async def _edit(self, round_id: int, priority: Priority = Priority.EDIT) -> None:
+        """Show a round's current state on its board message, unless it shows it already
+        (``priority``: a new phase's edit goes before the bet lists' edits)."""
         # Changes from now on need an edit of their own.
         self._edit_pending.discard(round_id)
         state, text, markup = await self._render(round_id)
@@ -203,7 +209,7 @@ class Board:
         else:  # the round's last edit: forget its board
             self._shown.pop(round_id, None)
             self._message_ids.pop(round_id, None)
-        await self.messenger.edit(state.chat_id, message_id, text, markup)
+        await self.messenger.edit(state.chat_id, message_id, text, markup, priority=priority)
 
     async def _repost(self, round_id: int, phase: Phase) -> None:
         old = self._message_ids.get(round_id) or await self.service.board_message(round_id)
@@ -213,12 +219,13 @@ class Board:
         state, text, markup = await self._render(round_id)
         if state.phase is not phase:
             return  # over by its turn: the step that ended it queued its own repost or edit
-        if self.messenger.group_sends.room(state.chat_id) <= ROOM_KEPT_FOR_ROUNDS:
-            await self._edit(round_id)  # a busy minute: the phase shows, unannounced
+        busy_group = self.messenger.group_sends.room(state.chat_id) <= ROOM_KEPT_FOR_ROUNDS
+        if busy_group or self.messenger.rate.backlog_seconds > REPOST_BACKLOG_SECONDS:
+            await self._edit(round_id, Priority.PHASE)  # busy: shown, unannounced
             return
         new = await self.messenger.send(state.chat_id, text, markup, priority=Priority.PHASE)
         if new is None:  # refused (logged): the old board shows the phase instead
-            await self.messenger.edit(state.chat_id, old, text, markup)
+            await self.messenger.edit(state.chat_id, old, text, markup, priority=Priority.PHASE)
             return
         self._message_ids[round_id] = new
         self._shown[round_id] = (text, markup)

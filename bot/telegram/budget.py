@@ -91,7 +91,7 @@ class SendRate:
         self.interval = 1.0 / per_second
         self.clock = clock
         self._next = 0.0  # when the next message may go
-        self._waiting: list[tuple[int, int, asyncio.Future[None]]] = []
+        self._waiting: list[tuple[int, int, float, asyncio.Future[None]]] = []
         self._arrivals = itertools.count()
         self._dispatcher: asyncio.Task[None] | None = None
 
@@ -100,14 +100,20 @@ class SendRate:
         """Messages waiting for their turn (cancelled ones until they are skipped)."""
         return len(self._waiting)
 
-    async def acquire(self, priority: Priority) -> None:
-        """Wait for this message's turn."""
+    @property
+    def backlog_seconds(self) -> float:
+        """How long a message that comes now would wait, at the least."""
+        return max(0.0, self._next - self.clock()) + len(self._waiting) * self.interval
+
+    async def acquire(self, priority: Priority, cost: float = 1.0) -> None:
+        """Wait for this message's turn (``cost``: what it counts for; an edit counts for
+        less than a message sent)."""
         now = self.clock()
         if not self._waiting and now >= self._next:
-            self._next = now + self.interval
+            self._next = now + self.interval * cost
             return
         turn = asyncio.get_running_loop().create_future()
-        heapq.heappush(self._waiting, (priority, next(self._arrivals), turn))
+        heapq.heappush(self._waiting, (priority, next(self._arrivals), cost, turn))
         if self._dispatcher is None or self._dispatcher.done():
             self._dispatcher = asyncio.get_running_loop().create_task(self._dispatch())
         await turn
@@ -117,8 +123,8 @@ class SendRate:
             while (delay := self._next - self.clock()) > 0:
                 await asyncio.sleep(delay)
             while self._waiting:
-                _, _, turn = heapq.heappop(self._waiting)
+                _, _, cost, turn = heapq.heappop(self._waiting)
                 if not turn.done():  # skip those cancelled while waiting
                     turn.set_result(None)
-                    self._next = max(self.clock(), self._next) + self.interval
+                    self._next = max(self.clock(), self._next) + self.interval * cost
                     break

@@ -17,6 +17,10 @@ from bot.telegram.budget import GROUP_SENDS_PER_MINUTE, Priority, SendBudget, Se
 log = logging.getLogger(__name__)
 
 MAX_MESSAGE_LENGTH = 4096
+#: What an edit counts for against the bot's overall rate, a message sent counting 1:
+#: Telegram's limits weigh edits less than new messages, but not nothing. Deleting a
+#: message is not counted.
+EDIT_COST = 0.5
 #: Telegram cuts a toast at 200 characters.
 MAX_TOAST_LENGTH = 200
 _TAG = re.compile(r"</?[a-z]+[^>]*>")
@@ -59,7 +63,7 @@ class Messenger:
     being refused by Telegram. Callers that can do without a send (a phase notice, which
     an edit can stand in for) look at the room left first. Every message and edit then
     waits for its turn in ``rate`` (Telegram's ~30 a second for the whole bot), the most
-    urgent first: results, phase notices, answers, edits.
+    urgent first: results, phase notices, answers, edits (which count for less).
     """
 
     def __init__(self, group_sends: SendBudget | None = None, rate: SendRate | None = None) -> None:
@@ -121,10 +125,16 @@ class Messenger:
         self.group_sends.take(chat_id)
 
     async def edit(
-        self, chat_id: int, message_id: int, text: str, markup: InlineKeyboardMarkup | None
+        self,
+        chat_id: int,
+        message_id: int,
+        text: str,
+        markup: InlineKeyboardMarkup | None,
+        *,
+        priority: Priority = Priority.EDIT,
     ) -> bool:
         """Replace a message's text and buttons; whether Telegram shows the new text."""
-        await self.rate.acquire(Priority.EDIT)
+        await self.rate.acquire(priority, EDIT_COST)
         try:
             await self.bot.edit_message_text(
                 text,
@@ -142,7 +152,6 @@ class Messenger:
 
     async def delete(self, chat_id: int, message_id: int) -> bool:
         """Delete one of the bot's messages; whether it is gone."""
-        await self.rate.acquire(Priority.EDIT)
         try:
             return await self.bot.delete_message(chat_id, message_id)
         except TelegramError as error:

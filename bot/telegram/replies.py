@@ -137,7 +137,9 @@ class Replies:
         """Queue the chat's waiting answers once its budget has a slot."""
         delay = self.budget.wait(chat_id)
         if delay <= 0:
-            self.outbox.put(chat_id, partial(self._send_waiting, chat_id))
+            # Beside the chat's queue: answers wait their turn behind every more urgent
+            # message of the bot, and the chat's board and results must not wait behind them.
+            self.outbox.put_aside(partial(self._send_waiting, chat_id))
             return
         loop = asyncio.get_running_loop()
         self._timers[chat_id] = loop.call_later(delay, self._timer_fired, chat_id)

@@ -17,8 +17,8 @@ from telegram.error import BadRequest, NetworkError
 from bot.engine import round as engine
 from bot.engine.round import Phase, RetiredShoe, Round, RoundStarted, ShoeRef
 from bot.service.game import BOARD_REFUSED, GameService, Person
-from bot.telegram.board import ROOM_KEPT_FOR_ROUNDS, Board
-from bot.telegram.budget import GROUP_SENDS_PER_MINUTE, SendBudget
+from bot.telegram.board import REPOST_BACKLOG_SECONDS, ROOM_KEPT_FOR_ROUNDS, Board
+from bot.telegram.budget import GROUP_SENDS_PER_MINUTE, Priority, SendBudget, SendRate
 from bot.telegram.delivery import ChatOutbox
 from bot.telegram.i18n import translate
 from bot.telegram.lookups import ChatSettings, People
@@ -633,3 +633,45 @@ async def test_redeliver_does_not_queue_again_what_this_process_is_sending(
 
     assert len(shell.service.called("claim_board")) == 1
     assert len(shell.bot.texts) == 1
+
+
+# -- the bot's overall rate ---------------------------------------------------------------
+
+
+async def test_a_new_phase_while_the_bots_rate_is_behind_is_shown_by_editing_the_old_board(
+    shell: BoardShell,
+) -> None:
+    await shell.posted()
+    rate = SendRate(per_second=0.9)  # the next message's turn is more than a second away
+    shell.board.messenger.rate = rate
+    await rate.acquire(Priority.RESULTS)
+    assert rate.backlog_seconds > REPOST_BACKLOG_SECONDS
+    opened = betting(shell.round)
+    shell.service.put(opened)
+
+    shell.board.repost(opened)
+    await shell.settle()
+
+    assert len(shell.bot.texts) == 1  # the first board only: no new message
+    assert shell.bot.of("delete_message") == []
+    (edit,) = shell.bot.of("edit_message_text")
+    assert edit.args["text"] == shell.board_text(opened)
+
+
+async def test_a_bet_lists_edit_waiting_for_its_turn_holds_up_no_results_of_its_chat(
+    shell: BoardShell,
+) -> None:
+    await shell.posted()
+    rate = SendRate(per_second=4)
+    shell.board.messenger.rate = rate
+    await rate.acquire(Priority.RESULTS)  # whatever comes next waits its turn
+    shell.change(with_bid(shell.round, ANN.id, 1_000))  # an edit, waiting at the lowest priority
+    await asyncio.sleep(0.05)
+    ended, event = voided(shell.round)
+
+    shell.board.announce(ended, event)
+    await shell.settle()
+
+    calls = [call.method for call in shell.bot.calls[1:]]  # after the first board
+    assert calls == ["send_message", "edit_message_text"]
+    assert shell.bot.texts[-1] == Views(SETTINGS).results(ended, event, {})

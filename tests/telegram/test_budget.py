@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from bot.telegram.budget import Priority, SendRate
 
 
@@ -59,3 +61,13 @@ async def test_turns_are_spaced_by_the_rate() -> None:
     assert not waiting.done()  # the clock has not moved: 0.1 s to go
     now[0] += 0.1
     await asyncio.wait_for(waiting, 1)
+
+
+async def test_an_edit_counts_for_less_than_a_message_and_the_backlog_says_how_far_behind() -> None:
+    now = [100.0]
+    rate = SendRate(per_second=10, clock=lambda: now[0])
+    await rate.acquire(Priority.EDIT, 0.5)
+    assert rate.backlog_seconds == pytest.approx(0.05)
+    now[0] += 0.05
+    await rate.acquire(Priority.ANSWER)
+    assert rate.backlog_seconds == pytest.approx(0.1)
