@@ -12,7 +12,8 @@ import asyncio
 import logging
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from telegram.ext import AIORateLimiter
@@ -31,9 +32,24 @@ class ChatOutbox:
         self._queues: dict[int, deque[Job]] = {}
         self._workers: dict[int, asyncio.Task[None]] = {}
         self._aside: set[asyncio.Task[None]] = set()
+        self._held = 0
 
     def __len__(self) -> int:
         return len(self._queues)
+
+    @contextmanager
+    def held(self) -> Iterator[None]:
+        """Queue work put meanwhile without running it; each chat's runs, in order, once
+        the block ends (``bench/bench_restart.py`` counts what start-up asks of the
+        database apart from what sending asks)."""
+        self._held += 1
+        try:
+            yield
+        finally:
+            self._held -= 1
+            if not self._held:
+                for chat_id in self._queues:
+                    self._start(chat_id)
 
     def put_aside(self, job: Job) -> None:
         """Run ``job`` now, in no chat's order (it is awaited by ``drain``)."""
@@ -51,6 +67,10 @@ class ChatOutbox:
     def put(self, chat_id: int, job: Job) -> None:
         """Queue ``job`` for the chat; it runs after everything queued before it."""
         self._queues.setdefault(chat_id, deque()).append(job)
+        if not self._held:
+            self._start(chat_id)
+
+    def _start(self, chat_id: int) -> None:
         if chat_id not in self._workers:
             self._workers[chat_id] = asyncio.get_running_loop().create_task(self._work(chat_id))
 
