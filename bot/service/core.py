@@ -38,6 +38,12 @@ class ServiceCore:
         self.seed_source = seed_source
         self._people_stored: dict[int, Person] = {}
 
+    @property
+    def people_remembered(self) -> int:
+        """Users this process remembers having stored as they are (it writes them again
+        only when they change)."""
+        return len(self._people_stored)
+
     async def _touch_people(self, uow: UnitOfWork, people: Sequence[Person], now: int) -> None:
         """Store or update users, unless this process stored them as they are already
         (remembered once the unit of work commits)."""

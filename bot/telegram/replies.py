@@ -144,6 +144,15 @@ class Replies:
 
         self.outbox.put(chat_id, render)
 
+    def sizes(self) -> dict[str, int]:
+        """Entries kept now: groups with answers waiting, timers set for them, and groups
+        whose recent sends the budget counts."""
+        return {
+            "waiting": len(self._waiting),
+            "timers": len(self._timers),
+            "budget": len(self.budget),
+        }
+
     @property
     def waiting(self) -> int:
         """Answers not sent yet, in every group."""
