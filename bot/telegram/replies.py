@@ -103,7 +103,8 @@ class Replies:
         self.budget = SendBudget(per_minute, clock=clock)
         #: Answers waiting per group; a group is here only while some wait.
         self._waiting: dict[int, list[Answer]] = {}
-        self._timers: set[asyncio.TimerHandle] = set()
+        #: The timer of each group whose answers wait for a free slot (gone once it fired).
+        self._timers: dict[int, asyncio.TimerHandle] = {}
 
     def reply(self, update: Update, text: str) -> None:
         """Answer whoever sent ``update``: a toast for a button, else a reply."""
@@ -170,12 +171,14 @@ class Replies:
         if delay <= 0:
             self.outbox.put(chat_id, partial(self._send_waiting, chat_id))
             return
+        earlier = self._timers.pop(chat_id, None)
+        if earlier is not None:
+            earlier.cancel()
         loop = asyncio.get_running_loop()
-        timer = loop.call_later(delay, self._timer_fired, chat_id)
-        self._timers.add(timer)
+        self._timers[chat_id] = loop.call_later(delay, self._timer_fired, chat_id)
 
     def _timer_fired(self, chat_id: int) -> None:
-        self._timers = {timer for timer in self._timers if not timer.cancelled()}
+        self._timers.pop(chat_id, None)
         self._when_free(chat_id)
 
     async def _send_waiting(self, chat_id: int) -> None:
@@ -197,7 +200,7 @@ class Replies:
 
     async def drain(self, timeout: float) -> None:
         """Send what waits now, whatever the budget (before stopping)."""
-        for timer in self._timers:
+        for timer in self._timers.values():
             timer.cancel()
         self._timers.clear()
         for chat_id in list(self._waiting):
