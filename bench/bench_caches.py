@@ -63,6 +63,7 @@ from bot.bootstrap import assemble
 from bot.config import Config
 from bot.engine.round import Phase
 from bot.engine.settings import Settings
+from bot.service.core import PEOPLE_REMEMBERED
 from bot.store.db import Database
 from bot.store.migrate import upgrade_async
 from bot.telegram.admins import ADMIN_ANSWERS_CACHED, TITLES_CACHED
@@ -74,7 +75,7 @@ from bot.telegram.shell import AnyApplication, GameBot
 PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
 CHAT_BASE = 3_000_000_000_000
 USER_BASE = 3_000_000_000
-PHASE_POLL_SECONDS = 0.25
+PHASE_POLL_SECONDS = 0.5
 
 
 def rss_bytes() -> int:
@@ -157,7 +158,7 @@ def rows(application: AnyApplication, game: GameBot) -> list[Row]:
         Row("ChatLocks", "busy chats", lambda: len(game.locks)),
         Row("ChatOutbox", "chats sending", lambda: len(game.outbox)),
         Row("Replies: groups waiting", "busy chats", lambda: game.replies.sizes()["waiting"]),
-        Row("Replies: timers", "-", lambda: game.replies.sizes()["timers"]),
+        Row("Replies: timers", "groups waiting", lambda: game.replies.sizes()["timers"]),
         Row("SendBudget", f"{GROUPS_COUNTED:,}, 60 s", lambda: len(game.replies.budget)),
         Row("ChatSettings", f"{SETTINGS_CACHED:,}, 10 s", lambda: len(game.chats)),
         Row("People", f"{NAMES_CACHED:,}", lambda: len(game.people)),
@@ -175,7 +176,11 @@ def rows(application: AnyApplication, game: GameBot) -> list[Row]:
         Row("Board: tasks", "open rounds", lambda: game.board.sizes()["tasks"]),
         Row("Deadlines", "open rounds", lambda: len(game.deadlines)),
         Row("JobQueue jobs", "open rounds + 2", lambda: len(queue.jobs())),
-        Row("service: people remembered", "-", lambda: game.service.people_remembered),
+        Row(
+            "service: people remembered",
+            f"{PEOPLE_REMEMBERED:,}",
+            lambda: game.service.people_remembered,
+        ),
         Row("PTB chat_data", "-", lambda: len(application.chat_data)),
         Row("PTB user_data", "-", lambda: len(application.user_data)),
     ]
@@ -290,6 +295,7 @@ async def burst(
             if betting:
                 phase: Phase | None = Phase.BIDDING
                 deadline = time.monotonic() + args.window + 30
+                await asyncio.sleep(args.window)  # bidding lasts that long at least
                 while time.monotonic() < deadline:
                     await asyncio.sleep(PHASE_POLL_SECONDS)
                     phase = await game.service.current_phase(chat_id)
@@ -384,12 +390,11 @@ async def main_async(args: argparse.Namespace) -> int:
         report.print_table()
         stages = report.stages
         quiet = [stage for stage in stages if stage.name.endswith("quiet")]
-        if len(quiet) >= 2:
-            first, last = quiet[0], quiet[-1]
+        for before, after in itertools.pairwise(quiet):
             print(
-                f"RSS after the first burst's quiet {first.rss / 2**20:.1f} MiB, after the last "
-                f"{last.rss / 2**20:.1f} MiB: {(last.rss - first.rss) / 2**20:+.1f} MiB "
-                f"({last.rss / first.rss:.2f}x); allocated blocks {last.blocks - first.blocks:+,}",
+                f"RSS from {before.name} to {after.name}: "
+                f"{(after.rss - before.rss) / 2**20:+.1f} MiB ({after.rss / before.rss:.2f}x); "
+                f"allocated blocks {after.blocks - before.blocks:+,}",
                 flush=True,
             )
     return 0
