@@ -22,9 +22,10 @@ patching) and started as on a restart. It prints:
 
 The floor, in the same run, as many at once as the catch-up: as many other overdue rounds
 (started afterwards the same way) advanced by ``GameService.advance`` alone, without the
-shell (no chat turn, board or timer); and one row committed per round through
-SQLAlchemy (``bench_bot.py``'s ``bench_commit``: a transaction inserting one
-``processed_updates`` row). The catch-up's time per round is printed against both.
+shell (no chat turn, board or timer), from a database that, like the bot's, has read
+once before; and one row committed per round through SQLAlchemy (``bench_bot.py``'s
+``bench_commit``: a transaction inserting one ``processed_updates`` row, from a database
+not used before). The catch-up's time per round is printed against both.
 
 Boards and results that start-up queues are held in the bot's outbox
 (``ChatOutbox.held``) while it is measured, so that their statements are not counted,
@@ -111,6 +112,8 @@ async def advance_alone(url: str, round_ids: list[int], concurrency: int) -> flo
             assert result.events, f"round {round_id} was not due"
 
     try:
+        # As warm as the bot's catch-up: the bench looked at the due rounds before it.
+        await service.due_rounds()
         started = time.perf_counter()
         await asyncio.gather(*(advance(round_id) for round_id in round_ids))
         return time.perf_counter() - started
