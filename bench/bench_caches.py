@@ -28,7 +28,11 @@ after ``--quiet`` seconds of silence that follow, it prints the
 size of every per-chat and per-user structure, the process's resident memory (RSS, from
 ``/proc/self/statm``) and Python's allocated blocks (after a full ``gc.collect()``). The
 floor is the first line: the same process with the bot built and started, before any chat;
-every RSS is printed against it. Caps are the bot's own constants. The quiet period is
+every RSS is printed against it. Caps are the bot's own constants. Below the sizes it
+prints where the resident memory is (see ``NativeMemory``): Python's small-object
+allocator (its arenas, and the blocks in use in them), C ``malloc`` (in use, and free but
+kept) and SQLite's share of it, so that memory kept by allocators after the objects are
+gone (fragmentation) is told apart from objects that are still alive. The quiet period is
 longer than every time-to-live twice over: answers that waited for a slot go out up to a
 minute after the burst, and their group's budget is then counted for a minute more
 (settings live 10 s, admin answers ``admin_cache_seconds``, 60 s). APScheduler's notices
@@ -44,6 +48,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import ctypes
+import ctypes.util
 import gc
 import itertools
 import logging
@@ -82,6 +88,89 @@ def rss_bytes() -> int:
     """The process's resident set size now."""
     with open("/proc/self/statm") as statm:
         return int(statm.read().split()[1]) * PAGE_SIZE
+
+
+class _MallInfo2(ctypes.Structure):
+    _fields_ = [
+        (name, ctypes.c_size_t)
+        for name in (
+            "arena",
+            "ordblks",
+            "smblks",
+            "hblks",
+            "hblkhd",
+            "usmblks",
+            "fsmblks",
+            "uordblks",
+            "fordblks",
+            "keepcost",
+        )
+    ]
+
+
+class NativeMemory:
+    """Where resident memory goes: C ``malloc`` (glibc's ``mallinfo2``, every thread's
+    arena: in use, and free but kept), SQLite's own allocations (``sqlite3_memory_used``,
+    page caches included), Python's small-object allocator (``pymalloc``), and the RSS's
+    anonymous and file-backed parts, where the platform tells them."""
+
+    def __init__(self) -> None:
+        self._mallinfo: Any = None
+        self._sqlite: Any = None
+        with contextlib.suppress(OSError, AttributeError):
+            libc = ctypes.CDLL("libc.so.6")
+            libc.mallinfo2.restype = _MallInfo2
+            self._mallinfo = libc.mallinfo2
+        with contextlib.suppress(OSError, AttributeError):
+            # The library the sqlite3 module loaded (dlopen returns the same handle).
+            sqlite = ctypes.CDLL(ctypes.util.find_library("sqlite3") or "libsqlite3.so.0")
+            sqlite.sqlite3_memory_used.restype = ctypes.c_int64
+            self._sqlite = sqlite.sqlite3_memory_used
+
+    def read(self) -> dict[str, int]:
+        """Bytes: ``malloc`` in use and free in its arenas, SQLite's, and the RSS's anonymous
+        and file-backed parts (``/proc/self/status``); -1 where unknown."""
+        found = {"malloc used": -1, "malloc free": -1, "SQLite": -1}
+        if self._mallinfo is not None:
+            info = self._mallinfo()
+            found["malloc used"] = info.uordblks + info.hblkhd
+            found["malloc free"] = info.fordblks
+        if self._sqlite is not None:
+            found["SQLite"] = int(self._sqlite())
+        found.update(pymalloc())
+        with open("/proc/self/status") as status:
+            for line in status:
+                key, _, value = line.partition(":")
+                if key in ("RssAnon", "RssFile", "RssShmem"):
+                    found[key] = int(value.split()[0]) * 1024
+        return found
+
+
+def pymalloc() -> dict[str, int]:
+    """Python's small-object allocator: the bytes of its arenas (what it holds of the
+    system) and of the blocks in use in them, from ``sys._debugmallocstats()`` (printed on
+    the C stderr, read back from a temporary file); arenas are returned only when empty."""
+    found = {"pymalloc arenas": -1, "pymalloc in use": -1}
+    if not hasattr(sys, "_debugmallocstats"):
+        return found
+    with tempfile.TemporaryFile(mode="w+") as capture:
+        sys.stderr.flush()
+        saved = os.dup(2)
+        try:
+            os.dup2(capture.fileno(), 2)
+            sys._debugmallocstats()
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        capture.seek(0)
+        for line in capture:
+            label, _, value = line.partition("=")
+            label, number = label.strip(), value.strip().replace(",", "")
+            if label.endswith("bytes/arena"):
+                found["pymalloc arenas"] = int(number)
+            elif label == "# bytes in allocated blocks":
+                found["pymalloc in use"] = int(number)
+    return found
 
 
 @dataclass(frozen=True)
@@ -192,6 +281,7 @@ class Stage:
     sizes: list[int]
     rss: int
     blocks: int
+    native: dict[str, int]
 
 
 class Report:
@@ -200,11 +290,16 @@ class Report:
     def __init__(self, table: list[Row]) -> None:
         self.table = table
         self.stages: list[Stage] = []
+        self.native = NativeMemory()
 
     def take(self, name: str) -> Stage:
         gc.collect()
         stage = Stage(
-            name, [row.read() for row in self.table], rss_bytes(), sys.getallocatedblocks()
+            name,
+            [row.read() for row in self.table],
+            rss_bytes(),
+            sys.getallocatedblocks(),
+            self.native.read(),
         )
         self.stages.append(stage)
         floor = self.stages[0].rss
@@ -244,6 +339,13 @@ class Report:
             f"{'allocated blocks':<{names}}  {'':<{caps}}  "
             + "  ".join(f"{stage.blocks:>{width},}" for stage in self.stages)
         )
+        for key in self.stages[0].native:
+            print(
+                f"{key + ' MiB':<{names}}  {'':<{caps}}  "
+                + "  ".join(
+                    f"{stage.native.get(key, -1) / 2**20:>{width}.1f}" for stage in self.stages
+                )
+            )
 
 
 @dataclass
