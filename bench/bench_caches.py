@@ -508,7 +508,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--bursts", type=int, default=2)
     parser.add_argument("--quiet", type=float, default=125.0, help="seconds after each burst")
     parser.add_argument("--concurrency", type=int, default=200, help="groups at a time")
-    parser.add_argument("--window", type=int, default=2, help="bid, bet and grab seconds")
+    parser.add_argument("--window", type=int, default=5, help="bid, bet and grab seconds")
     parser.add_argument("--bet-every", type=int, default=10)
     parser.add_argument("--chatty-every", type=int, default=10)
     parser.add_argument("--database-url", default="", help="default: a temporary SQLite file")
