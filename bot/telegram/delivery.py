@@ -39,9 +39,9 @@ class ChatOutbox:
 
     @contextmanager
     def held(self) -> Iterator[None]:
-        """Queue work put meanwhile without running it; each chat's runs, in order, once
-        the block ends (``bench/bench_restart.py`` counts what start-up asks of the
-        database apart from what sending asks)."""
+        """Run no more work meanwhile (a job already running finishes): what is queued
+        waits, and each chat's runs, in order, once the block ends (``bench/bench_restart.py``
+        counts what start-up asks of the database apart from what sending asks)."""
         self._held += 1
         try:
             yield
@@ -77,17 +77,18 @@ class ChatOutbox:
     async def _work(self, chat_id: int) -> None:
         queue = self._queues[chat_id]
         try:
-            while queue:
+            while queue and not self._held:
                 job = queue.popleft()
                 try:
                     await job()
                 except Exception:
                     log.exception("sending to chat %s failed", chat_id)
         finally:
-            # The loop ends only with the queue empty (nothing runs between its last check
-            # and here), so the next put() starts a new worker.
+            # Nothing runs between the loop's last check and here: the next put() (or the
+            # end of a hold) starts a new worker.
             del self._workers[chat_id]
-            del self._queues[chat_id]
+            if not queue:
+                del self._queues[chat_id]
 
     async def drain(self, timeout: float = 10.0) -> None:
         """Wait until every queue is empty (or ``timeout`` passes)."""

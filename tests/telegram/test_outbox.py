@@ -29,3 +29,30 @@ async def test_work_put_while_held_waits_for_the_end_of_the_block_then_runs_in_o
     assert [index for chat_id, index in done if chat_id == -1] == [0, 1, 2]
     assert (-2, 0) in done
     assert len(outbox) == 0
+
+
+async def test_a_chat_whose_worker_runs_when_the_hold_begins_stops_after_its_current_job() -> None:
+    outbox = ChatOutbox()
+    done: list[int] = []
+    started, release = asyncio.Event(), asyncio.Event()
+
+    async def first() -> None:
+        started.set()
+        await release.wait()
+        done.append(1)
+
+    async def second() -> None:
+        done.append(2)
+
+    outbox.put(-1, first)
+    outbox.put(-1, second)
+    await started.wait()
+    with outbox.held():
+        release.set()
+        for _ in range(5):
+            await asyncio.sleep(0)
+        assert done == [1]
+        assert len(outbox) == 1
+    await outbox.drain(5)
+    assert done == [1, 2]
+    assert len(outbox) == 0
