@@ -52,7 +52,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Container
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -124,7 +124,7 @@ class MemoryTelegram(BaseRequest):
     that PTB parses as usual; only the network is missing.
     """
 
-    def __init__(self, stats: TelegramStats, admins: frozenset[int] = frozenset()) -> None:
+    def __init__(self, stats: TelegramStats, admins: Container[int] = frozenset()) -> None:
         self.stats = stats
         self.admins = admins
 

@@ -7,6 +7,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from functools import partial
 from typing import TypeVar
 
+from cachetools import LRUCache
+
 from bot.engine.settings import Settings
 from bot.service.records import Person, random_seed, wall_clock_ms
 from bot.store.chats import ChatRecord
@@ -15,6 +17,10 @@ from bot.store.errors import AlreadyProcessed
 from bot.store.unit_of_work import Store, UnitOfWork
 
 _T = TypeVar("_T")
+
+#: Users remembered as stored (to write a user only when they changed); beyond that the
+#: least recently seen are forgotten, and written again when next seen.
+PEOPLE_REMEMBERED = 50_000
 
 
 class ServiceCore:
@@ -36,7 +42,13 @@ class ServiceCore:
         self.defaults = defaults or Settings()
         self.clock = clock
         self.seed_source = seed_source
-        self._people_stored: dict[int, Person] = {}
+        self._people_stored: LRUCache[int, Person] = LRUCache(PEOPLE_REMEMBERED)
+
+    @property
+    def people_remembered(self) -> int:
+        """Users this process remembers having stored as they are (it writes them again
+        only when they change), at most ``PEOPLE_REMEMBERED``."""
+        return len(self._people_stored)
 
     async def _touch_people(self, uow: UnitOfWork, people: Sequence[Person], now: int) -> None:
         """Store or update users, unless this process stored them as they are already

@@ -41,6 +41,10 @@ class AdminCheck:
         )
         self._titles: LRUCache[int, str] = LRUCache(TITLES_CACHED)
 
+    def sizes(self) -> dict[str, int]:
+        """Entries cached now: Telegram's answers (per chat and user) and group titles."""
+        return {"answers": len(self._answers), "titles": len(self._titles)}
+
     async def is_admin(self, chat_id: int, user_id: int) -> bool:
         """Group creators and administrators (asked of Telegram, cached) and operators;
         ``False`` when Telegram cannot say (logged)."""

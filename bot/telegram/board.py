@@ -84,6 +84,17 @@ class Board:
         self._delivering: set[tuple[str, int]] = set()
         self._tasks: set[asyncio.Task[None]] = set()
 
+    def sizes(self) -> dict[str, int]:
+        """Entries kept now, per round or per chat (each bounded, or transient)."""
+        return {
+            "message_ids": len(self._message_ids),
+            "shown": len(self._shown),
+            "edited_at": len(self._edited_at),
+            "edit_pending": len(self._edit_pending),
+            "delivering": len(self._delivering),
+            "tasks": len(self._tasks),
+        }
+
     # -- what callers ask for ---------------------------------------------------------
 
     def post(self, chat_id: int, round_id: int) -> None:

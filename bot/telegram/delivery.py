@@ -10,7 +10,8 @@ import asyncio
 import logging
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 
 from telegram.ext import AIORateLimiter
 
@@ -28,9 +29,24 @@ class ChatOutbox:
         self._queues: dict[int, deque[Job]] = {}
         self._workers: dict[int, asyncio.Task[None]] = {}
         self._aside: set[asyncio.Task[None]] = set()
+        self._held = 0
 
     def __len__(self) -> int:
         return len(self._queues)
+
+    @contextmanager
+    def held(self) -> Iterator[None]:
+        """Run no more work meanwhile (a job already running finishes): what is queued
+        waits, and each chat's runs, in order, once the block ends (``bench/bench_restart.py``
+        counts what start-up asks of the database apart from what sending asks)."""
+        self._held += 1
+        try:
+            yield
+        finally:
+            self._held -= 1
+            if not self._held:
+                for chat_id in self._queues:
+                    self._start(chat_id)
 
     def put_aside(self, job: Job) -> None:
         """Run ``job`` now, in no chat's order (it is awaited by ``drain``)."""
@@ -48,23 +64,28 @@ class ChatOutbox:
     def put(self, chat_id: int, job: Job) -> None:
         """Queue ``job`` for the chat; it runs after everything queued before it."""
         self._queues.setdefault(chat_id, deque()).append(job)
+        if not self._held:
+            self._start(chat_id)
+
+    def _start(self, chat_id: int) -> None:
         if chat_id not in self._workers:
             self._workers[chat_id] = asyncio.get_running_loop().create_task(self._work(chat_id))
 
     async def _work(self, chat_id: int) -> None:
         queue = self._queues[chat_id]
         try:
-            while queue:
+            while queue and not self._held:
                 job = queue.popleft()
                 try:
                     await job()
                 except Exception:
                     log.exception("sending to chat %s failed", chat_id)
         finally:
-            # The loop ends only with the queue empty (nothing runs between its last check
-            # and here), so the next put() starts a new worker.
+            # Nothing runs between the loop's last check and here: the next put() (or the
+            # end of a hold) starts a new worker.
             del self._workers[chat_id]
-            del self._queues[chat_id]
+            if not queue:
+                del self._queues[chat_id]
 
     def abandon(self) -> None:
         """Drop every chat's queued work and stop what runs (stopping without sending)."""

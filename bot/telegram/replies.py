@@ -122,6 +122,15 @@ class Replies:
 
         self.outbox.put(chat_id, render)
 
+    def sizes(self) -> dict[str, int]:
+        """Entries kept now: groups with answers waiting, timers set for them, and groups
+        whose recent sends the budget counts."""
+        return {
+            "waiting": len(self._waiting),
+            "timers": len(self._timers),
+            "budget": len(self.budget),
+        }
+
     @property
     def waiting(self) -> int:
         """Answers not sent yet, in every group."""
@@ -141,6 +150,9 @@ class Replies:
             # message of the bot, and the chat's board and results must not wait behind them.
             self.outbox.put_aside(partial(self._send_waiting, chat_id))
             return
+        earlier = self._timers.pop(chat_id, None)
+        if earlier is not None:
+            earlier.cancel()
         loop = asyncio.get_running_loop()
         self._timers[chat_id] = loop.call_later(delay, self._timer_fired, chat_id)
 
