@@ -74,8 +74,8 @@ from bot.store.db import Database
 from bot.store.migrate import upgrade_async
 from bot.telegram.admins import ADMIN_ANSWERS_CACHED, TITLES_CACHED
 from bot.telegram.board import BOARDS_CACHED
+from bot.telegram.budget import GROUPS_COUNTED
 from bot.telegram.lookups import NAMES_CACHED, SETTINGS_CACHED
-from bot.telegram.replies import GROUPS_COUNTED
 from bot.telegram.shell import AnyApplication, GameBot
 
 PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
