@@ -8,9 +8,11 @@ interval.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol, cast
 
+from apscheduler.jobstores.base import JobLookupError  # type: ignore[import-untyped]
 from telegram.ext import ContextTypes, Job, JobQueue
 
 from bot.engine.round import Round
@@ -67,8 +69,11 @@ class Deadlines:
         if scheduled is not None:
             if state.phase.is_open and scheduled[0] == state.deadline_ms:
                 return
-            scheduled[1].schedule_removal()
             del self._jobs[state.id]
+            # A timer that has fired is gone from the scheduler already, though its call
+            # may not have run yet (the sweep got to the round first): nothing to remove.
+            with contextlib.suppress(JobLookupError):
+                scheduled[1].schedule_removal()
         if not state.phase.is_open:
             return
         delay = max(0.0, (state.deadline_ms - self.clock()) / 1000)

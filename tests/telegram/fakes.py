@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from apscheduler.jobstores.base import JobLookupError
 from telegram import (
     CallbackQuery,
     Chat,
@@ -392,6 +393,8 @@ class FakeJob:
     removed: bool = False
 
     def schedule_removal(self) -> None:
+        if self.removed:  # as APScheduler: a fired one-off job is not in its store any more
+            raise JobLookupError(self.name)
         self.removed = True
 
     async def run(self) -> None:

@@ -114,6 +114,21 @@ def test_a_new_deadline_replaces_the_timer(timers: Timers) -> None:
     ]
 
 
+def test_a_timer_that_fired_before_the_sweep_moved_its_round_on_is_simply_replaced(
+    timers: Timers,
+) -> None:
+    state = new_round(7).round
+    timers.deadlines.schedule(state)
+    (fired,) = timers.queue.jobs
+    fired.removed = True  # the scheduler ran it; its call has not come yet
+    later = dataclasses.replace(state, deadline_ms=state.deadline_ms + 40_000, version=2)
+
+    timers.deadlines.schedule(later)  # the sweep applied the deadline first
+
+    assert [job.removed for job in timers.queue.jobs] == [True, False]
+    assert len(timers.deadlines) == 1
+
+
 def test_a_round_that_ended_has_its_timer_dropped_and_gets_none(timers: Timers) -> None:
     state = new_round(7).round
     timers.deadlines.schedule(state)
