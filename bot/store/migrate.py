@@ -44,9 +44,10 @@ def upgrade(url: str, revision: str = "head") -> None:
     """Bring the database at ``url`` up to ``revision`` (blocking; runs its own event loop).
 
     Raises ``MigrationFailed`` with the first line of the reason (the error it comes from
-    is its ``__cause__``): at once for a SQLite file whose directory does not exist (SQLite
-    cannot create it, and letting the driver fail on it races its worker thread against
-    the closing event loop: a traceback on stderr), or when the database refuses. asyncpg's
+    is its ``__cause__``): at once for a SQLite file that cannot be opened for writing (a
+    missing directory, a place nothing may be created, a read-only file: letting the
+    driver fail on it races its worker thread against the closing event loop, which
+    prints a traceback on stderr), or when the database refuses. asyncpg's
     errors while connecting (a wrong role, password or database name) reach here unwrapped
     by SQLAlchemy.
     """
@@ -66,9 +67,18 @@ def upgrade(url: str, revision: str = "head") -> None:
 def _upgrade(url: str, revision: str) -> None:
     parsed = make_url(normalize_url(url))
     if parsed.get_backend_name() == "sqlite" and parsed.database not in (None, "", ":memory:"):
-        directory = Path(parsed.database).expanduser().absolute().parent
-        if not directory.is_dir():
-            raise FileNotFoundError(f"unable to open database file: no directory {directory}")
+        path = Path(parsed.database).expanduser().absolute()
+        if not path.parent.is_dir():
+            raise FileNotFoundError(f"unable to open database file: no directory {path.parent}")
+        # Open it for writing here, with no thread behind it: if SQLite refuses, the
+        # driver's worker thread must not be the one to find out (it races the closing
+        # event loop and prints a traceback of its own).
+        probe = sqlite3.connect(path)
+        try:
+            probe.execute("BEGIN IMMEDIATE")
+            probe.rollback()
+        finally:
+            probe.close()
     command.upgrade(alembic_config(url), revision)
 
 
