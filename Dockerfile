@@ -8,7 +8,7 @@ ARG PYTHON_IMAGE=python:3.11-slim
 
 # -- build: the project's wheel, by the locked build backend ------------------------------
 FROM ${PYTHON_IMAGE} AS build
-ENV PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_CACHE_DIR=1
+ENV PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_CACHE_DIR=1 PIP_ROOT_USER_ACTION=ignore
 WORKDIR /src
 COPY requirements-build.lock ./
 RUN pip install --require-hashes -r requirements-build.lock
@@ -20,7 +20,7 @@ RUN pip wheel --no-deps --no-build-isolation --wheel-dir /wheels .
 # -- the image ----------------------------------------------------------------------------
 FROM ${PYTHON_IMAGE}
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 \
-    PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_CACHE_DIR=1
+    PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_CACHE_DIR=1 PIP_ROOT_USER_ACTION=ignore
 RUN useradd --create-home --uid 10001 niuniu \
     && mkdir -p /data && chown niuniu /data
 
