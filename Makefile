@@ -38,12 +38,13 @@ if command -v pg_isready >/dev/null 2>&1 && ! pg_isready -q -h 127.0.0.1 -p 5432
 fi
 endef
 
-.PHONY: help demo test lint
+.PHONY: help demo test lint lock
 
 help:
 	@echo "make demo   a few rounds offline: the real bot against a fake Telegram (ARGS=...)"
 	@echo "make test   lint, types, import contracts, then the tests (PYTEST_ARGS=...)"
 	@echo "make lint   ruff, ruff format --check, mypy --strict, lint-imports"
+	@echo "make lock   regenerate requirements.lock and requirements-build.lock (LOCK_ARGS=--upgrade)"
 
 $(BIN)/python:
 	@$(call require_python,$(PYTHON),choose another with PYTHON=python3.X)
@@ -67,3 +68,36 @@ lint: $(INSTALLED)
 test: lint
 	@$(start_postgres)
 	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
+
+# The lock files the Docker image installs with `pip install --require-hashes`: the runtime
+# dependencies of pyproject.toml (requirements.lock) and its build backend
+# (requirements-build.lock), every version pinned with the hashes of all its files, for
+# CPython 3.11 (the image's python:3.11-slim) on Linux x86_64 and aarch64. Each is resolved
+# for both platforms and must come out the same. Pins already in a file are kept unless
+# pyproject.toml excludes them; `make lock LOCK_ARGS=--upgrade` takes the newest versions.
+# uv is installed into the virtual environment for this only (not a dependency).
+UV_VERSION ?= 0.13.9
+LOCK_ARGS ?=
+LOCK_PLATFORMS := x86_64-manylinux_2_28 aarch64-manylinux_2_28
+UV_COMPILE = $(BIN)/uv pip compile --quiet --python-version 3.11 --generate-hashes \
+	--custom-compile-command "make lock" $(LOCK_ARGS)
+
+# $(call lock_for_both,INPUT,LOCK): resolve INPUT into LOCK for each platform, compare.
+define lock_for_both
+@set -e; first=; for platform in $(LOCK_PLATFORMS); do \
+    out=build/lock/$$platform-$(notdir $(2)); \
+    if [ -f $(2) ]; then cp $(2) $$out; fi; \
+    $(UV_COMPILE) --python-platform $$platform -o $$out $(1); \
+    if [ -z "$$first" ]; then first=$$out; \
+    elif ! cmp -s $$first $$out; then \
+        echo "$(2): $$first and $$out differ; the lock must be the same on both" >&2; \
+        diff $$first $$out >&2; exit 1; fi; \
+done; cp $$first $(2); echo "wrote $(2)"
+endef
+
+lock: | $(BIN)/python
+	$(BIN)/python -m pip install --quiet 'uv==$(UV_VERSION)'
+	@mkdir -p build/lock
+	$(call lock_for_both,pyproject.toml,requirements.lock)
+	$(BIN)/python -c 'import tomllib; print(*tomllib.load(open("pyproject.toml", "rb"))["build-system"]["requires"], sep="\n")' > build/lock/build-requires.in
+	$(call lock_for_both,build/lock/build-requires.in,requirements-build.lock)
