@@ -1,7 +1,7 @@
 """Cache bench: every per-chat and per-user structure of the shell stays bounded, and the
 process's memory flat, as many groups write and then go quiet.
 
-    python bench/bench_caches.py [--chats 10000] [--bursts 2] [--quiet 125]
+    python bench/bench_caches.py [--chats 10000] [--bursts 2] [--quiet 250] [--census 20]
                                  [--concurrency 200] [--database-url URL]
 
 The bot is built by its composition root (``bot.bootstrap.assemble``) over
@@ -32,12 +32,15 @@ every RSS is printed against it. Caps are the bot's own constants. Below the siz
 prints where the resident memory is (see ``NativeMemory``): Python's small-object
 allocator (its arenas, and the blocks in use in them), C ``malloc`` (in use, and free but
 kept) and SQLite's share of it, so that memory kept by allocators after the objects are
-gone (fragmentation) is told apart from objects that are still alive. The quiet period is
-longer than every time-to-live twice over: answers that waited for a slot go out up to a
-minute after the burst, and their group's budget is then counted for a minute more
-(settings live 10 s, admin answers ``admin_cache_seconds``, 60 s). APScheduler's notices
-that a sweep was skipped because the previous one was still running (under the burst's
-load) are not printed.
+gone (fragmentation) is told apart from objects that are still alive. After each burst
+it waits until every message of it went out (the bot sends about 30 a second, so a burst of
+thousands of groups takes minutes), then stays quiet ``--quiet`` seconds, longer than every
+time-to-live twice over (names, titles and people stored live 120 s, a group's sends are
+counted for 60 s, settings live 10 s, admin answers ``admin_cache_seconds``, 60 s); the bot
+gives back what quiet chats held every 30 s. ``--census N`` also prints the N types of
+object whose count grew most from one quiet stage to the next. APScheduler's notices that
+a sweep was skipped because the previous one was still running (under the burst's load)
+are not printed.
 
 A temporary SQLite file is used unless ``--database-url`` names another database (a
 scratch one: the bench leaves its tables and rounds there).
@@ -57,6 +60,7 @@ import os
 import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
@@ -69,13 +73,13 @@ from bot.bootstrap import assemble
 from bot.config import Config
 from bot.engine.round import Phase
 from bot.engine.settings import Settings
-from bot.service.core import PEOPLE_REMEMBERED
+from bot.service.core import PEOPLE_REMEMBERED, PEOPLE_REMEMBERED_SECONDS
 from bot.store.db import Database
 from bot.store.migrate import upgrade_async
-from bot.telegram.admins import ADMIN_ANSWERS_CACHED, TITLES_CACHED
+from bot.telegram.admins import ADMIN_ANSWERS_CACHED, TITLES_CACHE_SECONDS, TITLES_CACHED
 from bot.telegram.board import BOARDS_CACHED
 from bot.telegram.budget import GROUPS_COUNTED
-from bot.telegram.lookups import NAMES_CACHED, SETTINGS_CACHED
+from bot.telegram.lookups import NAMES_CACHE_SECONDS, NAMES_CACHED, SETTINGS_CACHED
 from bot.telegram.shell import AnyApplication, GameBot
 
 PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
@@ -250,24 +254,32 @@ def rows(application: AnyApplication, game: GameBot) -> list[Row]:
         Row("Replies: timers", "groups waiting", lambda: game.replies.sizes()["timers"]),
         Row("SendBudget", f"{GROUPS_COUNTED:,}, 60 s", lambda: len(game.replies.budget)),
         Row("ChatSettings", f"{SETTINGS_CACHED:,}, 10 s", lambda: len(game.chats)),
-        Row("People", f"{NAMES_CACHED:,}", lambda: len(game.people)),
+        Row("People", f"{NAMES_CACHED:,}, {NAMES_CACHE_SECONDS:g} s", lambda: len(game.people)),
         Row(
             "AdminCheck: answers",
             f"{ADMIN_ANSWERS_CACHED:,}, {ttl_admin}",
             lambda: game.admins.sizes()["answers"],
         ),
-        Row("AdminCheck: titles", f"{TITLES_CACHED:,}", lambda: game.admins.sizes()["titles"]),
-        Row("Board: message ids", f"{BOARDS_CACHED:,}", lambda: game.board.sizes()["message_ids"]),
-        Row("Board: shown", f"{BOARDS_CACHED:,}", lambda: game.board.sizes()["shown"]),
-        Row("Board: edited at", f"{BOARDS_CACHED:,}", lambda: game.board.sizes()["edited_at"]),
+        Row(
+            "AdminCheck: titles",
+            f"{TITLES_CACHED:,}, {TITLES_CACHE_SECONDS:g} s",
+            lambda: game.admins.sizes()["titles"],
+        ),
+        Row("Board: message ids", "open rounds", lambda: game.board.sizes()["message_ids"]),
+        Row("Board: shown", "open rounds", lambda: game.board.sizes()["shown"]),
+        Row(
+            "Board: edited at",
+            f"{BOARDS_CACHED:,}, {config.board_edit_seconds:g} s",
+            lambda: game.board.sizes()["edited_at"],
+        ),
         Row("Board: edits pending", "open rounds", lambda: game.board.sizes()["edit_pending"]),
         Row("Board: delivering", "open rounds", lambda: game.board.sizes()["delivering"]),
         Row("Board: tasks", "open rounds", lambda: game.board.sizes()["tasks"]),
         Row("Deadlines", "open rounds", lambda: len(game.deadlines)),
-        Row("JobQueue jobs", "open rounds + 2", lambda: len(queue.jobs())),
+        Row("JobQueue jobs", "open rounds + 3", lambda: len(queue.jobs())),
         Row(
             "service: people remembered",
-            f"{PEOPLE_REMEMBERED:,}",
+            f"{PEOPLE_REMEMBERED:,}, {PEOPLE_REMEMBERED_SECONDS:g} s",
             lambda: game.service.people_remembered,
         ),
         Row("PTB chat_data", "-", lambda: len(application.chat_data)),
@@ -417,6 +429,20 @@ async def burst(
     return counts
 
 
+async def sent_everything(game: GameBot) -> float:
+    """Wait until every answer, board and result of the burst went out (at Telegram's
+    30 messages a second they take minutes); the seconds waited."""
+    started = time.perf_counter()
+    while (
+        len(game.outbox)
+        or game.replies.sizes()["waiting"]
+        or game.messenger.rate.backlog_seconds > 0
+        or game.board.sizes()["tasks"]
+    ):
+        await asyncio.sleep(1.0)
+    return time.perf_counter() - started
+
+
 async def main_async(args: argparse.Namespace) -> int:
     with contextlib.ExitStack() as stack:
         if args.database_url:
@@ -452,6 +478,7 @@ async def main_async(args: argparse.Namespace) -> int:
         tracker = Tracker(application)
         updates = Updates()
         report = Report(rows(application, game))
+        censuses: list[Counter[str]] = []
         try:
             async with application:
                 await application.start()
@@ -479,8 +506,12 @@ async def main_async(args: argparse.Namespace) -> int:
                             flush=True,
                         )
                         report.take(f"{label}: done")
+                        drained = await sent_everything(game)
+                        print(f"  {label}: every message sent {drained:.0f} s later", flush=True)
                         await asyncio.sleep(args.quiet)
                         report.take(f"{label}: quiet")
+                        if args.census:
+                            censuses.append(census())
                 finally:
                     game.board.cancel_edits()
                     await application.stop()
@@ -499,19 +530,42 @@ async def main_async(args: argparse.Namespace) -> int:
                 f"allocated blocks {after.blocks - before.blocks:+,}",
                 flush=True,
             )
+        for before_census, after_census in itertools.pairwise(censuses):
+            print_growth(before_census, after_census, args.census)
     return 0
+
+
+def census() -> Counter[str]:
+    """Live objects tracked by the garbage collector, counted by type (after a collection)."""
+    gc.collect()
+    return Counter(f"{type(obj).__module__}.{type(obj).__qualname__}" for obj in gc.get_objects())
+
+
+def print_growth(before: Counter[str], after: Counter[str], top: int) -> None:
+    """The ``top`` types whose live objects grew most between two quiet stages."""
+    print(f"\nLive objects that grew most from one quiet stage to the next (top {top}):")
+    growth = Counter(after)
+    growth.subtract(before)
+    for name, count in growth.most_common(top):
+        print(f"  {count:+,} {name}")
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--chats", type=int, default=10_000, help="new groups per burst")
     parser.add_argument("--bursts", type=int, default=2)
-    parser.add_argument("--quiet", type=float, default=125.0, help="seconds after each burst")
+    parser.add_argument("--quiet", type=float, default=250.0, help="seconds after each burst")
     parser.add_argument("--concurrency", type=int, default=200, help="groups at a time")
     parser.add_argument("--window", type=int, default=5, help="bid, bet and grab seconds")
     parser.add_argument("--bet-every", type=int, default=10)
     parser.add_argument("--chatty-every", type=int, default=10)
     parser.add_argument("--database-url", default="", help="default: a temporary SQLite file")
+    parser.add_argument(
+        "--census",
+        type=int,
+        default=0,
+        help="print the N types whose live objects grew most between quiet stages",
+    )
     args = parser.parse_args(argv)
     if min(args.chats, args.bursts, args.concurrency, args.window) < 1:
         parser.error("--chats, --bursts, --concurrency and --window must be at least 1")

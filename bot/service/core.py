@@ -7,7 +7,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from functools import partial
 from typing import TypeVar
 
-from cachetools import LRUCache
+from cachetools import TTLCache
 
 from bot.engine.settings import Settings
 from bot.service.records import Person, random_seed, wall_clock_ms
@@ -21,6 +21,9 @@ _T = TypeVar("_T")
 #: Users remembered as stored (to write a user only when they changed); beyond that the
 #: least recently seen are forgotten, and written again when next seen.
 PEOPLE_REMEMBERED = 50_000
+#: How long a user is remembered as stored: one who keeps playing is written again at
+#: most this often, and the memory of those who went quiet is given back.
+PEOPLE_REMEMBERED_SECONDS = 120.0
 
 
 class ServiceCore:
@@ -42,13 +45,20 @@ class ServiceCore:
         self.defaults = defaults or Settings()
         self.clock = clock
         self.seed_source = seed_source
-        self._people_stored: LRUCache[int, Person] = LRUCache(PEOPLE_REMEMBERED)
+        self._people_stored: TTLCache[int, Person] = TTLCache(
+            PEOPLE_REMEMBERED, PEOPLE_REMEMBERED_SECONDS
+        )
 
     @property
     def people_remembered(self) -> int:
         """Users this process remembers having stored as they are (it writes them again
         only when they change), at most ``PEOPLE_REMEMBERED``."""
         return len(self._people_stored)
+
+    def forget_quiet(self) -> None:
+        """Forget the users whose time as stored ran out (their memory given back even
+        when nothing else touches the cache)."""
+        self._people_stored.expire()
 
     async def _touch_people(self, uow: UnitOfWork, people: Sequence[Person], now: int) -> None:
         """Store or update users, unless this process stored them as they are already

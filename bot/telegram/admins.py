@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 
-from cachetools import LRUCache, TTLCache
+from cachetools import TTLCache
 from telegram import ChatMember, Update
 from telegram.error import TelegramError
 
@@ -20,6 +20,9 @@ log = logging.getLogger(__name__)
 ADMIN_ANSWERS_CACHED = 50_000
 #: Group titles remembered (to store a title only when it changed).
 TITLES_CACHED = 20_000
+#: How long a title is remembered: a quiet group's is stored again at its next admin
+#: command, and the memory of quiet groups is given back.
+TITLES_CACHE_SECONDS = 120.0
 
 
 class AdminCheck:
@@ -39,11 +42,16 @@ class AdminCheck:
         self._answers: TTLCache[tuple[int, int], bool] = TTLCache(
             ADMIN_ANSWERS_CACHED, cache_seconds
         )
-        self._titles: LRUCache[int, str] = LRUCache(TITLES_CACHED)
+        self._titles: TTLCache[int, str] = TTLCache(TITLES_CACHED, TITLES_CACHE_SECONDS)
 
     def sizes(self) -> dict[str, int]:
         """Entries cached now: Telegram's answers (per chat and user) and group titles."""
         return {"answers": len(self._answers), "titles": len(self._titles)}
+
+    def forget_quiet(self) -> None:
+        """Forget the answers and titles whose time ran out."""
+        self._answers.expire()
+        self._titles.expire()
 
     async def is_admin(self, chat_id: int, user_id: int) -> bool:
         """Group creators and administrators (asked of Telegram, cached) and operators;

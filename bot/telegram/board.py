@@ -11,10 +11,11 @@ from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import TypeVar
 
-from cachetools import LRUCache
+from cachetools import TTLCache
 from telegram import InlineKeyboardMarkup
 
 from bot.engine.round import Phase, Round, RoundSettled, RoundStarted, RoundVoided
+from bot.engine.settings import MAX_WINDOW_SECONDS
 from bot.service.game import BOARD_REFUSED, GameService
 from bot.telegram.budget import Priority
 from bot.telegram.delivery import ChatOutbox
@@ -27,6 +28,10 @@ _T = TypeVar("_T")
 
 #: Boards remembered at once (their message id and what they show): every open round's.
 BOARDS_CACHED = 20_000
+#: How long a board is remembered at most. A round's last edit forgets it; this bounds
+#: what a round whose end this process never saw (another worker's) keeps: after it, the
+#: message id is read from the database and what it shows is sent again.
+BOARD_CACHE_SECONDS = 4 * MAX_WINDOW_SECONDS
 #: Sends a group's minute must still have for a phase to be shown as a new board message
 #: (else the old one is edited): what the round's results and the next board need.
 ROOM_KEPT_FOR_ROUNDS = 3
@@ -74,9 +79,10 @@ class Board:
         self.edit_seconds = edit_seconds
         self.lease_ms = round(lease_seconds * 1000)
         self.clock = clock
-        self._message_ids: LRUCache[int, int] = LRUCache(BOARDS_CACHED)
-        self._shown: LRUCache[int, Rendered] = LRUCache(BOARDS_CACHED)
-        self._edited_at: LRUCache[int, float] = LRUCache(BOARDS_CACHED)
+        self._message_ids: TTLCache[int, int] = TTLCache(BOARDS_CACHED, BOARD_CACHE_SECONDS)
+        self._shown: TTLCache[int, Rendered] = TTLCache(BOARDS_CACHED, BOARD_CACHE_SECONDS)
+        #: When each chat's board was last edited, while that still holds its next edit back.
+        self._edited_at: TTLCache[int, float] = TTLCache(BOARDS_CACHED, edit_seconds)
         #: Rounds with an edit on its way: later changes ride along with it.
         self._edit_pending: set[int] = set()
         #: Boards and results this process has queued and not finished sending: the sweep
@@ -139,6 +145,11 @@ class Board:
             self.announce(state, ended)
         for round_id, chat_id in await self.service.unposted_boards(unclaimed_grace_ms=grace):
             self.post(chat_id, round_id)
+
+    def forget_quiet(self) -> None:
+        """Forget the boards and edit times whose time ran out."""
+        for cache in (self._message_ids, self._shown, self._edited_at):
+            cache.expire()
 
     def cancel_edits(self) -> None:
         """Drop the edits waiting for their turn (stopping without sending them)."""
@@ -212,14 +223,15 @@ class Board:
         self._edit_pending.discard(round_id)
         state, text, markup = await self._render(round_id)
         message_id = self._message_ids.get(round_id) or await self.service.board_message(round_id)
-        if not message_id or self._shown.get(round_id) == (text, markup):
-            return
-        self._edited_at[state.chat_id] = time.monotonic()
-        if state.phase.is_open:
-            self._shown[round_id] = (text, markup)
-        else:  # the round's last edit: forget its board
+        shown = self._shown.get(round_id)
+        if not state.phase.is_open:  # the round's last edit: forget its board
             self._shown.pop(round_id, None)
             self._message_ids.pop(round_id, None)
+        if not message_id or shown == (text, markup):
+            return
+        if state.phase.is_open:
+            self._shown[round_id] = (text, markup)
+        self._edited_at[state.chat_id] = time.monotonic()
         await self.messenger.edit(state.chat_id, message_id, text, markup, priority=priority)
 
     async def _repost(self, round_id: int, phase: Phase) -> None:

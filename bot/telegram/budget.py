@@ -38,6 +38,10 @@ class SendBudget:
     def __len__(self) -> int:
         return len(self._sent)
 
+    def forget_quiet(self) -> None:
+        """Forget the chats sent nothing for the whole window."""
+        self._sent.expire()
+
     def wait(self, chat_id: int) -> float:
         """Seconds until the chat may be sent one more (0: now)."""
         now = self.clock()

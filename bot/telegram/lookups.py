@@ -3,10 +3,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import time
+from collections.abc import Callable, Iterable
 from typing import Any
 
-from cachetools import LRUCache, TTLCache
+from cachetools import TTLCache
 from telegram import User as TelegramUser
 
 from bot.engine.settings import Settings
@@ -21,6 +22,9 @@ SETTINGS_CACHE_SECONDS = 10.0
 SETTINGS_CACHED = 4096
 #: Names kept at once: those of the people playing now (boards and results name them).
 NAMES_CACHED = 50_000
+#: How long a name is kept: a quiet user's is read from the database again when needed,
+#: and the memory of those who went quiet is given back.
+NAMES_CACHE_SECONDS = 120.0
 
 
 def person_of(user: TelegramUser) -> Person:
@@ -50,6 +54,10 @@ class ChatSettings:
         """Read the group's settings again next time (they changed)."""
         self._cache.pop(chat_id, None)
 
+    def forget_quiet(self) -> None:
+        """Forget the settings whose time ran out."""
+        self._cache.expire()
+
     async def views(self, chat_id: int) -> Views:
         """Renderers in the group's language and currency."""
         return Views(await self.get(chat_id))
@@ -63,12 +71,22 @@ class ChatSettings:
 class People:
     """Names of users: those this process saw lately, else the database's."""
 
-    def __init__(self, service: GameService, *, size: int = NAMES_CACHED) -> None:
+    def __init__(
+        self,
+        service: GameService,
+        *,
+        size: int = NAMES_CACHED,
+        timer: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.service = service
-        self._cache: LRUCache[int, Person] = LRUCache(size)
+        self._cache: TTLCache[int, Person] = TTLCache(size, NAMES_CACHE_SECONDS, timer=timer)
 
     def __len__(self) -> int:
         return len(self._cache)
+
+    def forget_quiet(self) -> None:
+        """Forget the names whose time ran out."""
+        self._cache.expire()
 
     def saw(self, person: Person) -> None:
         """Remember a name as Telegram just showed it."""

@@ -46,6 +46,8 @@ from bot.telegram.replies import Replies
 log = logging.getLogger(__name__)
 
 AnyApplication = Application[Any, Any, Any, Any, Any, Any]
+#: How often the caches give back what quiet chats and users held.
+FORGET_QUIET_SECONDS = 30.0
 BARE_NUMBER = r"^\s*[0-9]{1,9}(\.[0-9]{1,2})?\s*$"
 
 
@@ -184,7 +186,25 @@ class GameBot:
         await self.commands.publish_menus(application.bot)
         assert application.job_queue is not None
         reopened = await self.progress.recover(application.job_queue)
+        application.job_queue.run_repeating(
+            self._forget_quiet, interval=FORGET_QUIET_SECONDS, name="forget quiet chats"
+        )
         log.info("ready: %d open rounds rescheduled", reopened)
+
+    def forget_quiet(self) -> None:
+        """Give back what chats and users that went quiet hold in the caches (entries
+        whose time ran out; a cache drops them itself only when it is next written, which
+        a bot gone quiet never does)."""
+        self.service.forget_quiet()
+        self.chats.forget_quiet()
+        self.people.forget_quiet()
+        self.admins.forget_quiet()
+        self.board.forget_quiet()
+        self.replies.budget.forget_quiet()
+        self.messenger.group_sends.forget_quiet()
+
+    async def _forget_quiet(self, context: CallbackContext[Any, Any, Any, Any]) -> None:
+        self.forget_quiet()
 
     def abandon(self) -> None:
         """Stop sending: drop the edits, answers and messages still waiting (a bench

@@ -7,6 +7,7 @@ import asyncio
 from typing import cast
 
 import pytest
+from cachetools import Cache
 
 from bot.engine.settings import Settings
 from bot.service.game import GameService, Person
@@ -126,6 +127,25 @@ async def test_names_are_kept_for_a_bounded_number_of_people(service: FakeServic
     assert len(people) == 2
     assert await people.names([11]) == {11: ANN}  # the least recent, asked again
     assert reads(service, "names") == [[11]]
+
+
+async def test_names_of_people_gone_quiet_are_forgotten_without_another_write(
+    service: FakeService,
+) -> None:
+    now = [0.0]
+    people = People(cast(GameService, service), timer=lambda: now[0])
+    people.saw(ANN)
+    now[0] = lookups.NAMES_CACHE_SECONDS / 2
+    people.saw(BOB)
+
+    now[0] = lookups.NAMES_CACHE_SECONDS + 1
+    held = people._cache
+    assert Cache.__len__(held) == 2  # a cache drops what ran out only when touched
+    people.forget_quiet()
+
+    assert Cache.__len__(held) == 1
+    assert await people.names([12]) == {12: BOB}
+    assert service.called("names") == []
 
 
 def test_a_telegram_user_is_a_person_for_the_service() -> None:
