@@ -94,13 +94,39 @@ async def poll(application: AnyApplication, stop: asyncio.Event, *, timeout: flo
             await bot.get_updates(offset=offset, timeout=0, allowed_updates=ALLOWED_UPDATES)
 
 
+class UpdateIntake:
+    """Whether updates are coming in (``/readyz``): the application is running and its
+    polling loop is alive, or Telegram was told of the webhook (``webhook_set``)."""
+
+    def __init__(self, application: AnyApplication) -> None:
+        self.application = application
+        self.poller: asyncio.Task[None] | None = None
+        self.webhook_set = False
+
+    def not_receiving(self) -> str | None:
+        """Why no updates come in (a short line), or None when they do."""
+        if not self.application.running:
+            return "the bot is not running"
+        if self.poller is not None:
+            return "polling has stopped" if self.poller.done() else None
+        if not self.webhook_set:
+            return "no updates come in: not polling, and no webhook set"
+        return None
+
+
 @contextlib.asynccontextmanager
 async def running(
-    application: AnyApplication, game: GameBot, *, poll_timeout: float = 10, polling: bool = True
+    application: AnyApplication,
+    game: GameBot,
+    *,
+    poll_timeout: float = 10,
+    polling: bool = True,
+    intake: UpdateIntake | None = None,
 ) -> AsyncIterator[asyncio.Event]:
     """Run the bot while the block runs: start, recover, poll; then stop cleanly.
 
-    Yields the event that stops polling (set it, or leave the block).
+    Yields the event that stops polling (set it, or leave the block). ``intake`` is told
+    of the polling loop.
     """
     stop = asyncio.Event()
     async with application:
@@ -109,6 +135,8 @@ async def running(
         poller = (
             asyncio.create_task(poll(application, stop, timeout=poll_timeout)) if polling else None
         )
+        if intake is not None:
+            intake.poller = poller
         try:
             yield stop
         finally:
