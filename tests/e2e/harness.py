@@ -234,11 +234,20 @@ async def eventually(
 class BotProcess:
     """``python -m bot run --config …`` as a child process, its log in a file."""
 
-    def __init__(self, fake: FakeTelegram, config: Path, database_url: str, log: Path) -> None:
+    def __init__(
+        self,
+        fake: FakeTelegram,
+        config: Path,
+        database_url: str,
+        log: Path,
+        extra_env: Mapping[str, str] | None = None,
+    ) -> None:
         self.fake = fake
         self.config = config
         self.database_url = database_url
         self.log_path = log
+        #: More environment for the bot (``NIUNIU_WEB_LISTEN``…), over the harness's own.
+        self.extra_env = dict(extra_env or {})
         self.process: subprocess.Popen[bytes] | None = None
         self.starts = 0
 
@@ -255,6 +264,7 @@ class BotProcess:
             NIUNIU_DATABASE_URL=self.database_url,
             PYTHONUNBUFFERED="1",
         )
+        env.update(self.extra_env)
         return env
 
     def log(self, tail: int = 6000) -> str:
@@ -297,6 +307,14 @@ class BotProcess:
         await eventually(
             ready, timeout=STARTUP_SECONDS, what="the bot to poll for updates", on_timeout=self.log
         )
+
+    async def terminate(self) -> int:
+        """SIGTERM, as a service manager stops it; the exit code once it has stopped."""
+        assert self.process is not None, "the bot is not running"
+        self.process.terminate()
+        code = await asyncio.to_thread(self.process.wait)
+        self.process = None
+        return code
 
     async def kill(self) -> None:
         """SIGKILL: no shutdown code runs, as after a crash or a power cut."""
@@ -562,8 +580,10 @@ async def running_bot(
     operators: list[int] | None = None,
     delivery_lease_seconds: float | None = None,
     replies_per_minute: int | None = None,
+    env: Mapping[str, str] | None = None,
 ) -> AsyncIterator[E2E]:
-    """A fake Telegram, the bot process polling it, and a reader of its database."""
+    """A fake Telegram, the bot process polling it (``env``: more of its environment),
+    and a reader of its database."""
     database_url = f"sqlite+aiosqlite:///{tmp_path / 'e2e.db'}"
     config = write_config(
         tmp_path / "niuniu.toml",
@@ -573,7 +593,7 @@ async def running_bot(
         replies_per_minute=replies_per_minute or REPLIES_PER_MINUTE,
     )
     async with FakeTelegram() as fake:
-        bot = BotProcess(fake, config, database_url, tmp_path / "bot.log")
+        bot = BotProcess(fake, config, database_url, tmp_path / "bot.log", env)
         try:
             await bot.start()
             e2e = E2E(fake, bot, database_url)
