@@ -3,11 +3,16 @@ readiness probe's trivial query, on SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
+from typing import Any
+
+import pytest
+
 from bot.engine.round import Phase
 from bot.engine.settings import Settings
 from bot.service.game import GameService
 from bot.store.db import Database
-from tests.conftest import Clock
+from bot.store.rounds import StaleRound
+from tests.conftest import Clock, Seeds
 from tests.store.helpers import ADMIN, DEALER, GROUP, PLAYERS, TEST_SETTINGS, fund, open_table
 
 OTHER_GROUP = GROUP - 1
@@ -66,3 +71,38 @@ async def test_a_settled_round_is_no_longer_counted(
 
 async def test_the_database_answers_a_trivial_query(db: Database) -> None:
     await GameService(db, Settings()).database_answers()
+
+
+class RetryCounter:
+    """A service observer that counts the transactions run again."""
+
+    def __init__(self) -> None:
+        self.retries = 0
+
+    def database_retried(self) -> None:
+        self.retries += 1
+
+
+async def test_a_command_whose_round_changed_under_it_runs_again_and_is_reported(
+    db: Database, clock: Clock, seeds: Seeds, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    observer = RetryCounter()
+    service = GameService(db, TEST_SETTINGS, clock=clock, seed_source=seeds, observer=observer)
+    await open_table(service)
+    await fund(service, DEALER, 100_000)
+    started = await service.start_round(GROUP, actor=DEALER)
+    assert started.round is not None and observer.retries == 0
+    round_id = started.round.id
+    run = service.store.round_commands.run
+    lost_once: list[int] = []
+
+    async def lose_the_first_race(*args: Any, **kwargs: Any) -> Any:
+        if not lost_once:
+            lost_once.append(1)
+            raise StaleRound(round_id)
+        return await run(*args, **kwargs)
+
+    monkeypatch.setattr(service.store.round_commands, "run", lose_the_first_race)
+    result = await service.bid(GROUP, DEALER, 2_000)
+    assert result.round is not None and result.round.high_bid == 2_000
+    assert observer.retries == 1
