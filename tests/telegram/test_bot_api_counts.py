@@ -11,6 +11,10 @@ from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, Tele
 
 from bot.telegram.delivery import failure_kind, retrying_after_flood
 
+# PTB 22's RetryAfter warns in its constructor that retry_after becomes a timedelta, even
+# when given one; the bot never constructs one itself.
+pytestmark = pytest.mark.filterwarnings("ignore:Deprecated since version v22.2")
+
 
 class Recorder:
     """A ShellObserver that keeps the Bot API reports."""
