@@ -106,6 +106,11 @@ def build_web_app(
     return app
 
 
+class WebListenFailed(OSError):
+    """The web server cannot listen where ``[web] listen`` says (the port is taken, or not
+    the process's to take): ``bot.startup_errors`` words it apart from the webhook's."""
+
+
 class WebServer:
     """``app`` served over HTTP at ``host:port`` between ``start`` and ``stop``."""
 
@@ -122,6 +127,9 @@ class WebServer:
         try:
             site = web.TCPSite(runner, self.host, self.port)
             await site.start()
+        except OSError as error:
+            await runner.cleanup()
+            raise WebListenFailed(error.errno, error.strerror) from error
         except BaseException:
             await runner.cleanup()
             raise

@@ -5,6 +5,7 @@ mount point."""
 from __future__ import annotations
 
 import asyncio
+import errno
 import shutil
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
@@ -20,7 +21,7 @@ from bot.service.game import GameService
 from bot.store.db import Database
 from bot.telegram.serving import UpdateIntake
 from bot.web.metrics import BotMetrics
-from bot.web.server import Readiness, WebServer, build_web_app
+from bot.web.server import Readiness, WebListenFailed, WebServer, build_web_app
 
 #: Nothing listens on port 1: connecting is refused at once.
 UNREACHABLE_DATABASE = "postgresql+asyncpg://postgres@127.0.0.1:1/niuniu"
@@ -182,3 +183,20 @@ async def test_a_console_application_is_mounted_under_console(serve: Serve) -> N
     base = await serve(Readiness(receiving, always_receiving), console=console)
     assert (await get(f"{base}/console/"))[::2] == (200, "the console")
     assert (await get(f"{base}/healthz"))[::2] == (200, "ok")
+
+
+async def test_a_port_taken_already_fails_the_start_in_a_way_start_up_can_word(
+    serve: Serve,
+) -> None:
+    base = await serve(Readiness(receiving, always_receiving))
+    taken = int(base.rpartition(":")[2])
+    second = WebServer(
+        build_web_app(BotMetrics(), Readiness(receiving, always_receiving)),
+        host="127.0.0.1",
+        port=taken,
+    )
+    with pytest.raises(WebListenFailed) as caught:
+        await second.start()
+    assert caught.value.errno == errno.EADDRINUSE
+    await second.stop()  # nothing to stop: harmless
+    assert (await get(f"{base}/healthz"))[0] == 200
