@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from collections.abc import Awaitable, Callable
 
 from aiohttp import web
@@ -129,7 +130,9 @@ class WebServer:
             await site.start()
         except OSError as error:
             await runner.cleanup()
-            raise WebListenFailed(error.errno, error.strerror) from error
+            # asyncio's message repeats the address; the system's words for the errno do not.
+            reason = os.strerror(error.errno) if error.errno else str(error)
+            raise WebListenFailed(error.errno, reason) from error
         except BaseException:
             await runner.cleanup()
             raise

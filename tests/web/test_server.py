@@ -197,6 +197,9 @@ async def test_a_port_taken_already_fails_the_start_in_a_way_start_up_can_word(
     )
     with pytest.raises(WebListenFailed) as caught:
         await second.start()
-    assert caught.value.errno == errno.EADDRINUSE
+    assert (caught.value.errno, caught.value.strerror) == (
+        errno.EADDRINUSE,
+        "Address already in use",
+    )
     await second.stop()  # nothing to stop: harmless
     assert (await get(f"{base}/healthz"))[0] == 200
