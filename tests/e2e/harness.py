@@ -279,8 +279,9 @@ class BotProcess:
     def running(self) -> bool:
         return self.process is not None and self.process.poll() is None
 
-    async def start(self) -> None:
-        """Start the bot and wait until it long-polls the fake for updates."""
+    async def start(self, *, ready: Callable[[], Awaitable[bool]] | None = None) -> None:
+        """Start the bot and wait until it long-polls the fake for updates (or until
+        ``ready()``: a bot in webhook mode never polls)."""
         assert not self.running, "the bot is already running"
         # A killed bot's long poll ends when the fake notices the closed connection.
         await eventually(lambda: not self.fake.is_polling, what="the old long poll to end")
@@ -297,15 +298,18 @@ class BotProcess:
                 stderr=log,
             )
 
-        def ready() -> bool:
+        async def started() -> bool:
             if self.process is not None and self.process.poll() is not None:
                 raise AssertionError(
                     f"the bot exited with {self.process.returncode} while starting:\n{self.log()}"
                 )
-            return self.fake.is_polling
+            return self.fake.is_polling if ready is None else await ready()
 
         await eventually(
-            ready, timeout=STARTUP_SECONDS, what="the bot to poll for updates", on_timeout=self.log
+            started,
+            timeout=STARTUP_SECONDS,
+            what="the bot to poll for updates" if ready is None else "the bot to be ready",
+            on_timeout=self.log,
         )
 
     async def terminate(self) -> int:

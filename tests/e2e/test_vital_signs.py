@@ -200,3 +200,41 @@ async def test_the_start_up_log_names_the_bot_the_mode_and_the_database_without_
     hidden = with_password.replace(":hunter2@", ":***@")
     assert f"serving @{fake.bot_username} in polling mode, database {hidden}" in messages
     assert f"web server on 127.0.0.1:{port} (/healthz, /readyz, /metrics)" in messages
+
+
+async def test_in_webhook_mode_the_web_server_runs_beside_the_webhook_and_stops_with_it(
+    tmp_path: Path,
+) -> None:
+    """Ready once Telegram was told of the webhook; SIGTERM closes both servers."""
+    web_port, hook_port = free_port(), free_port()
+    config = write_config(tmp_path / "niuniu.toml", game=FAST_GAME)
+    with config.open("a", encoding="utf-8") as file:
+        file.write(
+            f'[telegram.webhook]\nlisten = "127.0.0.1"\nport = {hook_port}\n'
+            'public_url = "https://bot.example"\nsecret_token = "webhook_secret_1"\n'
+        )
+    environment = {"NIUNIU_MODE": "webhook", "NIUNIU_WEB_LISTEN": f"127.0.0.1:{web_port}"}
+    database_url = f"sqlite+aiosqlite:///{tmp_path / 'e2e.db'}"
+
+    async def ready() -> bool:
+        try:
+            return (await get(f"http://127.0.0.1:{web_port}/readyz"))[0] == 200
+        except aiohttp.ClientConnectionError:
+            return False  # not listening yet
+
+    async with FakeTelegram() as fake:
+        bot = BotProcess(fake, config, database_url, tmp_path / "bot.log", environment)
+        try:
+            await bot.start(ready=ready)
+            assert not fake.is_polling
+            assert [c["method"] for c in fake.calls].count("setWebhook") == 1
+            assert (await get(f"http://127.0.0.1:{web_port}/healthz"))[0] == 200
+            exit_code = await bot.terminate()
+        finally:
+            await bot.kill()
+
+    assert exit_code == 0, bot.log()
+    for port in (web_port, hook_port):
+        with pytest.raises(aiohttp.ClientConnectionError):
+            await get(f"http://127.0.0.1:{port}/healthz")
+    assert "serving @niuniu_test_bot in webhook mode, database sqlite+aiosqlite:///" in bot.log()
