@@ -166,7 +166,8 @@ class GameBot:
 
     def _guard(self, handler: Handler, kind: str) -> Handler:
         """Note the sender, then run ``handler``; a ``GameError`` becomes a short reply.
-        The observer hears of each update of ``kind`` handled, and how long it took."""
+        The observer hears of each update of ``kind`` handled, and how long it took (an
+        unexpected error too, which ``on_error`` then logs)."""
         observer = self.observer
 
         async def guarded(update: Update, context: Any) -> None:
@@ -178,7 +179,8 @@ class GameBot:
                 await handler(update, context)
             except GameError as error:
                 await self.replies.reply_error(update, error)
-            observer.update_handled(kind, time.perf_counter() - started)
+            finally:
+                observer.update_handled(kind, time.perf_counter() - started)
 
         return guarded
 
