@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable, Coroutine, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, TimedOut
+from telegram.error import BadRequest, Conflict, Forbidden, NetworkError, RetryAfter, TimedOut
 from telegram.ext import AIORateLimiter
 
 from bot.telegram.observers import ShellObserver, Unobserved
@@ -117,6 +117,7 @@ def failure_kind(error: Exception) -> str:
     # BadRequest and TimedOut are NetworkErrors too: the specific ones first.
     for kind, name in (
         (RetryAfter, "retry_after"),
+        (Conflict, "conflict"),
         (Forbidden, "forbidden"),
         (BadRequest, "bad_request"),
         (TimedOut, "timed_out"),
@@ -131,7 +132,8 @@ class ObservedRateLimiter(AIORateLimiter):
     """``AIORateLimiter`` that tells an observer of every request it passes on (each
     attempt, retries too) and of every failure (a ``RetryAfter`` it then waits out too):
     every Bot API call but ``getUpdates`` goes through the rate limiter, which makes it
-    the one place to count them by method."""
+    the one place to count them by method (the long poll is counted by
+    ``bot.telegram.serving.poll``)."""
 
     def __init__(self, observer: ShellObserver, **limits: Any) -> None:
         super().__init__(**limits)

@@ -26,12 +26,13 @@ class ShellObserver(Protocol):
         """A round this process moved on was settled (``void_reason`` None) or voided."""
 
     def bot_api_called(self, method: str) -> None:
-        """A Bot API request (``sendMessage``, ``editMessageText``…) is made; a retry
-        counts again. The long poll (``getUpdates``) is not counted."""
+        """A Bot API request (``sendMessage``, ``editMessageText``, each long poll's
+        ``getUpdates``…) is made; a retry counts again."""
 
     def bot_api_failed(self, method: str, kind: str) -> None:
         """Telegram refused a request or it failed: ``kind`` is ``retry_after`` (429),
-        ``bad_request``, ``forbidden``, ``timed_out``, ``network`` or ``other``."""
+        ``conflict`` (409: another process polls with the token), ``bad_request``,
+        ``forbidden``, ``timed_out``, ``network`` or ``other``."""
 
 
 class Unobserved:

@@ -94,7 +94,7 @@ class BotMetrics:
         )
         self.telegram_requests = Counter(
             "niuniu_telegram_requests_total",
-            "Bot API requests made (each retry again), by method; getUpdates is not counted.",
+            "Bot API requests made (each retry again, each long poll), by method.",
             ["method"],
             registry=registry,
         )

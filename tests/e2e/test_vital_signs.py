@@ -149,6 +149,7 @@ async def test_metrics_count_what_a_round_did(e2e: E2E, web_port: int) -> None:
     assert value(after, "niuniu_telegram_requests_total", method="sendMessage") >= sends > 0
     assert value(after, "niuniu_telegram_requests_total", method="answerCallbackQuery") >= toasts
     assert value(after, "niuniu_telegram_requests_total", method="getMe") >= 1
+    assert value(after, "niuniu_telegram_requests_total", method="getUpdates") >= 1
     assert value(after, "niuniu_telegram_requests_total", method="editMessageText") > 0
 
     # Each round's bidding and betting windows ended by their deadline.

@@ -3,14 +3,25 @@ method, each attempt of a retried one too, and every failure by kind."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from datetime import timedelta
-from typing import Any
+from types import SimpleNamespace
+from typing import Any, cast
 
 import pytest
-from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, TelegramError, TimedOut
+from telegram.error import (
+    BadRequest,
+    Conflict,
+    Forbidden,
+    NetworkError,
+    RetryAfter,
+    TelegramError,
+    TimedOut,
+)
 
 from bot.telegram.delivery import failure_kind, retrying_after_flood
+from bot.telegram.serving import poll
 
 # PTB 22's RetryAfter warns in its constructor that retry_after becomes a timedelta, even
 # when given one; the bot never constructs one itself.
@@ -42,6 +53,7 @@ class Recorder:
     [
         # Made in the test: RetryAfter warns when made, and collection is not under the mark.
         (lambda: RetryAfter(timedelta(seconds=3)), "retry_after"),
+        (lambda: Conflict("terminated by other getUpdates request"), "conflict"),
         (lambda: Forbidden("bot was blocked by the user"), "forbidden"),
         (lambda: BadRequest("message to edit not found"), "bad_request"),
         (lambda: TimedOut(), "timed_out"),
@@ -101,3 +113,33 @@ async def test_without_an_observer_nothing_is_reported() -> None:
         return True
 
     assert await limiter.process_request(send, (), {}, "deleteMessage", {}, None)
+
+
+class PollingBot:
+    """What the long poll asks of the bot: Telegram answers with ``answers`` in turn (an
+    exception is raised), then stops the poll."""
+
+    def __init__(self, stop: asyncio.Event, answers: list[Any]) -> None:
+        self.stop = stop
+        self.answers = answers
+
+    async def delete_webhook(self, **kwargs: Any) -> bool:
+        return True
+
+    async def get_updates(self, **kwargs: Any) -> list[Any]:
+        answer = self.answers.pop(0)
+        if not self.answers:
+            self.stop.set()
+        if isinstance(answer, Exception):
+            raise answer
+        return list(answer)
+
+
+async def test_each_long_poll_is_counted_and_a_conflict_too() -> None:
+    observer = Recorder()
+    stop = asyncio.Event()
+    conflict = Conflict("terminated by other getUpdates request")
+    bot = PollingBot(stop, [[], conflict])
+    await poll(cast(Any, SimpleNamespace(bot=bot)), stop, timeout=0, observer=observer)
+    assert observer.called == ["getUpdates", "getUpdates"]
+    assert observer.failed == [("getUpdates", "conflict")]
