@@ -1,7 +1,7 @@
 """The composition root: configuration → database → service → the Telegram shell on an
 ``Application``. Running for real, the webhook, the demo and the benches all start here;
 what differs between them (the HTTP transport, the rate limiter, an observer of
-deadlines) is a parameter, not a patch."""
+deadlines, metrics) is a parameter, not a patch."""
 
 from __future__ import annotations
 
@@ -9,10 +9,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from bot.config import Config
-from bot.service.game import GameService
+from bot.engine.round import Round
+from bot.service.game import CommandResult, GameService
 from bot.store.db import Database
 from bot.telegram.deadlines import DeadlineObserver
 from bot.telegram.shell import AnyApplication, GameBot, build_application
+from bot.web.metrics import BotMetrics
 
 if TYPE_CHECKING:  # only the shell imports python-telegram-bot (an import-linter contract)
     from telegram.request import BaseRequest
@@ -26,6 +28,32 @@ class Assembly:
     service: GameService
     application: AnyApplication
     game: GameBot
+    metrics: BotMetrics | None = None
+
+
+class _EveryDeadlineObserver:
+    """Tells several deadline observers (a bench's probe and the metrics) alike."""
+
+    def __init__(self, *observers: DeadlineObserver) -> None:
+        self.observers = observers
+
+    def scheduled(self, state: Round) -> None:
+        for observer in self.observers:
+            observer.scheduled(state)
+
+    def advanced(
+        self,
+        round_id: int,
+        result: CommandResult,
+        *,
+        by_timer: bool,
+        entered_ms: float,
+        applied_ms: float,
+    ) -> None:
+        for observer in self.observers:
+            observer.advanced(
+                round_id, result, by_timer=by_timer, entered_ms=entered_ms, applied_ms=applied_ms
+            )
 
 
 def assemble(
@@ -36,20 +64,32 @@ def assemble(
     get_updates_request: BaseRequest | None = None,
     rate_limiter: bool = True,
     deadline_observer: DeadlineObserver | None = None,
+    metrics: BotMetrics | None = None,
 ) -> Assembly:
     """The bot for ``config``; run it with ``bot.telegram.serving.running``.
 
     ``database`` reuses an open one; ``request``/``get_updates_request`` replace the HTTP
     transport (a bench talks to Telegram in memory); ``rate_limiter=False`` leaves out
-    Telegram's limits (the fake Telegram has none).
+    Telegram's limits (the fake Telegram has none), and with them the count of Bot API
+    requests, which the rate limiter reports. ``metrics`` hears from the service, the
+    shell and the deadlines, and reads the outbox and the database when scraped.
     """
     database = database or Database.from_url(config.database_url)
-    service = GameService(database, config.game, bot_id=config.bot_id)
-    game = GameBot(config, service, deadline_observer=deadline_observer)
+    service = GameService(database, config.game, bot_id=config.bot_id, observer=metrics)
+    if metrics is not None:
+        deadline_observer = (
+            metrics
+            if deadline_observer is None
+            else _EveryDeadlineObserver(deadline_observer, metrics)
+        )
+    game = GameBot(config, service, deadline_observer=deadline_observer, observer=metrics)
     application = build_application(
         game,
         request=request,
         get_updates_request=get_updates_request,
         rate_limiter=rate_limiter,
     )
-    return Assembly(database, service, application, game)
+    if metrics is not None:
+        metrics.measure_outbox(lambda: game.outbox.depth)
+        metrics.measure_database(service.vital_signs)
+    return Assembly(database, service, application, game, metrics)

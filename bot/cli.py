@@ -447,7 +447,7 @@ def _run_bot(args: argparse.Namespace) -> int:
 
     def start() -> None:
         # Before the check, so that what PTB logs while asking is redacted too.
-        configure_logging(config.log_level, [token])
+        configure_logging(config.log_level, [token], config.log_format)
         asyncio.run(check_telegram(config))
         run_bot(config)
 

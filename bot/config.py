@@ -28,6 +28,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit
 
 from pydantic import (
     AfterValidator,
@@ -60,6 +61,31 @@ class WebhookConfig:
 
 
 @dataclass(frozen=True)
+class WebConfig:
+    """The bot's own HTTP server: ``/healthz``, ``/readyz``, ``/metrics`` (and the operator
+    console, when ``console`` is on). Off unless ``[web] listen`` names where to listen."""
+
+    host: str = ""
+    port: int = 0
+    #: How the console's pages are reached from outside ("" = not said), for links.
+    public_url: str = ""
+    console: bool = False
+
+    @property
+    def enabled(self) -> bool:
+        """Whether the server runs at all (``listen`` was given)."""
+        return bool(self.host)
+
+    @property
+    def listen(self) -> str:
+        """``host:port`` as written in the file ("" when off); IPv6 hosts in brackets."""
+        if not self.enabled:
+            return ""
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"{host}:{self.port}"
+
+
+@dataclass(frozen=True)
 class Config:
     """Everything the bot process needs."""
 
@@ -68,6 +94,7 @@ class Config:
     telegram_base_url: str = TELEGRAM_API
     mode: str = "polling"
     webhook: WebhookConfig = field(default_factory=WebhookConfig)
+    web: WebConfig = field(default_factory=WebConfig)
     operators: frozenset[int] = frozenset()
     game: Settings = field(default_factory=Settings)
     sweep_seconds: float = 1.0
@@ -80,6 +107,8 @@ class Config:
     #: is for boards and results); more answers than that wait and go out combined.
     replies_per_minute: int = 10
     log_level: str = "INFO"
+    #: ``text`` (a line a person reads) or ``json`` (an object per line, for a collector).
+    log_format: str = "text"
 
     @property
     def bot_id(self) -> int:
@@ -106,7 +135,15 @@ ENV_OVERRIDES: dict[str, tuple[str, str]] = {
     "NIUNIU_DATABASE_URL": ("database", "url"),
     "NIUNIU_MODE": ("telegram", "mode"),
     "NIUNIU_LOG_LEVEL": ("bot", "log_level"),
+    "NIUNIU_LOG_FORMAT": ("bot", "log_format"),
+    "NIUNIU_WEB_LISTEN": ("web", "listen"),
+    "NIUNIU_WEB_PUBLIC_URL": ("web", "public_url"),
+    "NIUNIU_WEB_CONSOLE": ("web", "console"),
 }
+#: Variables for keys that are true or false in the file: a variable is text, so these
+#: spellings (any case) say true or false; any other value is refused as the file's would be.
+ENV_BOOLEAN_KEYS = frozenset({"NIUNIU_WEB_CONSOLE"})
+ENV_BOOLEANS = {"true": True, "1": True, "yes": True, "false": False, "0": False, "no": False}
 #: Keys whose value an error never repeats: the token and the webhook's secret, and the
 #: database URL, which may hold a password.
 SECRET_KEYS = frozenset({"token", "secret_token", "url"})
@@ -158,6 +195,33 @@ def _check_secret_token(secret: str) -> str:
     if secret and not _SECRET_TOKEN.fullmatch(secret):
         raise _invalid("must be 1 to 256 characters of A-Z, a-z, 0-9, _ and -")
     return secret
+
+
+def _check_web_url(url: str) -> str:
+    if url and (not url.startswith(("http://", "https://")) or not urlsplit(url).netloc):
+        raise _invalid('must be "" or a URL that starts with http:// or https:// and names a host')
+    return url
+
+
+#: ``host:port``: a name or IPv4 address, or an IPv6 address in brackets, then the port.
+_LISTEN = re.compile(r"(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):(?P<port>[0-9]{1,5})")
+
+
+def _check_listen(listen: str) -> str:
+    if not listen:
+        return listen
+    found = _LISTEN.fullmatch(listen)
+    if found is None:
+        raise _invalid('must be "host:port", like "127.0.0.1:9090", or "" for no web server')
+    if not 1 <= int(found["port"]) <= 65535:
+        raise _invalid("must end in a port number from 1 to 65535")
+    return listen
+
+
+def split_listen(listen: str) -> tuple[str, int]:
+    """``host:port`` (checked) as the host, without IPv6 brackets, and the port."""
+    host, _, port = listen.rpartition(":")
+    return host.strip("[]"), int(port)
 
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
@@ -216,6 +280,15 @@ class BotSection(_Section):
     admin_cache_seconds: Seconds = Config.admin_cache_seconds
     replies_per_minute: Annotated[int, Field(ge=1, le=20)] = Config.replies_per_minute
     log_level: Annotated[str, AfterValidator(_check_log_level)] = Config.log_level
+    log_format: Literal["text", "json"] = "text"
+
+
+class WebSection(_Section):
+    """``[web]``."""
+
+    listen: Annotated[str, AfterValidator(_check_listen)] = ""
+    public_url: Annotated[str, AfterValidator(_check_web_url)] = ""
+    console: bool = False
 
 
 class ConfigFile(_Section):
@@ -225,6 +298,7 @@ class ConfigFile(_Section):
     database: DatabaseSection = DatabaseSection()
     telegram: TelegramSection = TelegramSection()
     bot: BotSection = BotSection()
+    web: WebSection = WebSection()
     game: dict[str, Any] = {}
 
 
@@ -434,11 +508,14 @@ def load_config(
         if value and isinstance(table, dict):  # an empty variable overrides nothing
             table[key] = value
             origins[(section, key)] = variable
+            if variable in ENV_BOOLEAN_KEYS:
+                table[key] = ENV_BOOLEANS.get(value.strip().lower(), value)
     try:
         parsed = ConfigFile.model_validate(data)
     except ValidationError as error:
         raise ConfigError(describe_errors(error, origins)) from None
-    telegram, webhook, bot = parsed.telegram, parsed.telegram.webhook, parsed.bot
+    telegram, webhook, bot, web = parsed.telegram, parsed.telegram.webhook, parsed.bot, parsed.web
+    host, port = split_listen(web.listen) if web.listen else ("", 0)
     config = Config(
         database_url=parsed.database.url,
         telegram_token=telegram.token,
@@ -451,6 +528,7 @@ def load_config(
             secret_token=webhook.secret_token,
             path=webhook.path,
         ),
+        web=WebConfig(host=host, port=port, public_url=web.public_url, console=web.console),
         operators=frozenset(telegram.operators),
         game=game_settings(parsed.game),
         sweep_seconds=bot.sweep_seconds,
@@ -459,6 +537,7 @@ def load_config(
         admin_cache_seconds=bot.admin_cache_seconds,
         replies_per_minute=bot.replies_per_minute,
         log_level=bot.log_level,
+        log_format=bot.log_format,
     )
     if config.mode == "webhook" and not config.webhook.public_url.startswith("https://"):
         raise ConfigError('webhook mode needs [telegram.webhook] public_url = "https://..."')

@@ -17,6 +17,7 @@ from bot.config import Config
 from bot.failures import causes
 from bot.store.failures import explain_database, is_database_failure, password_of
 from bot.telegram.failures import explain_telegram, is_telegram_failure
+from bot.web.server import WebListenFailed
 
 #: Where each setting is, as the lines name it.
 TOKEN_SETTING = "NIUNIU_TELEGRAM_TOKEN or [telegram] token"
@@ -51,6 +52,11 @@ def explain(error: BaseException, config: Config) -> str | None:
         line = explain_telegram(chain, config.telegram_base_url, TOKEN_SETTING, BASE_URL_SETTING)
     elif is_database_failure(chain):
         line = explain_database(chain, config.database_url, DATABASE_SETTING)
+    elif isinstance(error, WebListenFailed):
+        line = (
+            f"cannot listen for the web server on {config.web.listen} "
+            f"({(error.strerror or '').lower()}): fix [web] listen or NIUNIU_WEB_LISTEN"
+        )
     elif config.mode == "webhook" and isinstance(error, OSError):
         line = _listening(error, config)
     return None if line is None else redact(line, config)

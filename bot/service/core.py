@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 from functools import partial
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
 from cachetools import TTLCache
 
@@ -26,6 +26,20 @@ PEOPLE_REMEMBERED = 50_000
 PEOPLE_REMEMBERED_SECONDS = 120.0
 
 
+class ServiceObserver(Protocol):
+    """Told of what the service does that an operator watches (metrics), without the
+    service knowing who listens."""
+
+    def database_retried(self) -> None:
+        """A round command's transaction runs again: the round changed under it (its
+        version moved on), or the hot path failed and the general path takes over."""
+
+
+class _Unobserved:
+    def database_retried(self) -> None:
+        pass
+
+
 class ServiceCore:
     """The state the use cases share; each family (``bot.service.rounds``, ``tables``,
     ``chips``, ``deliveries``, ``reading``) adds its use cases to it."""
@@ -38,8 +52,10 @@ class ServiceCore:
         clock: Callable[[], int] = wall_clock_ms,
         seed_source: Callable[[], bytes] = random_seed,
         bot_id: int = 0,
+        observer: ServiceObserver | None = None,
     ) -> None:
         self.db = db
+        self.observer: ServiceObserver = observer or _Unobserved()
         #: Processed updates are recorded per bot (the token's numeric prefix).
         self.store = Store(db, bot_id=bot_id)
         self.defaults = defaults or Settings()

@@ -5,8 +5,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from bot.engine.round import Phase, Round
+from bot.rules.ruleset import LEGACY_NAMES
 from bot.service.core import ServiceCore
-from bot.service.records import AuditLine, ParticipantResult, Person, RoundSummary, ShoeInfo
+from bot.service.records import (
+    AuditLine,
+    ParticipantResult,
+    Person,
+    RoundSummary,
+    ShoeInfo,
+    VitalSigns,
+)
 
 
 class ReadingUseCases(ServiceCore):
@@ -61,3 +69,19 @@ class ReadingUseCases(ServiceCore):
         async with self.store.reading() as uow:
             found = await uow.queries.find_user(username.removeprefix("@"))
         return None if found is None else Person(*found)
+
+    async def database_answers(self) -> None:
+        """Ask the database a trivial question; raises whatever stops it from answering
+        (the caller bounds how long it waits: a readiness probe)."""
+        async with self.store.reading() as uow:
+            await uow.queries.answer()
+
+    async def vital_signs(self) -> VitalSigns:
+        """Open rounds by phase and game, and the chips held in every group (metrics)."""
+        async with self.store.reading() as uow:
+            counts = await uow.queries.vital_counts()
+        rounds: dict[tuple[Phase, str], int] = {}
+        for (phase, ruleset), count in counts.open_rounds.items():
+            key = (Phase(phase), LEGACY_NAMES.get(ruleset, ruleset))
+            rounds[key] = rounds.get(key, 0) + count
+        return VitalSigns(rounds, counts.held_cents)

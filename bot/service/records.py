@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from bot.engine.errors import GameError
-from bot.engine.round import Event, Round
+from bot.engine.round import Event, Phase, Round
 from bot.rules.split import SEED_BYTES
 from bot.store.ledger import Balance as Balance
 from bot.store.queries import AuditLine as AuditLine
@@ -74,6 +74,15 @@ class CommandResult:
     duplicate: bool = False
     refused: GameError | None = None
     started_events: tuple[Event, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class VitalSigns:
+    """What the database says of the bot's state right now: open rounds by phase and game
+    (ruleset name), and the chips held for bids and bets in every group, in cents."""
+
+    open_rounds: dict[tuple[Phase, str], int]
+    chips_held_cents: int
 
 
 class SettingChange(NamedTuple):

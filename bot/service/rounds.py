@@ -277,6 +277,7 @@ class RoundUseCases(ServiceCore):
                     chat_id, round_id, checked, actor, update_id, skip_locked
                 )
             except StaleRound:
+                self.observer.database_retried()
                 continue
             except AlreadyProcessed:
                 return CommandResult(duplicate=True)
@@ -288,6 +289,7 @@ class RoundUseCases(ServiceCore):
                 if not hot or is_transient(error):
                     raise
                 log.exception("round command: the hot path failed; the general path runs")
+                self.observer.database_retried()
                 hot = False
         raise RuntimeError(f"round command did not settle after {MAX_ATTEMPTS} attempts")
 

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import and_, func, or_, select, union_all
+from sqlalchemy import and_, func, literal, or_, select, union_all
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.engine.round import Phase, Round, RoundSettled, RoundVoided
@@ -110,11 +110,45 @@ class AuditLine:
     created_at_ms: int
 
 
+@dataclass(frozen=True, slots=True)
+class VitalCounts:
+    """What the operator's metrics read from the database: open rounds by phase and by
+    the ruleset stored with them (as stored: an old name is not translated here), and the
+    chips held for bids and bets in every group, in cents."""
+
+    open_rounds: dict[tuple[str, str], int]
+    held_cents: int
+
+
+_RULESET_OF_ROUND = RoundRow.settings["ruleset"].as_string()
+#: Open rounds are few (one per chat at most) and found through ix_rounds_phase_deadline.
+_OPEN_ROUNDS_BY_PHASE_AND_RULESET = (
+    select(RoundRow.phase, _RULESET_OF_ROUND, func.count())
+    .where(RoundRow.phase.in_(OPEN_PHASES))
+    .group_by(RoundRow.phase, _RULESET_OF_ROUND)
+)
+#: Every held account is summed: a scan of the accounts table, which is why the metrics
+#: ask at most every few seconds (``bot.web.metrics``).
+_HELD_CENTS = select(func.coalesce(func.sum(Account.balance), 0)).where(Account.kind == "held")
+_ANSWER = select(literal(1))
+
+
 class Queries:
     """The read side in one unit of work (see the module's docstring)."""
 
     def __init__(self, session: AsyncSession) -> None:
         self.session = session
+
+    async def answer(self) -> None:
+        """A trivial query (``SELECT 1``): whether the database answers at all."""
+        await self.session.execute(_ANSWER)
+
+    async def vital_counts(self) -> VitalCounts:
+        """Open rounds by phase and ruleset, and the chips held (see ``VitalCounts``)."""
+        rows = await self.session.execute(_OPEN_ROUNDS_BY_PHASE_AND_RULESET)
+        open_rounds = {(str(phase), str(ruleset)): int(count) for phase, ruleset, count in rows}
+        held = await self.session.scalar(_HELD_CENTS)
+        return VitalCounts(open_rounds, int(held or 0))
 
     async def open_rounds(self) -> list[Round]:
         """Every open round, by id."""

@@ -24,6 +24,7 @@ from telegram.ext import Application, CommandHandler, filters
 
 from bot.engine.settings import LANGUAGES
 from bot.telegram.i18n import translate
+from bot.telegram.observers import GROUP_ONLY
 
 log = logging.getLogger(__name__)
 
@@ -92,10 +93,11 @@ class CommandRegistry:
     def install(
         self,
         application: Application[Any, Any, Any, Any, Any, Any],
-        guard: Callable[[Handler], Handler],
+        guard: Callable[[Handler, str], Handler],
     ) -> None:
-        """Register a handler per command (``guard`` wraps each), and one that answers a
-        group command sent in private."""
+        """Register a handler per command (``guard`` wraps each, given the command's name
+        as the kind of update it handles), and one that answers a group command sent in
+        private (``GROUP_ONLY``)."""
         where_filters = {
             Where.GROUP: filters.ChatType.GROUPS,
             Where.PRIVATE: filters.ChatType.PRIVATE,
@@ -103,12 +105,14 @@ class CommandRegistry:
         }
         for command in self.commands:
             application.add_handler(
-                CommandHandler(command.name, guard(command.handler), where_filters[command.where])
+                CommandHandler(
+                    command.name, guard(command.handler, command.name), where_filters[command.where]
+                )
             )
         private_names = {c.name for c in self.commands if c.where.in_private}
         group_only = sorted({c.name for c in self.commands} - private_names)
         application.add_handler(
-            CommandHandler(group_only, guard(self.group_only), filters.ChatType.PRIVATE)
+            CommandHandler(group_only, guard(self.group_only, GROUP_ONLY), filters.ChatType.PRIVATE)
         )
 
     def listed(self, *, in_groups: bool, admin: bool | None = None) -> list[Command]:

@@ -10,10 +10,14 @@ import asyncio
 import logging
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Coroutine, Iterator
 from contextlib import contextmanager
+from typing import Any
 
+from telegram.error import BadRequest, Conflict, Forbidden, NetworkError, RetryAfter, TimedOut
 from telegram.ext import AIORateLimiter
+
+from bot.telegram.observers import ShellObserver, Unobserved
 
 log = logging.getLogger(__name__)
 
@@ -33,6 +37,12 @@ class ChatOutbox:
 
     def __len__(self) -> int:
         return len(self._queues)
+
+    @property
+    def depth(self) -> int:
+        """Jobs queued in every chat and not yet started (a gauge: how far behind sending
+        is); costs a step per chat with work."""
+        return sum(len(queue) for queue in self._queues.values())
 
     @contextmanager
     def held(self) -> Iterator[None]:
@@ -102,10 +112,66 @@ class ChatOutbox:
             await asyncio.wait(busy, timeout=deadline - time.monotonic())
 
 
-def retrying_after_flood() -> AIORateLimiter:
+def failure_kind(error: Exception) -> str:
+    """A short name for why a Bot API request failed (``ShellObserver.bot_api_failed``)."""
+    # BadRequest and TimedOut are NetworkErrors too: the specific ones first.
+    for kind, name in (
+        (RetryAfter, "retry_after"),
+        (Conflict, "conflict"),
+        (Forbidden, "forbidden"),
+        (BadRequest, "bad_request"),
+        (TimedOut, "timed_out"),
+        (NetworkError, "network"),
+    ):
+        if isinstance(error, kind):
+            return name
+    return "other"
+
+
+class ObservedRateLimiter(AIORateLimiter):
+    """``AIORateLimiter`` that tells an observer of every request it passes on (each
+    attempt, retries too) and of every failure (a ``RetryAfter`` it then waits out too):
+    every Bot API call but ``getUpdates`` goes through the rate limiter, which makes it
+    the one place to count them by method (the long poll is counted by
+    ``bot.telegram.serving.poll``)."""
+
+    def __init__(self, observer: ShellObserver, **limits: Any) -> None:
+        super().__init__(**limits)
+        self.observer = observer
+
+    async def process_request(
+        self,
+        callback: Callable[..., Coroutine[Any, Any, bool | dict[str, Any] | list[dict[str, Any]]]],
+        args: Any,
+        kwargs: dict[str, Any],
+        endpoint: str,
+        data: dict[str, Any],
+        rate_limit_args: int | None,
+    ) -> bool | dict[str, Any] | list[dict[str, Any]]:
+        observer = self.observer
+
+        async def observed(
+            *call_args: Any, **call_kwargs: Any
+        ) -> bool | dict[str, Any] | list[dict[str, Any]]:
+            observer.bot_api_called(endpoint)
+            try:
+                return await callback(*call_args, **call_kwargs)
+            except Exception as error:
+                observer.bot_api_failed(endpoint, failure_kind(error))
+                raise
+
+        return await super().process_request(
+            observed, args, kwargs, endpoint, data, rate_limit_args
+        )
+
+
+def retrying_after_flood(observer: ShellObserver | None = None) -> AIORateLimiter:
     """python-telegram-bot's rate limiter doing only what ours do not: waiting out a
     ``RetryAfter`` from Telegram and retrying (never losing the message). The limits
     themselves are the ``Messenger``'s: a sliding window per group and a priority order
     overall (``bot.telegram.budget``); AIORateLimiter's own would add a FIFO leaky bucket
-    in front of them, and keep a limiter per group it ever saw."""
-    return AIORateLimiter(overall_max_rate=0, group_max_rate=0, max_retries=5)
+    in front of them, and keep a limiter per group it ever saw. Every request it passes
+    on is told to ``observer``."""
+    return ObservedRateLimiter(
+        observer or Unobserved(), overall_max_rate=0, group_max_rate=0, max_retries=5
+    )

@@ -24,6 +24,7 @@ from bot.priority import urgent
 from bot.service.game import CommandResult, GameService
 from bot.telegram.board import Board
 from bot.telegram.deadlines import DeadlineObserver, Deadlines
+from bot.telegram.observers import ShellObserver, Unobserved
 from bot.telegram.ordering import ChatLocks
 from bot.telegram.replies import Replies
 
@@ -56,6 +57,7 @@ class RoundProgress:
         sweep_seconds: float,
         sweep_concurrency: int = SWEEP_CONCURRENCY,
         observer: DeadlineObserver | None = None,
+        shell_observer: ShellObserver | None = None,
     ) -> None:
         self.service = service
         self.locks = locks
@@ -65,6 +67,7 @@ class RoundProgress:
         self.sweep_seconds = sweep_seconds
         self.sweep_concurrency = sweep_concurrency
         self.observer = observer
+        self.shell_observer: ShellObserver = shell_observer or Unobserved()
 
     def publish(self, chat_id: int, result: CommandResult) -> None:
         """Tell the group what a command or deadline did (through the chat's outbox, so
@@ -81,6 +84,8 @@ class RoundProgress:
                 self.board.post(chat_id, state.id)
             elif isinstance(event, (RoundSettled, RoundVoided)):
                 self.board.announce(state, event)
+                void_reason = event.reason.value if isinstance(event, RoundVoided) else None
+                self.shell_observer.round_ended(state.id, state.settings.ruleset, void_reason)
         self.deadlines.schedule(state)
         self._show_on_board(state, result)
         if result.started is not None:

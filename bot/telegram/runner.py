@@ -1,16 +1,21 @@
-"""Running the bot for real: logging without secrets, migrations, polling or webhook."""
+"""Running the bot for real: logging without secrets, migrations, polling or webhook,
+and the bot's own web server (``bot.web``) beside it when ``[web] listen`` is set."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import signal
+from datetime import UTC, datetime
 
 from bot.bootstrap import assemble
 from bot.config import Config
-from bot.store.migrate import upgrade
-from bot.telegram.serving import ALLOWED_UPDATES, running
+from bot.store.migrate import redact_url, upgrade
+from bot.telegram.serving import ALLOWED_UPDATES, UpdateIntake, running
 from bot.telegram.webhook import WebhookServer
+from bot.web.metrics import BotMetrics
+from bot.web.server import Readiness, WebServer, build_web_app
 
 log = logging.getLogger(__name__)
 
@@ -37,10 +42,42 @@ class RedactSecrets(logging.Filter):
         return True
 
 
-def configure_logging(level: str, secrets: list[str]) -> None:
-    """Log to stderr at ``level``; the token never reaches a log line."""
+class JsonLogFormatter(logging.Formatter):
+    """A record as one JSON object on one line: ``time`` (UTC, ISO 8601, milliseconds),
+    ``level``, ``logger``, ``message`` and, when there is one, ``exc`` (the traceback).
+
+    The standard library's, not python-json-logger's: that formatter renders a
+    traceback anew from ``exc_info`` instead of taking ``exc_text``, where
+    ``RedactSecrets`` has blanked the token, so a token in an exception's message (PTB's
+    ``InvalidToken`` has it) would reach the log; and the dozen lines here need no
+    dependency.
+    """
+
+    def format(self, record: logging.LogRecord) -> str:
+        entry = {
+            "time": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
+            "level": record.levelname,
+            "logger": record.name,
+            "message": record.getMessage(),
+        }
+        if record.exc_info and not record.exc_text:
+            record.exc_text = self.formatException(record.exc_info)
+        if record.exc_text:
+            entry["exc"] = record.exc_text
+        if record.stack_info:
+            entry["stack"] = self.formatStack(record.stack_info)
+        return json.dumps(entry, ensure_ascii=False)
+
+
+TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+
+
+def configure_logging(level: str, secrets: list[str], log_format: str = "text") -> None:
+    """Log to stderr at ``level``, as text lines or JSON objects (``log_format``); the
+    token never reaches a log line."""
     handler = logging.StreamHandler()
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    formatter = JsonLogFormatter() if log_format == "json" else logging.Formatter(TEXT_FORMAT)
+    handler.setFormatter(formatter)
     handler.addFilter(RedactSecrets(secrets))
     root = logging.getLogger()
     root.handlers[:] = [handler]
@@ -53,18 +90,29 @@ def configure_logging(level: str, secrets: list[str]) -> None:
 def run_bot(config: Config) -> None:
     """Migrate the database, then serve updates until SIGINT or SIGTERM."""
     token = config.require_token()
-    configure_logging(config.log_level, [token])
+    configure_logging(config.log_level, [token], config.log_format)
     upgrade(config.database_url)
     asyncio.run(serve(config))
 
 
 async def serve(config: Config) -> None:
-    """Serve updates (long polling, or a webhook by setting) until a stop signal."""
-    assembly = assemble(config)
+    """Serve updates (long polling, or a webhook by setting) until a stop signal, with the
+    web server (``[web]``) from before the bot starts until after it stopped: ``/healthz``
+    answers during start-up, and ``/readyz`` says why the bot is not ready yet."""
+    metrics = BotMetrics() if config.web.enabled else None
+    assembly = assemble(config, metrics=metrics)
     application, game = assembly.application, assembly.game
     webhook = config.mode == "webhook"
+    intake = UpdateIntake(application)
+    web_server = None
     try:
-        async with running(application, game, polling=not webhook) as stop:
+        if metrics is not None:
+            readiness = Readiness(assembly.service.database_answers, intake.not_receiving)
+            web_server = WebServer(
+                build_web_app(metrics, readiness), host=config.web.host, port=config.web.port
+            )
+            await web_server.start()
+        async with running(application, game, polling=not webhook, intake=intake) as stop:
             loop = asyncio.get_running_loop()
             for signum in (signal.SIGINT, signal.SIGTERM):
                 loop.add_signal_handler(signum, stop.set)
@@ -86,10 +134,18 @@ async def serve(config: Config) -> None:
                         secret_token=settings.secret_token,
                         allowed_updates=ALLOWED_UPDATES,
                     )
-                log.info("serving (%s)", config.mode)
+                    intake.webhook_set = True
+                log.info(
+                    "serving @%s in %s mode, database %s",
+                    application.bot.username,
+                    config.mode,
+                    redact_url(config.database_url),
+                )
                 await stop.wait()
             finally:
                 if server is not None:
                     await server.stop()
     finally:
+        if web_server is not None:
+            await web_server.stop()
         await assembly.database.dispose()

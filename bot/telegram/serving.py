@@ -19,6 +19,8 @@ from telegram import Update
 from telegram.error import Conflict, NetworkError, RetryAfter, TelegramError, TimedOut
 from telegram.ext import Application
 
+from bot.telegram.delivery import failure_kind
+from bot.telegram.observers import ShellObserver, Unobserved
 from bot.telegram.shell import GameBot
 
 log = logging.getLogger(__name__)
@@ -50,13 +52,22 @@ async def handle_batch(application: AnyApplication, updates: list[Update]) -> No
     )
 
 
-async def poll(application: AnyApplication, stop: asyncio.Event, *, timeout: float = 10) -> None:
-    """Long-poll ``getUpdates`` until ``stop`` is set, handling each batch before the next."""
+async def poll(
+    application: AnyApplication,
+    stop: asyncio.Event,
+    *,
+    timeout: float = 10,
+    observer: ShellObserver | None = None,
+) -> None:
+    """Long-poll ``getUpdates`` until ``stop`` is set, handling each batch before the next;
+    ``observer`` hears of each request and each failure."""
     bot = application.bot
+    observer = observer or Unobserved()
     offset: int | None = None
     # A webhook left from webhook mode would make every getUpdates fail.
     await _delete_webhook(application)
     while not stop.is_set():
+        observer.bot_api_called("getUpdates")
         fetch = asyncio.ensure_future(
             bot.get_updates(offset=offset, timeout=timeout, allowed_updates=ALLOWED_UPDATES)
         )
@@ -66,6 +77,8 @@ async def poll(application: AnyApplication, stop: asyncio.Event, *, timeout: flo
         if not fetch.done():
             fetch.cancel()  # stopping: what it would fetch stays unconfirmed, so is not lost
             break
+        if (failure := fetch.exception()) is not None and isinstance(failure, Exception):
+            observer.bot_api_failed("getUpdates", failure_kind(failure))
         try:
             updates = list(fetch.result())
         except RetryAfter as error:
@@ -94,21 +107,53 @@ async def poll(application: AnyApplication, stop: asyncio.Event, *, timeout: flo
             await bot.get_updates(offset=offset, timeout=0, allowed_updates=ALLOWED_UPDATES)
 
 
+class UpdateIntake:
+    """Whether updates are coming in (``/readyz``): the application is running and its
+    polling loop is alive, or Telegram was told of the webhook (``webhook_set``)."""
+
+    def __init__(self, application: AnyApplication) -> None:
+        self.application = application
+        self.poller: asyncio.Task[None] | None = None
+        self.webhook_set = False
+
+    def not_receiving(self) -> str | None:
+        """Why no updates come in (a short line), or None when they do."""
+        if not self.application.running:
+            return "the bot is not running"
+        if self.poller is not None:
+            return "polling has stopped" if self.poller.done() else None
+        if not self.webhook_set:
+            return "no updates come in: not polling, and no webhook set"
+        return None
+
+
 @contextlib.asynccontextmanager
 async def running(
-    application: AnyApplication, game: GameBot, *, poll_timeout: float = 10, polling: bool = True
+    application: AnyApplication,
+    game: GameBot,
+    *,
+    poll_timeout: float = 10,
+    polling: bool = True,
+    intake: UpdateIntake | None = None,
 ) -> AsyncIterator[asyncio.Event]:
     """Run the bot while the block runs: start, recover, poll; then stop cleanly.
 
-    Yields the event that stops polling (set it, or leave the block).
+    Yields the event that stops polling (set it, or leave the block). ``intake`` is told
+    of the polling loop.
     """
     stop = asyncio.Event()
     async with application:
         await application.start()
         await game.start(application)
         poller = (
-            asyncio.create_task(poll(application, stop, timeout=poll_timeout)) if polling else None
+            asyncio.create_task(
+                poll(application, stop, timeout=poll_timeout, observer=game.observer)
+            )
+            if polling
+            else None
         )
+        if intake is not None:
+            intake.poller = poller
         try:
             yield stop
         finally:

@@ -10,6 +10,7 @@ renders what happened in the group's language.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -39,6 +40,7 @@ from bot.telegram.handlers.play import PlayHandlers
 from bot.telegram.handlers.verify import VerifyHandlers
 from bot.telegram.lookups import ChatSettings, People, person_of
 from bot.telegram.messenger import Messenger
+from bot.telegram.observers import BUTTON, MESSAGE, ShellObserver, Unobserved
 from bot.telegram.ordering import ChatLocks, ChatOrderedProcessor
 from bot.telegram.progress import RoundProgress
 from bot.telegram.replies import Replies
@@ -94,9 +96,11 @@ class GameBot:
         *,
         clock: Callable[[], int] = wall_clock_ms,
         deadline_observer: DeadlineObserver | None = None,
+        observer: ShellObserver | None = None,
     ) -> None:
         self.config = config
         self.service = service
+        self.observer: ShellObserver = observer or Unobserved()
         self.locks = ChatLocks()
         self.messenger = Messenger()
         self.outbox = ChatOutbox()
@@ -124,6 +128,7 @@ class GameBot:
             self.replies,
             sweep_seconds=config.sweep_seconds,
             observer=deadline_observer,
+            shell_observer=self.observer,
         )
         self.admins = AdminCheck(
             service, self.messenger, config.operators, cache_seconds=config.admin_cache_seconds
@@ -152,17 +157,23 @@ class GameBot:
         application.add_handler(
             MessageHandler(
                 group & filters.Regex(BARE_NUMBER) & ~filters.COMMAND,
-                self._guard(self.play.bare_number),
+                self._guard(self.play.bare_number, MESSAGE),
             )
         )
-        application.add_handler(MessageHandler(group & filters.TEXT, self._guard(self.play.text)))
-        application.add_handler(CallbackQueryHandler(self._guard(self.play.button)))
+        application.add_handler(
+            MessageHandler(group & filters.TEXT, self._guard(self.play.text, MESSAGE))
+        )
+        application.add_handler(CallbackQueryHandler(self._guard(self.play.button, BUTTON)))
         application.add_error_handler(self.on_error)
 
-    def _guard(self, handler: Handler) -> Handler:
-        """Note the sender, then run ``handler``; a ``GameError`` becomes a short reply."""
+    def _guard(self, handler: Handler, kind: str) -> Handler:
+        """Note the sender, then run ``handler``; a ``GameError`` becomes a short reply.
+        The observer hears of each update of ``kind`` handled, and how long it took (an
+        unexpected error too, which ``on_error`` then logs)."""
+        observer = self.observer
 
         async def guarded(update: Update, context: Any) -> None:
+            started = time.perf_counter()
             user = update.effective_user
             if user is not None:
                 self.people.saw(person_of(user))
@@ -170,6 +181,8 @@ class GameBot:
                 await handler(update, context)
             except GameError as error:
                 await self.replies.reply_error(update, error)
+            finally:
+                observer.update_handled(kind, time.perf_counter() - started)
 
         return guarded
 
@@ -240,7 +253,7 @@ def build_application(
     if get_updates_request is not None:
         builder = builder.get_updates_request(get_updates_request)
     if rate_limiter:
-        builder = builder.rate_limiter(retrying_after_flood())
+        builder = builder.rate_limiter(retrying_after_flood(game.observer))
     application = builder.build()
     game.install(application)
     return application

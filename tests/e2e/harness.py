@@ -234,11 +234,20 @@ async def eventually(
 class BotProcess:
     """``python -m bot run --config …`` as a child process, its log in a file."""
 
-    def __init__(self, fake: FakeTelegram, config: Path, database_url: str, log: Path) -> None:
+    def __init__(
+        self,
+        fake: FakeTelegram,
+        config: Path,
+        database_url: str,
+        log: Path,
+        extra_env: Mapping[str, str] | None = None,
+    ) -> None:
         self.fake = fake
         self.config = config
         self.database_url = database_url
         self.log_path = log
+        #: More environment for the bot (``NIUNIU_WEB_LISTEN``…), over the harness's own.
+        self.extra_env = dict(extra_env or {})
         self.process: subprocess.Popen[bytes] | None = None
         self.starts = 0
 
@@ -255,6 +264,7 @@ class BotProcess:
             NIUNIU_DATABASE_URL=self.database_url,
             PYTHONUNBUFFERED="1",
         )
+        env.update(self.extra_env)
         return env
 
     def log(self, tail: int = 6000) -> str:
@@ -269,8 +279,9 @@ class BotProcess:
     def running(self) -> bool:
         return self.process is not None and self.process.poll() is None
 
-    async def start(self) -> None:
-        """Start the bot and wait until it long-polls the fake for updates."""
+    async def start(self, *, ready: Callable[[], Awaitable[bool]] | None = None) -> None:
+        """Start the bot and wait until it long-polls the fake for updates (or until
+        ``ready()``: a bot in webhook mode never polls)."""
         assert not self.running, "the bot is already running"
         # A killed bot's long poll ends when the fake notices the closed connection.
         await eventually(lambda: not self.fake.is_polling, what="the old long poll to end")
@@ -287,16 +298,27 @@ class BotProcess:
                 stderr=log,
             )
 
-        def ready() -> bool:
+        async def started() -> bool:
             if self.process is not None and self.process.poll() is not None:
                 raise AssertionError(
                     f"the bot exited with {self.process.returncode} while starting:\n{self.log()}"
                 )
-            return self.fake.is_polling
+            return self.fake.is_polling if ready is None else await ready()
 
         await eventually(
-            ready, timeout=STARTUP_SECONDS, what="the bot to poll for updates", on_timeout=self.log
+            started,
+            timeout=STARTUP_SECONDS,
+            what="the bot to poll for updates" if ready is None else "the bot to be ready",
+            on_timeout=self.log,
         )
+
+    async def terminate(self) -> int:
+        """SIGTERM, as a service manager stops it; the exit code once it has stopped."""
+        assert self.process is not None, "the bot is not running"
+        self.process.terminate()
+        code = await asyncio.to_thread(self.process.wait)
+        self.process = None
+        return code
 
     async def kill(self) -> None:
         """SIGKILL: no shutdown code runs, as after a crash or a power cut."""
@@ -562,8 +584,10 @@ async def running_bot(
     operators: list[int] | None = None,
     delivery_lease_seconds: float | None = None,
     replies_per_minute: int | None = None,
+    env: Mapping[str, str] | None = None,
 ) -> AsyncIterator[E2E]:
-    """A fake Telegram, the bot process polling it, and a reader of its database."""
+    """A fake Telegram, the bot process polling it (``env``: more of its environment),
+    and a reader of its database."""
     database_url = f"sqlite+aiosqlite:///{tmp_path / 'e2e.db'}"
     config = write_config(
         tmp_path / "niuniu.toml",
@@ -573,7 +597,7 @@ async def running_bot(
         replies_per_minute=replies_per_minute or REPLIES_PER_MINUTE,
     )
     async with FakeTelegram() as fake:
-        bot = BotProcess(fake, config, database_url, tmp_path / "bot.log")
+        bot = BotProcess(fake, config, database_url, tmp_path / "bot.log", env)
         try:
             await bot.start()
             e2e = E2E(fake, bot, database_url)

@@ -287,6 +287,32 @@ async def test_db_upgrade_with_a_postgresql_database_that_does_not_exist_is_one_
     assert finished.stdout == ""
 
 
+# -- the web server ---------------------------------------------------------------------
+
+
+async def test_a_web_server_port_taken_already_is_one_line(
+    tmp_path: Path, fake: FakeTelegram
+) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        finished = await run_cli(
+            ["run", "--config", str(write_config(tmp_path))],
+            NIUNIU_TELEGRAM_TOKEN=TOKEN,
+            NIUNIU_TELEGRAM_BASE_URL=fake.base_url,
+            NIUNIU_DATABASE_URL=sqlite_url(tmp_path),
+            NIUNIU_WEB_LISTEN=f"127.0.0.1:{port}",
+        )
+    # The database was migrated first (its log lines come before): the error is the last line.
+    assert finished.returncode == 1, finished.stderr
+    assert finished.stderr.splitlines()[-1] == (
+        f"niuniu-bot: error: cannot listen for the web server on 127.0.0.1:{port} "
+        "(address already in use): fix [web] listen or NIUNIU_WEB_LISTEN"
+    )
+    assert "Traceback" not in finished.stderr and TOKEN.partition(":")[2] not in finished.stderr
+
+
 # -- the configuration ------------------------------------------------------------------
 
 

@@ -195,13 +195,14 @@ def installed() -> list[CommandHandler[Any, Any]]:
     """The command handlers the registry installs, in order, each callback the handler
     it guards."""
     application = Application.builder().token("123:TEST").build()
-    registry().install(application, lambda handler: cast(Handler, _Guarded(handler)))
+    registry().install(application, lambda handler, kind: cast(Handler, _Guarded(handler, kind)))
     return [handler for handler in application.handlers[0] if isinstance(handler, CommandHandler)]
 
 
 class _Guarded:
-    def __init__(self, handler: Handler) -> None:
+    def __init__(self, handler: Handler, kind: str) -> None:
         self.handler = handler
+        self.kind = kind
 
     async def __call__(self, update: Update, context: Any) -> None:
         await self.handler(update, context)
@@ -244,3 +245,15 @@ def test_a_private_command_sent_in_a_group_is_not_handled() -> None:
 
 def test_every_handler_is_guarded() -> None:
     assert all(isinstance(handler.callback, _Guarded) for handler in installed())
+
+
+def test_each_guarded_handler_reports_its_command_as_the_kind_of_update() -> None:
+    kinds = {}
+    for handler in installed():
+        assert isinstance(handler.callback, _Guarded)
+        kinds[tuple(sorted(handler.commands))] = handler.callback.kind
+    # Each command's own handler is reported under its name (balance twice: group and private).
+    for name in ("newround", "bid", "bet", "balance", "open", "audit"):
+        assert kinds[(name,)] == name
+    group_only = next(kind for names, kind in kinds.items() if len(names) > 1)
+    assert group_only == "group_only"

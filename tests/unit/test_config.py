@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.config import Config, ConfigError, WebhookConfig, load_config
+from bot.config import Config, ConfigError, WebConfig, WebhookConfig, load_config
 from bot.engine.settings import Settings
 
 REPO = Path(__file__).resolve().parents[2]
@@ -39,7 +39,9 @@ def test_every_key_of_the_file_reaches_the_config(tmp_path: Path) -> None:
         '[telegram.webhook]\nlisten = "127.0.0.1"\nport = 8000\n'
         'public_url = "https://bot.example"\nsecret_token = "s3cret_-"\npath = "hook"\n'
         "[bot]\nsweep_seconds = 0.5\nboard_edit_seconds = 2\ndelivery_lease_seconds = 4.5\n"
-        'admin_cache_seconds = 30\nlog_level = "debug"\n'
+        'admin_cache_seconds = 30\nlog_level = "debug"\nlog_format = "json"\n'
+        '[web]\nlisten = "127.0.0.1:9090"\npublic_url = "https://ops.example/niuniu"\n'
+        "console = true\n"
         '[game]\nbet_seconds = 25\nmin_bet = "2"\nrake = "4%"\nquick_bets = ["5", "10"]\n',
         encoding="utf-8",
     )
@@ -56,6 +58,9 @@ def test_every_key_of_the_file_reaches_the_config(tmp_path: Path) -> None:
             secret_token="s3cret_-",
             path="hook",
         ),
+        web=WebConfig(
+            host="127.0.0.1", port=9090, public_url="https://ops.example/niuniu", console=True
+        ),
         operators=frozenset({7, 8}),
         game=Settings(bet_seconds=25, min_bet=200, rake_bps=400, quick_bets=(500, 1000)),
         sweep_seconds=0.5,
@@ -63,8 +68,10 @@ def test_every_key_of_the_file_reaches_the_config(tmp_path: Path) -> None:
         delivery_lease_seconds=4.5,
         admin_cache_seconds=30.0,
         log_level="DEBUG",
+        log_format="json",
     )
     assert config.bot_id == 123456789
+    assert config.web.enabled and config.web.listen == "127.0.0.1:9090"
 
 
 @pytest.mark.parametrize(
@@ -159,7 +166,8 @@ def test_a_value_of_the_wrong_type_names_the_key_and_the_type_expected(
         ),
         (
             "[logging]\n",
-            "unknown section [logging] (the sections are [bot], [database], [game], [telegram])",
+            "unknown section [logging] (the sections are [bot], [database], [game], [telegram], "
+            "[web])",
         ),
     ],
 )
@@ -369,3 +377,123 @@ def test_the_token_is_in_no_error_and_no_repr(tmp_path: Path) -> None:
 def test_the_database_password_is_in_no_error(tmp_path: Path) -> None:
     message = refused(tmp_path, '[database]\nurl = "mysql://root:hunter2@db/niuniu"\n')
     assert "hunter2" not in message
+
+
+# -- [web] and [bot] log_format -------------------------------------------------------------
+
+
+def test_the_web_server_is_off_unless_listen_is_given(tmp_path: Path) -> None:
+    config = load_config(None, environ={})
+    assert config.web == WebConfig() and not config.web.enabled and config.web.listen == ""
+    path = tmp_path / "config.toml"
+    path.write_text('[web]\nlisten = ""\nconsole = true\n', encoding="utf-8")
+    assert not load_config(path, environ={}).web.enabled
+
+
+@pytest.mark.parametrize(
+    ("listen", "host", "port"),
+    [
+        ("127.0.0.1:9090", "127.0.0.1", 9090),
+        ("0.0.0.0:1", "0.0.0.0", 1),
+        ("localhost:65535", "localhost", 65535),
+        ("[::1]:9090", "::1", 9090),
+    ],
+)
+def test_web_listen_is_a_host_and_a_port(tmp_path: Path, listen: str, host: str, port: int) -> None:
+    path = tmp_path / "config.toml"
+    path.write_text(f'[web]\nlisten = "{listen}"\n', encoding="utf-8")
+    web = load_config(path, environ={}).web
+    assert (web.host, web.port, web.enabled, web.listen) == (host, port, True, listen)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            '[web]\nlisten = "9090"\n',
+            '[web] listen must be "host:port", like "127.0.0.1:9090", or "" for no web server, '
+            'got "9090"',
+        ),
+        (
+            '[web]\nlisten = ":9090"\n',
+            '[web] listen must be "host:port", like "127.0.0.1:9090", or "" for no web server, '
+            'got ":9090"',
+        ),
+        (
+            '[web]\nlisten = "http://127.0.0.1:9090"\n',
+            '[web] listen must be "host:port", like "127.0.0.1:9090", or "" for no web server, '
+            'got "http://127.0.0.1:9090"',
+        ),
+        (
+            '[web]\nlisten = "127.0.0.1:0"\n',
+            '[web] listen must end in a port number from 1 to 65535, got "127.0.0.1:0"',
+        ),
+        (
+            '[web]\nlisten = "127.0.0.1:70000"\n',
+            '[web] listen must end in a port number from 1 to 65535, got "127.0.0.1:70000"',
+        ),
+        ("[web]\nlisten = 9090\n", '[web] listen must be text in quotes, like "abc", got 9090'),
+        (
+            '[web]\npublic_url = "ops.example"\n',
+            '[web] public_url must be "" or a URL that starts with http:// or https:// and '
+            'names a host, got "ops.example"',
+        ),
+        (
+            '[web]\npublic_url = "https://"\n',
+            '[web] public_url must be "" or a URL that starts with http:// or https:// and '
+            'names a host, got "https://"',
+        ),
+        ('[web]\nconsole = "yes"\n', '[web] console must be true or false, got "yes"'),
+        ("[web]\nconsole = 1\n", "[web] console must be true or false, got 1"),
+        ('[web]\nlisen = "127.0.0.1:9090"\n', "unknown key [web] lisen; did you mean listen?"),
+        (
+            '[bot]\nlog_format = "logfmt"\n',
+            "[bot] log_format must be 'text' or 'json', got \"logfmt\"",
+        ),
+    ],
+)
+def test_a_wrong_web_or_log_format_value_is_one_line_naming_the_key(
+    tmp_path: Path, text: str, message: str
+) -> None:
+    assert refused(tmp_path, text) == message
+
+
+def test_the_environment_overrides_web_and_log_format(tmp_path: Path) -> None:
+    path = tmp_path / "config.toml"
+    path.write_text('[web]\nlisten = "127.0.0.1:1"\n[bot]\nlog_format = "text"\n', encoding="utf-8")
+    environ = {
+        "NIUNIU_WEB_LISTEN": "0.0.0.0:9100",
+        "NIUNIU_WEB_PUBLIC_URL": "http://bot.internal:9100",
+        "NIUNIU_WEB_CONSOLE": "TRUE",
+        "NIUNIU_LOG_FORMAT": "json",
+    }
+    config = load_config(path, environ=environ)
+    assert config.web == WebConfig("0.0.0.0", 9100, "http://bot.internal:9100", console=True)
+    assert config.log_format == "json"
+    for spelling, meaning in [("1", True), ("yes", True), ("false", False), ("0", False)]:
+        assert load_config(path, environ={"NIUNIU_WEB_CONSOLE": spelling}).web.console is meaning
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "message"),
+    [
+        (
+            "NIUNIU_WEB_LISTEN",
+            "9100",
+            'NIUNIU_WEB_LISTEN must be "host:port", like "127.0.0.1:9090", or "" for no web '
+            'server, got "9100"',
+        ),
+        ("NIUNIU_WEB_CONSOLE", "maybe", 'NIUNIU_WEB_CONSOLE must be true or false, got "maybe"'),
+        (
+            "NIUNIU_WEB_PUBLIC_URL",
+            "ftp://x",
+            'NIUNIU_WEB_PUBLIC_URL must be "" or a URL that starts with http:// or https:// and '
+            'names a host, got "ftp://x"',
+        ),
+        ("NIUNIU_LOG_FORMAT", "xml", "NIUNIU_LOG_FORMAT must be 'text' or 'json', got \"xml\""),
+    ],
+)
+def test_a_bad_web_variable_names_the_variable(
+    tmp_path: Path, variable: str, value: str, message: str
+) -> None:
+    assert refused(tmp_path, "[bot]\n", {variable: value}) == message

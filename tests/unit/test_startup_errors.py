@@ -13,10 +13,11 @@ import logging
 import pytest
 from telegram.error import InvalidToken, TimedOut
 
-from bot.config import Config, WebhookConfig
+from bot.config import Config, WebConfig, WebhookConfig
 from bot.startup_errors import explain, unexpected
 from bot.store.migrate import MigrationFailed
 from bot.telegram.runner import configure_logging
+from bot.web.server import WebListenFailed
 
 TOKEN = "123456789:AAEsecretPartOfTheToken_xyz"
 SECRET = TOKEN.partition(":")[2]
@@ -76,6 +77,21 @@ def test_a_webhook_port_that_cannot_be_listened_on(number: int) -> None:
         "fix [telegram.webhook] listen or port"
     )
     assert explain(_raised(OSError(number, "Some Reason")), CONFIG) is None  # polling
+
+
+@pytest.mark.parametrize("mode", ["polling", "webhook"])
+def test_a_web_server_address_that_cannot_be_listened_on(mode: str) -> None:
+    config = Config(
+        telegram_token=TOKEN,
+        mode=mode,
+        webhook=WebhookConfig(listen="0.0.0.0", port=443, secret_token="webhook_SECRET_1"),
+        web=WebConfig(host="127.0.0.1", port=9090),
+    )
+    error = _raised(WebListenFailed(errno.EADDRINUSE, "Address already in use"))
+    assert explain(error, config) == (
+        "cannot listen for the web server on 127.0.0.1:9090 (address already in use): "
+        "fix [web] listen or NIUNIU_WEB_LISTEN"
+    )
 
 
 def test_a_failure_not_known_is_left_to_the_traceback_with_the_secrets_blanked() -> None:

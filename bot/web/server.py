@@ -1,0 +1,147 @@
+"""The bot's own HTTP server: ``/healthz``, ``/readyz`` and ``/metrics``, and the mount
+point of the operator console (``/console/``).
+
+- ``GET /healthz``: 200 ``ok`` whenever the process answers at all (liveness: restart it
+  if not).
+- ``GET /readyz``: 200 ``ready`` when updates are coming in (the bot is running and
+  polling, or Telegram was told of its webhook) and the database answers a trivial query
+  within ``READINESS_TIMEOUT_SECONDS``; else 503 with the reason in a line of plain text
+  (readiness: send it no traffic, page someone if it lasts).
+- ``GET /metrics``: Prometheus's text format, from the bot's own registry
+  (``bot.web.metrics``).
+
+aiohttp (already the webhook's server) serves it; the runner starts it before the bot
+and stops it after, in polling and webhook mode alike.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from collections.abc import Awaitable, Callable
+
+from aiohttp import web
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+from bot.web.metrics import BotMetrics
+
+log = logging.getLogger(__name__)
+
+#: Where a console application is mounted (``build_web_app(console=...)``).
+CONSOLE_PREFIX = "/console/"
+#: How long ``/readyz`` waits for the database before saying it is not ready.
+READINESS_TIMEOUT_SECONDS = 2.0
+
+#: Asks the database a trivial question; raises if it cannot answer.
+DatabaseCheck = Callable[[], Awaitable[None]]
+#: Why updates are not coming in, or None when they are.
+IntakeCheck = Callable[[], str | None]
+
+
+class Readiness:
+    """Whether the bot can do its work now: updates come in and the database answers."""
+
+    def __init__(
+        self,
+        database_answers: DatabaseCheck,
+        not_receiving: IntakeCheck,
+        *,
+        timeout: float = READINESS_TIMEOUT_SECONDS,
+    ) -> None:
+        self.database_answers = database_answers
+        self.not_receiving = not_receiving
+        self.timeout = timeout
+        self._last_problem: str | None = None
+
+    async def problem(self) -> str | None:
+        """Why the bot is not ready (one short line), or None when it is. A change is
+        logged once, not at every probe."""
+        problem = self.not_receiving() or await self._database_problem()
+        if problem != self._last_problem:
+            if problem is None:
+                log.info("ready again")
+            else:
+                log.warning("not ready: %s", problem)
+            self._last_problem = problem
+        return problem
+
+    async def _database_problem(self) -> str | None:
+        try:
+            await asyncio.wait_for(self.database_answers(), self.timeout)
+        except TimeoutError:
+            return f"the database did not answer within {self.timeout:g} s"
+        except Exception as error:
+            # The exception's type, not its text: a driver's message may name the server.
+            return f"the database does not answer ({type(error).__name__})"
+        return None
+
+
+def build_web_app(
+    metrics: BotMetrics, readiness: Readiness, *, console: web.Application | None = None
+) -> web.Application:
+    """The server's application; ``console`` (its routes relative to it) is mounted
+    under ``CONSOLE_PREFIX``."""
+
+    async def healthz(request: web.Request) -> web.Response:
+        return web.Response(text="ok")
+
+    async def readyz(request: web.Request) -> web.Response:
+        problem = await readiness.problem()
+        if problem is not None:
+            return web.Response(status=503, text=problem)
+        return web.Response(text="ready")
+
+    async def metrics_page(request: web.Request) -> web.Response:
+        await metrics.refresh()
+        # Generating the text takes well under a millisecond for this many series.
+        body = generate_latest(metrics.registry)
+        return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE_LATEST})
+
+    app = web.Application()
+    app.router.add_get("/healthz", healthz)
+    app.router.add_get("/readyz", readyz)
+    app.router.add_get("/metrics", metrics_page)
+    if console is not None:
+        app.add_subapp(CONSOLE_PREFIX, console)
+    return app
+
+
+class WebListenFailed(OSError):
+    """The web server cannot listen where ``[web] listen`` says (the port is taken, or not
+    the process's to take): ``bot.startup_errors`` words it apart from the webhook's."""
+
+
+class WebServer:
+    """``app`` served over HTTP at ``host:port`` between ``start`` and ``stop``."""
+
+    def __init__(self, app: web.Application, *, host: str, port: int) -> None:
+        self.app = app
+        self.host = host
+        self.port = port
+        self._runner: web.AppRunner | None = None
+
+    async def start(self) -> None:
+        """Start listening; ``port`` 0 picks a free port (read it back from ``port``)."""
+        runner = web.AppRunner(self.app, access_log=None)
+        await runner.setup()
+        try:
+            site = web.TCPSite(runner, self.host, self.port)
+            await site.start()
+        except OSError as error:
+            await runner.cleanup()
+            # asyncio's message repeats the address; the system's words for the errno do not.
+            reason = os.strerror(error.errno) if error.errno else str(error)
+            raise WebListenFailed(error.errno, reason) from error
+        except BaseException:
+            await runner.cleanup()
+            raise
+        self._runner = runner
+        self.port = runner.addresses[0][1]
+        log.info("web server on %s:%s (/healthz, /readyz, /metrics)", self.host, self.port)
+
+    async def stop(self) -> None:
+        """Stop listening (requests under way get a moment to finish)."""
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None

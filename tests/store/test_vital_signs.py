@@ -1,0 +1,108 @@
+"""What the metrics read from the database (``GameService.vital_signs``), and the
+readiness probe's trivial query, on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from bot.engine.round import Phase
+from bot.engine.settings import Settings
+from bot.service.game import GameService
+from bot.store.db import Database
+from bot.store.rounds import StaleRound
+from tests.conftest import Clock, Seeds
+from tests.store.helpers import ADMIN, DEALER, GROUP, PLAYERS, TEST_SETTINGS, fund, open_table
+
+OTHER_GROUP = GROUP - 1
+
+
+async def test_no_rounds_and_no_chips_held_in_an_empty_database(service: GameService) -> None:
+    signs = await service.vital_signs()
+    assert signs.open_rounds == {}
+    assert signs.chips_held_cents == 0
+
+
+async def test_open_rounds_are_counted_by_phase_and_game_and_held_chips_summed(
+    service: GameService, db: Database, clock: Clock
+) -> None:
+    # A red-envelope round in betting with two bets, and a Bull Bull round still bidding.
+    await open_table(service)
+    await fund(service, DEALER, 100_000)
+    started = await service.start_round(GROUP, actor=DEALER)
+    assert started.round is not None
+    await service.bid(GROUP, DEALER, 2_000)
+    clock.advance(TEST_SETTINGS.bid_seconds)
+    betting = await service.advance(started.round.id)
+    assert betting.round is not None and betting.round.phase is Phase.BETTING
+    for player, stake in zip(PLAYERS[:2], (100, 300), strict=True):
+        await fund(service, player, 50_000)
+        await service.bet(GROUP, player, stake)
+
+    await open_table(service, OTHER_GROUP)
+    await service.change_setting(OTHER_GROUP, ADMIN, "ruleset", "bullbull")
+    other = await service.start_round(OTHER_GROUP, actor=DEALER)
+    assert other.round is not None and other.round.settings.ruleset == "bullbull"
+
+    signs = await service.vital_signs()
+
+    assert signs.open_rounds == {(Phase.BETTING, "envelope68"): 1, (Phase.BIDDING, "bullbull"): 1}
+    # Each bet holds its stake times the largest loss multiplier (18), and the dealer's
+    # bid is held as it stands: the same as the held balances the service reports.
+    held = [await service.balance(GROUP, person.id) for person in (DEALER, *PLAYERS[:2])]
+    assert signs.chips_held_cents == sum(balance.held for balance in held)
+    assert signs.chips_held_cents == 2_000 + 18 * (100 + 300)
+
+
+async def test_a_settled_round_is_no_longer_counted(
+    service: GameService, db: Database, clock: Clock
+) -> None:
+    await open_table(service)
+    started = await service.start_round(GROUP, actor=DEALER)
+    assert started.round is not None
+    assert (await service.vital_signs()).open_rounds == {(Phase.BIDDING, "envelope68"): 1}
+    clock.advance(TEST_SETTINGS.bid_seconds)
+    await service.advance(started.round.id)  # nobody bid: void
+    signs = await service.vital_signs()
+    assert signs.open_rounds == {}
+    assert signs.chips_held_cents == 0
+
+
+async def test_the_database_answers_a_trivial_query(db: Database) -> None:
+    await GameService(db, Settings()).database_answers()
+
+
+class RetryCounter:
+    """A service observer that counts the transactions run again."""
+
+    def __init__(self) -> None:
+        self.retries = 0
+
+    def database_retried(self) -> None:
+        self.retries += 1
+
+
+async def test_a_command_whose_round_changed_under_it_runs_again_and_is_reported(
+    db: Database, clock: Clock, seeds: Seeds, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    observer = RetryCounter()
+    service = GameService(db, TEST_SETTINGS, clock=clock, seed_source=seeds, observer=observer)
+    await open_table(service)
+    await fund(service, DEALER, 100_000)
+    started = await service.start_round(GROUP, actor=DEALER)
+    assert started.round is not None and observer.retries == 0
+    round_id = started.round.id
+    run = service.store.round_commands.run
+    lost_once: list[int] = []
+
+    async def lose_the_first_race(*args: Any, **kwargs: Any) -> Any:
+        if not lost_once:
+            lost_once.append(1)
+            raise StaleRound(round_id)
+        return await run(*args, **kwargs)
+
+    monkeypatch.setattr(service.store.round_commands, "run", lose_the_first_race)
+    result = await service.bid(GROUP, DEALER, 2_000)
+    assert result.round is not None and result.round.high_bid == 2_000
+    assert observer.retries == 1

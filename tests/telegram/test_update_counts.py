@@ -1,0 +1,59 @@
+"""The shell tells its observer of every update a handler took, by kind, with how long it
+took: one that went well, one that failed unexpectedly (the error handler logs it)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bot.config import Config
+from bot.service.game import GameService
+from bot.store.db import Database
+from bot.telegram.shell import GameBot
+from tests.telegram.fakes import message_update, person
+
+GROUP = -100_123
+
+
+class Recorder:
+    """A ShellObserver that keeps the updates reported."""
+
+    def __init__(self) -> None:
+        self.handled: list[tuple[str, float]] = []
+
+    def update_handled(self, kind: str, seconds: float) -> None:
+        self.handled.append((kind, seconds))
+
+    def round_ended(self, round_id: int, game: str, void_reason: str | None) -> None:
+        pass
+
+    def bot_api_called(self, method: str) -> None:
+        pass
+
+    def bot_api_failed(self, method: str, kind: str) -> None:
+        pass
+
+
+async def test_each_update_is_reported_by_kind_whether_its_handler_ends_well_or_not(
+    tmp_path: Path,
+) -> None:
+    observer = Recorder()
+    database = Database.from_url(f"sqlite+aiosqlite:///{tmp_path / 'unused.db'}")
+    game = GameBot(Config(), GameService(database), observer=observer)
+
+    async def fine(update: Any, context: Any) -> None:
+        pass
+
+    async def broken(update: Any, context: Any) -> None:
+        raise RuntimeError("a bug")
+
+    update = message_update(GROUP, person(5, "Eko"), "/rules")
+    await game._guard(fine, "rules")(update, None)
+    with pytest.raises(RuntimeError):
+        await game._guard(broken, "message")(update, None)
+    await database.dispose()
+
+    assert [kind for kind, _ in observer.handled] == ["rules", "message"]
+    assert all(seconds >= 0 for _, seconds in observer.handled)
