@@ -34,6 +34,7 @@ from bot.telegram.deadlines import DeadlineObserver, Deadlines
 from bot.telegram.delivery import ChatOutbox, retrying_after_flood
 from bot.telegram.handlers.admin import AdminHandlers
 from bot.telegram.handlers.base import ShellParts
+from bot.telegram.handlers.console import ConsoleHandlers
 from bot.telegram.handlers.info import InfoHandlers
 from bot.telegram.handlers.play import PlayHandlers
 from bot.telegram.handlers.verify import VerifyHandlers
@@ -50,7 +51,11 @@ BARE_NUMBER = r"^\s*[0-9]{1,9}(\.[0-9]{1,2})?\s*$"
 
 
 def command_registry(
-    play: PlayHandlers, info: InfoHandlers, verify: VerifyHandlers, admin: AdminHandlers
+    play: PlayHandlers,
+    info: InfoHandlers,
+    verify: VerifyHandlers,
+    admin: AdminHandlers,
+    console: ConsoleHandlers,
 ) -> CommandRegistry:
     """Every command, in the order the menus and ``/help`` list them."""
     group, private, anywhere = Where.GROUP, Where.PRIVATE, Where.ANYWHERE
@@ -67,6 +72,8 @@ def command_registry(
             Command("bank", info.bank, group),
             Command("help", info.help, anywhere),
             Command("start", info.start, private, listed=False),
+            Command("console", console.private, private),
+            Command("console", console.in_group, group, listed=False),
             Command("open", admin.open, group, admin=True),
             Command("close", admin.close, group, admin=True),
             Command("config", admin.config, group, admin=True),
@@ -92,7 +99,10 @@ class GameBot:
         *,
         clock: Callable[[], int] = wall_clock_ms,
         deadline_observer: DeadlineObserver | None = None,
+        console_url: str | None = None,
     ) -> None:
+        """``console_url`` is the web console's public address (``/console`` sends sign-in
+        links to it); ``None`` when the bot serves no console."""
         self.config = config
         self.service = service
         self.locks = ChatLocks()
@@ -132,13 +142,18 @@ class GameBot:
         self.play = PlayHandlers(parts)
         self.verify = VerifyHandlers(parts)
         self.admin = AdminHandlers(parts)
+        self.console = ConsoleHandlers(
+            parts, bot_token=config.telegram_token, public_url=console_url
+        )
         # /help is drawn from the registry, which lists the handlers: tied up late.
         self.info = InfoHandlers(
             parts,
             group_help=lambda language: self.commands.help(language),
             private_help=lambda language: self.commands.help_private(language),
         )
-        self.commands = command_registry(self.play, self.info, self.verify, self.admin)
+        self.commands = command_registry(
+            self.play, self.info, self.verify, self.admin, self.console
+        )
 
     def install(self, application: AnyApplication) -> None:
         """Register every handler and the error handler on ``application``."""
