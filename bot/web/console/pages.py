@@ -43,6 +43,7 @@ async def overview(request: web.Request) -> web.StreamResponse:
         figures=figures,
         periods=PERIODS,
         bars=bars,
+        tallest=max((day.turnover for day in figures.days), default=0),
         chart_height=CHART_HEIGHT,
     )
 
@@ -58,7 +59,11 @@ async def group(request: web.Request) -> web.StreamResponse:
         raise web.HTTPNotFound(text="The bot has no such group.")
     before = whole_number(request.query.get("audit_before"), "audit_before")
     audit = await parts.console.audit(chat_id, before_id=before, limit=PAGE_SIZE)
-    people = await parts.console.names([line.actor_id for line in audit])
+    named = {line.actor_id for line in audit}
+    named |= {
+        line.details["user_id"] for line in audit if isinstance(line.details.get("user_id"), int)
+    }
+    people = await parts.console.names(sorted(named))
     settings = [(name, state.settings.display(name)) for name in SETTING_NAMES]
     return page(
         request,
@@ -71,6 +76,7 @@ async def group(request: web.Request) -> web.StreamResponse:
         saved=request.query.get("saved", ""),
         error=request.query.get("error", ""),
         error_key=request.query.get("key", ""),
+        typed=request.query.get("typed", ""),
     )
 
 
@@ -87,7 +93,8 @@ async def change_setting(request: web.Request) -> web.StreamResponse:
     try:
         current.changed(key, value)  # the same check the service makes, for its English
     except SettingError as error:
-        raise web.HTTPSeeOther(f"{back}?{urlencode({'error': str(error), 'key': key})}") from None
+        refused = {"error": str(error), "key": key, "typed": value[:64]}
+        raise web.HTTPSeeOther(f"{back}?{urlencode(refused)}") from None
     actor = (await parts.console.names([viewer.user_id])).get(viewer.user_id)
     try:
         await parts.console.change_setting(chat_id, actor or Person(viewer.user_id), key, value)
