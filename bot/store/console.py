@@ -208,7 +208,8 @@ class ConsoleQueries:
             .where(
                 RoundRow.ended_at_ms >= from_ms,
                 RoundRow.ended_at_ms < until_ms,
-                RoundRow.phase == "settled",
+                # Only settled rounds have outcomes. (No condition on the phase: without
+                # statistics SQLite would read every settled round by ix_rounds_phase_deadline.)
                 *_in_groups(RoundRow.chat_id, chat_ids),
             )
             .group_by(day)
@@ -265,32 +266,36 @@ class ConsoleQueries:
         conditions: list[ColumnElement[bool]] = list(_in_groups(RoundRow.chat_id, where.chat_ids))
         if where.chat_id is not None:
             conditions.append(RoundRow.chat_id == where.chat_id)
-        if where.user_id is not None:
-            players_rounds = select(OutcomeRow.round_id).where(OutcomeRow.user_id == where.user_id)
-            conditions.append(RoundRow.id.in_(players_rounds))
         if where.ruleset is not None:
             conditions.append(ruleset == where.ruleset)
         if where.started_from_ms is not None:
             conditions.append(RoundRow.started_at_ms >= where.started_from_ms)
         if where.started_before_ms is not None:
             conditions.append(RoundRow.started_at_ms < where.started_before_ms)
+        # A player's rounds: walk their outcomes back through ix_outcomes_user_id_round_id
+        # and stop at ``limit`` (an outcome per round and player: no duplicates).
+        key = RoundRow.id if where.user_id is None else OutcomeRow.round_id
+        if where.user_id is not None:
+            conditions.append(OutcomeRow.user_id == where.user_id)
         if before_id is not None:
-            conditions.append(RoundRow.id < before_id)
-        rows = await self.session.execute(
-            select(
-                RoundRow.id,
-                RoundRow.chat_id,
-                RoundRow.phase,
-                ruleset,
-                RoundRow.dealer_id,
-                RoundRow.pool,
-                RoundRow.bet_count,
-                RoundRow.started_at_ms,
-                RoundRow.ended_at_ms,
+            conditions.append(key < before_id)
+        statement = select(
+            RoundRow.id,
+            RoundRow.chat_id,
+            RoundRow.phase,
+            ruleset,
+            RoundRow.dealer_id,
+            RoundRow.pool,
+            RoundRow.bet_count,
+            RoundRow.started_at_ms,
+            RoundRow.ended_at_ms,
+        )
+        if where.user_id is not None:
+            statement = statement.select_from(OutcomeRow).join(
+                RoundRow, RoundRow.id == OutcomeRow.round_id
             )
-            .where(*conditions)
-            .order_by(RoundRow.id.desc())
-            .limit(limit)
+        rows = await self.session.execute(
+            statement.where(*conditions).order_by(key.desc()).limit(limit)
         )
         return [RoundRowView(*row) for row in rows.tuples()]
 
@@ -318,7 +323,12 @@ class ConsoleQueries:
             select(*_POSTING_COLUMNS)
             .join(PostingRow, PostingRow.transaction_id == LedgerTransaction.id)
             .join(Account, Account.id == PostingRow.account_id)
-            .where(LedgerTransaction.id.in_(ids))
+            # The page's range, not a list of its ids: one index range however long.
+            .where(
+                LedgerTransaction.chat_id == chat_id,
+                LedgerTransaction.id >= ids[0],
+                LedgerTransaction.id <= ids[-1],
+            )
             .order_by(LedgerTransaction.id, PostingRow.id)
         )
         return [PostingLine(*row) for row in rows.tuples()]

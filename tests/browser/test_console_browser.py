@@ -44,7 +44,7 @@ def test_an_admin_signs_in_with_a_link_and_sees_the_overview(
 
 def test_a_used_link_does_not_sign_in_again(browser: Any, served: ServedConsole) -> None:
     link = served.sign_in_link(ADMIN.id)
-    for attempt in range(2):
+    for _ in range(2):
         browser.delete_all_cookies()
         browser.get(link)
         browser.find_element(By.ID, "sign-in").click()

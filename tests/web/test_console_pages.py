@@ -163,3 +163,22 @@ async def test_the_dealer_name_and_titles_are_escaped_everywhere(console: Consol
     for path in ("/console/", f"/console/groups/{GROUP}", "/console/rounds"):
         assert "<Table>" not in await console.text(path)
     assert DEALER.first_name in await console.text("/console/rounds")
+
+
+async def test_a_players_rounds_page_on_by_their_outcomes(console: Console) -> None:
+    await console.sign_in(ADMIN.id)
+    first, second = console.history.settled
+    page = await console.text(f"/console/rounds?player={EVE.id}&before={second}")
+    assert f'href="/console/rounds/{first}"' in page
+    assert f'href="/console/rounds/{second}"' not in page
+    by_name = await console.text("/console/rounds?player=@eve")
+    assert all(f'href="/console/rounds/{r}"' in by_name for r in console.history.settled)
+    assert "No round matches." in await console.text("/console/rounds?player=@nobody")
+
+
+async def test_a_statement_pages_back_from_a_transaction(console: Console) -> None:
+    player = PLAYERS[0]
+    whole = await console.service.statement(GROUP, player.id, 50)
+    async with console.service.store.reading() as uow:
+        older = await uow.queries.statement(GROUP, player.id, 50, before=whole[0].transaction_id)
+    assert older == whole[1:]
