@@ -182,3 +182,10 @@ async def test_a_statement_pages_back_from_a_transaction(console: Console) -> No
     async with console.service.store.reading() as uow:
         older = await uow.queries.statement(GROUP, player.id, 50, before=whole[0].transaction_id)
     assert older == whole[1:]
+
+
+async def test_a_missing_round_or_a_malformed_filter_is_a_page_saying_so(console: Console) -> None:
+    await console.sign_in(OPERATOR)
+    assert "No such round." in await console.text("/console/rounds/999999", status=404)
+    page = await console.text("/console/rounds?from=yesterday", status=400)
+    assert "from must be a date like 2026-12-01" in page and "<html" in page

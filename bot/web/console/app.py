@@ -1,11 +1,10 @@
 """The console as an aiohttp application, to be mounted under ``/console/`` by the web
 server (``app.add_subapp("/console/", build_console(...))``).
 
-Sign-in is by a one-time link the bot sends for ``/console`` in a private chat, or by
-Telegram's Login Widget where the console has an https address. Both end in a signed
-session cookie (HTTP-only, SameSite=Lax, Secure over https); every POST carries the
-session's CSRF token. Sign-in attempts are limited per client address. Pages and exports
-are in ``pages`` and ``exports``; this module holds the application and the sign-in.
+Every request but signing in needs the signed session cookie (``signin`` sets it); every
+POST carries the session's CSRF token. This module holds the application, what its
+handlers share (``ConsoleParts``) and that check; sign-in, pages and exports are in
+``signin``, ``pages`` and ``exports``.
 """
 
 from __future__ import annotations
@@ -22,12 +21,7 @@ from bot.service.game import GameService
 from bot.web.console.access import Access, IsGroupAdmin, Viewer
 from bot.web.console.limits import AttemptLimiter
 from bot.web.console.render import build_environment, render
-from bot.web.console.signing import (
-    LinkSigner,
-    SessionSigner,
-    SignatureRefused,
-    check_login_widget,
-)
+from bot.web.console.signing import LinkSigner, SessionSigner, SignatureRefused
 
 COOKIE = "niuniu_console"
 #: Paths (below the console's root) open without a session.
@@ -133,101 +127,16 @@ async def session_middleware(request: web.Request, handler: Handler) -> web.Stre
                 "This form's security token does not match your session. Reload the page "
                 "and submit it again.",
             )
-    return await handler(request)
+    return await _pages_for_errors(request, handler)
 
 
-def _client(request: web.Request) -> str:
-    return request.remote or "unknown"
-
-
-def _signed_in(request: web.Request, user_id: int) -> web.HTTPSeeOther:
-    """Start a session for ``user_id`` and go to the overview (raise the answer)."""
-    parts = parts_of(request)
-    _, cookie = parts.sessions.issue(user_id, parts.now())
-    response = web.HTTPSeeOther(f"{console_root(request)}/")
-    response.set_cookie(
-        COOKIE,
-        cookie,
-        path=f"{console_root(request)}/",
-        httponly=True,
-        samesite="Lax",
-        secure=parts.https,
-        max_age=12 * 60 * 60,
-    )
-    return response
-
-
-async def login_page(request: web.Request) -> web.StreamResponse:
-    """The sign-in page; with ``?token=`` from a link, a button that signs in with it (a
-    POST, so that a link preview fetching the address does not use the link up)."""
-    parts = parts_of(request)
-    token = request.query.get("token", "")
-    return page(
-        request,
-        "login.html",
-        token=token,
-        widget=parts.https and bool(parts.bot_username),
-        bot_username=parts.bot_username,
-        auth_url=parts.url("/login/telegram"),
-    )
-
-
-async def login_with_link(request: web.Request) -> web.StreamResponse:
-    """Redeem a one-time link: signed, not expired, never used before."""
-    parts = parts_of(request)
-    if not parts.limiter.allow(_client(request)):
-        return refuse(request, 429, "Too many attempts", "Wait a minute, then try again.")
-    form = await request.post()
-    token = form.get("token")
+async def _pages_for_errors(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """A malformed request (400) or a missing thing (404) as a page, not a bare line."""
     try:
-        claim = parts.links.check(token if isinstance(token, str) else "", parts.now())
-    except SignatureRefused as refused:
-        message = {
-            "expired": "This link has expired. Send /console to the bot for a new one.",
-        }.get(refused.reason, "This link is not valid. Send /console to the bot for a new one.")
-        return refuse(request, 403, "Sign-in refused", message)
-    fresh = await parts.console.claim_link(
-        claim.nonce,
-        user_id=claim.user_id,
-        now_ms=parts.now() * 1000,
-        expires_at_ms=claim.expires_at * 1000,
-    )
-    if not fresh:
-        return refuse(
-            request,
-            403,
-            "Sign-in refused",
-            "This link was used already. Send /console to the bot for a new one.",
-        )
-    raise _signed_in(request, claim.user_id)
-
-
-async def login_with_widget(request: web.Request) -> web.StreamResponse:
-    """Telegram's Login Widget sends the browser here with its signed data."""
-    parts = parts_of(request)
-    if not parts.limiter.allow(_client(request)):
-        return refuse(request, 429, "Too many attempts", "Wait a minute, then try again.")
-    try:
-        user_id = check_login_widget(parts.bot_token, dict(request.query), parts.now())
-    except SignatureRefused as refused:
-        message = (
-            "This sign-in is more than a day old; sign in again."
-            if refused.reason == "expired"
-            else "Telegram's sign-in data did not check out; sign in again."
-        )
-        return refuse(request, 403, "Sign-in refused", message)
-    raise _signed_in(request, user_id)
-
-
-async def logout(request: web.Request) -> web.StreamResponse:
-    """Forget the session cookie."""
-    response = web.HTTPSeeOther(f"{console_root(request)}/login")
-    response.del_cookie(COOKIE, path=f"{console_root(request)}/")
-    raise response
-
-
-async def stylesheet(request: web.Request) -> web.StreamResponse:
-    return web.FileResponse(STATIC / "console.css")
+        return await handler(request)
+    except (web.HTTPBadRequest, web.HTTPNotFound) as error:
+        title = "Not found" if error.status == 404 else "Not understood"
+        return refuse(request, error.status, title, error.text or error.reason)
 
 
 def build_console(
@@ -248,7 +157,7 @@ def build_console(
     ``/console``), for links, the Login Widget and whether cookies are Secure;
     ``bot_username`` names the bot for the widget; ``clock`` gives seconds since the epoch.
     """
-    from bot.web.console import exports, pages
+    from bot.web.console import exports, pages, signin
 
     console = ConsoleService(service)
     app = web.Application(middlewares=[session_middleware])
@@ -264,11 +173,7 @@ def build_console(
         public_url=public_url,
         clock=clock,
     )
-    app.router.add_get("/login", login_page)
-    app.router.add_post("/login", login_with_link)
-    app.router.add_get("/login/telegram", login_with_widget)
-    app.router.add_post("/logout", logout)
-    app.router.add_get("/static/console.css", stylesheet)
+    signin.add_routes(app.router)
     pages.add_routes(app.router)
     exports.add_routes(app.router)
     return app
