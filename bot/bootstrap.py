@@ -36,16 +36,20 @@ def assemble(
     get_updates_request: BaseRequest | None = None,
     rate_limiter: bool = True,
     deadline_observer: DeadlineObserver | None = None,
+    console_url: str | None = None,
 ) -> Assembly:
     """The bot for ``config``; run it with ``bot.telegram.serving.running``.
 
     ``database`` reuses an open one; ``request``/``get_updates_request`` replace the HTTP
     transport (a bench talks to Telegram in memory); ``rate_limiter=False`` leaves out
-    Telegram's limits (the fake Telegram has none).
+    Telegram's limits (the fake Telegram has none); ``console_url`` is where the web
+    console is served, for the links ``/console`` sends (``None``: the bot has none). The
+    console itself is ``bot.web.console.build_console(service=..., is_group_admin=
+    assembly.game.admins.is_admin, ...)``, mounted by the web server.
     """
     database = database or Database.from_url(config.database_url)
     service = GameService(database, config.game, bot_id=config.bot_id)
-    game = GameBot(config, service, deadline_observer=deadline_observer)
+    game = GameBot(config, service, deadline_observer=deadline_observer, console_url=console_url)
     application = build_application(
         game,
         request=request,

@@ -107,7 +107,7 @@ class Console:
 
 
 async def start_console(
-    service: GameService, clock: Clock
+    service: GameService, clock: Clock, *, public_url: str = "http://console.test"
 ) -> AsyncIterator[TestClient[web.Request, web.Application]]:
     async def is_group_admin(chat_id: int, user_id: int) -> bool:
         return is_admin_of(chat_id, user_id)
@@ -119,9 +119,10 @@ async def start_console(
             service=service,
             bot_token=TOKEN,
             operators=frozenset({OPERATOR}),
-            public_url="http://console.test",
+            public_url=public_url,
             is_group_admin=is_group_admin,
             clock=lambda: clock.now_ms / 1000,
+            bot_username="niuniu_test_bot",
         ),
     )
     client = TestClient(TestServer(root), cookie_jar=CookieJar(unsafe=True))

@@ -189,3 +189,16 @@ async def test_a_missing_round_or_a_malformed_filter_is_a_page_saying_so(console
     assert "No such round." in await console.text("/console/rounds/999999", status=404)
     page = await console.text("/console/rounds?from=yesterday", status=400)
     assert "from must be a date like 2026-12-01" in page and "<html" in page
+
+
+async def test_the_audit_log_pages_back(console: Console) -> None:
+    for amount in range(1, 61):  # 60 more credits: the log is longer than a page
+        await console.service.credit(GROUP, ADMIN, PLAYERS[0].id, amount)
+    await console.sign_in(ADMIN.id)
+    page = await console.text(f"/console/groups/{GROUP}")
+    assert page.count('<tr><td class="nowrap">') == 50
+    older = page.split('href="?audit_before=')[1].split('"')[0]
+    rest = await console.text(f"/console/groups/{GROUP}?audit_before={older}")
+    everything = await console.service.audit_log(GROUP, 1000)
+    assert rest.count('<tr><td class="nowrap">') == len(everything) - 50
+    assert "0.01 to" in rest and "0.60 to" in page  # amounts as money, newest first

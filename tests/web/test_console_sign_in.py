@@ -97,3 +97,16 @@ async def test_signing_out_forgets_the_session(console: Console) -> None:
     assert str(response.url).endswith("/console/login")
     response = await console.client.get("/console/", allow_redirects=False)
     assert response.status == 303
+
+
+async def test_over_https_the_widget_is_offered_and_the_cookie_is_secure(console: Console) -> None:
+    async for client in start_console(
+        console.service, console.clock, public_url="https://bot.example.com"
+    ):
+        page = await (await client.get("/console/login")).text()
+        assert 'src="https://telegram.org/js/telegram-widget.js?22"' in page
+        assert 'data-telegram-login="niuniu_test_bot"' in page
+        assert 'data-auth-url="https://bot.example.com/console/login/telegram"' in page
+        token = LinkSigner(TOKEN).issue(ADMIN.id, console.clock.now_ms // 1000)
+        response = await client.post("/console/login", data={"token": token}, allow_redirects=False)
+        assert "Secure" in response.headers["Set-Cookie"]
