@@ -112,8 +112,10 @@ def test_a_group_one_does_not_administer_is_refused(browser: Any, served: Served
 
 
 def test_a_player_page(browser: Any, served: ServedConsole) -> None:
+    assert served.history is not None
     sign_in(browser, served)
-    browser.get(f"{served.base_url}/console/groups/{GROUP}")
-    browser.find_element(By.LINK_TEXT, "Admin").click()
-    assert "Chips" in browser.page_source
+    browser.get(f"{served.base_url}/console/rounds/{served.history.settled[0]}")
+    browser.find_element(By.LINK_TEXT, "Player0").click()
+    assert browser.find_element(By.TAG_NAME, "h1").text == "Player0"
+    assert "Statement in Lucky <Table>" in browser.find_element(By.TAG_NAME, "main").text
     screenshot(browser, "player")

@@ -195,6 +195,7 @@ async def player(request: web.Request) -> web.StreamResponse:
     if chat_id is not None:
         lines = await parts.console.statement(chat_id, user_id, before=before, limit=PAGE_SIZE)
     people = await parts.console.names([user_id])
+    titles = {chat: title for chat, title, _ in balances}
     return page(
         request,
         "player.html",
@@ -202,6 +203,7 @@ async def player(request: web.Request) -> web.StreamResponse:
         people=people,
         balances=balances,
         chat_id=chat_id,
+        group_title=titles.get(chat_id) if chat_id is not None else None,
         lines=lines,
         next_before=lines[-1].transaction_id if len(lines) == PAGE_SIZE else None,
     )
