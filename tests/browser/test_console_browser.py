@@ -10,20 +10,31 @@ from pathlib import Path
 from typing import Any
 
 from selenium.webdriver.common.by import By
+from selenium.webdriver.support.expected_conditions import staleness_of
+from selenium.webdriver.support.wait import WebDriverWait
 
 from tests.browser.conftest import ServedConsole, screenshot
 from tests.store.helpers import ADMIN
 from tests.web.conftest import GROUP, OTHER
 
-#: How long a download may take before the test gives up (it is not what is tested).
+#: How long a download or a page may take before the test gives up (not what is tested).
 DOWNLOAD_LIMIT_SECONDS = 30
+PAGE_LIMIT_SECONDS = 30
+
+
+def and_wait(browser: Any, action: Any) -> None:
+    """Click or submit, then wait for the next page: Selenium returns from a click before
+    the browser has left the page, and reading it then reads the old one."""
+    page = browser.find_element(By.TAG_NAME, "html")
+    action()
+    WebDriverWait(browser, PAGE_LIMIT_SECONDS).until(staleness_of(page))
 
 
 def sign_in(browser: Any, served: ServedConsole, user_id: int = ADMIN.id) -> None:
     browser.delete_all_cookies()
     browser.get(served.sign_in_link(user_id))
     screenshot(browser, "login-link")
-    browser.find_element(By.ID, "sign-in").click()
+    and_wait(browser, browser.find_element(By.ID, "sign-in").click)
     assert browser.current_url == f"{served.base_url}/console/"
 
 
@@ -47,7 +58,7 @@ def test_a_used_link_does_not_sign_in_again(browser: Any, served: ServedConsole)
     for _ in range(2):
         browser.delete_all_cookies()
         browser.get(link)
-        browser.find_element(By.ID, "sign-in").click()
+        and_wait(browser, browser.find_element(By.ID, "sign-in").click)
     assert "used already" in browser.find_element(By.TAG_NAME, "main").text
     screenshot(browser, "link-used")
 
@@ -55,10 +66,10 @@ def test_a_used_link_does_not_sign_in_again(browser: Any, served: ServedConsole)
 def test_a_rounds_verification_matches(browser: Any, served: ServedConsole) -> None:
     assert served.history is not None
     sign_in(browser, served)
-    browser.find_element(By.LINK_TEXT, "Rounds").click()
+    and_wait(browser, browser.find_element(By.LINK_TEXT, "Rounds").click)
     screenshot(browser, "rounds")
     round_id = served.history.settled[0]
-    browser.find_element(By.LINK_TEXT, str(round_id)).click()
+    and_wait(browser, browser.find_element(By.LINK_TEXT, str(round_id)).click)
     assert browser.find_element(By.ID, "verification").text.startswith("Verified")
     state = served.run(served.service.round(round_id))
     assert state is not None and state.seed.hex() in browser.page_source
@@ -70,12 +81,12 @@ def test_a_rounds_verification_matches(browser: Any, served: ServedConsole) -> N
 
 def test_a_setting_changed_in_the_browser_is_saved(browser: Any, served: ServedConsole) -> None:
     sign_in(browser, served)
-    browser.find_element(By.PARTIAL_LINK_TEXT, "Lucky").click()
+    and_wait(browser, browser.find_element(By.PARTIAL_LINK_TEXT, "Lucky").click)
     screenshot(browser, "group")
     field = browser.find_element(By.ID, "set-max_bet")
     field.clear()
     field.send_keys("40")
-    field.submit()
+    and_wait(browser, field.submit)
     assert browser.find_element(By.ID, "saved").text == "Saved max_bet."
     assert served.run(served.service.settings(GROUP)).max_bet == 4_000
     assert "max_bet 50.00 → 40.00" in browser.find_element(By.TAG_NAME, "main").text
@@ -83,7 +94,7 @@ def test_a_setting_changed_in_the_browser_is_saved(browser: Any, served: ServedC
     field = browser.find_element(By.ID, "set-rake")
     field.clear()
     field.send_keys("120%")
-    field.submit()
+    and_wait(browser, field.submit)
     assert "above 100%" in browser.find_element(By.ID, "error").text
     screenshot(browser, "group-refused-value")
 
@@ -115,7 +126,7 @@ def test_a_player_page(browser: Any, served: ServedConsole) -> None:
     assert served.history is not None
     sign_in(browser, served)
     browser.get(f"{served.base_url}/console/rounds/{served.history.settled[0]}")
-    browser.find_element(By.LINK_TEXT, "Player0").click()
+    and_wait(browser, browser.find_element(By.LINK_TEXT, "Player0").click)
     assert browser.find_element(By.TAG_NAME, "h1").text == "Player0"
     assert "Statement in Lucky <Table>" in browser.find_element(By.TAG_NAME, "main").text
     screenshot(browser, "player")
