@@ -328,7 +328,7 @@ class Queries:
                 .limit(1)
             )
         ).first()
-        return None if row is None else row.tuple()
+        return None if row is None else row._tuple()
 
     async def results(self, round_id: int) -> list[ParticipantResult]:
         """Each participant's line of a settled round: bettors in bet order, then the
