@@ -26,7 +26,9 @@ It times, through ``GameService`` and alternating full and empty, ``--runs`` tim
 (31 by default, after a warm-up): ``/history`` of the busy and of the quiet group,
 ``/balance`` and ``/ledger`` (the statement) of the long-playing player, the sweep's two
 queries (``due_rounds`` and ``due_chat_ids``) and a restart's two (``unannounced`` and
-``open_rounds``). For each it prints the median on the full and on the empty database and
+``open_rounds``), and the console's lists (a page of rounds: of every group, of the busy
+group, of a player, of one day; the overview's 30 days; a step of a group's ledger CSV; a
+page of the audit log). For each it prints the median on the full and on the empty database and
 their ratio, against the aim (full within 2x of empty), and then the plan of every SQL
 statement it sent on the full database (PostgreSQL ``EXPLAIN``, SQLite ``EXPLAIN QUERY
 PLAN``), so that the indexes used are visible. It asserts nothing about times.
@@ -53,6 +55,7 @@ from sqlalchemy.engine import make_url
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bot.engine.settings import Settings
+from bot.service.console import ConsoleService, RoundFilter
 from bot.service.game import GameService, Person
 from bot.store.db import Database
 from bot.store.migrate import upgrade_async
@@ -247,6 +250,12 @@ def operations(service: GameService) -> dict[str, Callable[[], Awaitable[object]
     async def restart() -> object:
         return await service.unannounced(), await service.open_rounds()
 
+    console = ConsoleService(service)
+    a_day_of_history = HISTORY_STARTS_MS + 50_000 * 60_000
+
+    def console_rounds(where: RoundFilter) -> Callable[[], Awaitable[object]]:
+        return lambda: console.rounds(where, before_id=None, limit=50)
+
     return {
         "/history, busy group": lambda: service.history(BUSY, 10),
         "/history, quiet group": lambda: service.history(QUIET, 10),
@@ -254,6 +263,19 @@ def operations(service: GameService) -> dict[str, Callable[[], Awaitable[object]
         "/ledger (statement), long player": lambda: service.statement(BUSY, LONG_PLAYER.id, 15),
         "sweep (due_rounds + due_chat_ids)": sweep,
         "restart (unannounced + open_rounds)": restart,
+        "console: rounds, every group": console_rounds(RoundFilter()),
+        "console: rounds, busy group": console_rounds(RoundFilter(chat_id=BUSY)),
+        "console: rounds, a player": console_rounds(RoundFilter(user_id=10_001)),
+        "console: rounds, one day": console_rounds(
+            RoundFilter(
+                started_from_ms=a_day_of_history, started_before_ms=a_day_of_history + 86_400_000
+            )
+        ),
+        "console: overview, 30 days": lambda: console.overview(None, now_ms=NOW_MS),
+        "console: group ledger, a CSV step": lambda: console.ledger(
+            BUSY, after_id=None, limit=1000
+        ),
+        "console: audit page": lambda: console.audit(BUSY, before_id=None, limit=50),
     }
 
 

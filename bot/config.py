@@ -77,6 +77,15 @@ class WebConfig:
         return bool(self.host)
 
     @property
+    def console_url(self) -> str | None:
+        """Where the console's pages are reached, for the sign-in links ``/console``
+        sends: ``public_url``, else the listen address itself (for use on this machine);
+        ``None`` when the console is off."""
+        if not (self.enabled and self.console):
+            return None
+        return self.public_url or f"http://{self.listen}"
+
+    @property
     def listen(self) -> str:
         """``host:port`` as written in the file ("" when off); IPv6 hosts in brackets."""
         if not self.enabled:

@@ -93,6 +93,11 @@ class LedgerTransaction(Base):
     """One balanced movement of chips: its postings sum to zero."""
 
     __tablename__ = "ledger_transactions"
+    __table_args__ = (
+        # The console: a group's ledger in order (CSV export), and totals by day.
+        Index("ix_ledger_transactions_chat_id_id", "chat_id", "id"),
+        Index("ix_ledger_transactions_created_at_ms", "created_at_ms"),
+    )
     id: Mapped[int] = mapped_column(ID_TYPE, primary_key=True, autoincrement=True)
     chat_id: Mapped[int] = mapped_column(ForeignKey("chats.id"), index=True)
     kind: Mapped[str] = mapped_column(String(32))
@@ -144,6 +149,9 @@ class RoundRow(Base):
             sqlite_where=text(UNANNOUNCED_SQL),
             postgresql_where=text(UNANNOUNCED_SQL),
         ),
+        # The console: rounds by start date and totals by day of their end.
+        Index("ix_rounds_started_at_ms", "started_at_ms"),
+        Index("ix_rounds_ended_at_ms", "ended_at_ms"),
         CheckConstraint(
             "phase IN ('bidding', 'betting', 'grabbing', 'settled', 'void')", name="phase"
         ),
@@ -263,7 +271,11 @@ class OutcomeRow(Base):
     """A participant's result in a settled round (the dealer's too, with role 'dealer')."""
 
     __tablename__ = "outcomes"
-    __table_args__ = (UniqueConstraint("round_id", "user_id", name="uq_outcomes_round_user"),)
+    __table_args__ = (
+        UniqueConstraint("round_id", "user_id", name="uq_outcomes_round_user"),
+        # The console: a player's rounds, newest first.
+        Index("ix_outcomes_user_id_round_id", "user_id", "round_id"),
+    )
     id: Mapped[int] = mapped_column(ID_TYPE, primary_key=True, autoincrement=True)
     #: Looked up by the unique key on (round_id, user_id), which starts with it.
     round_id: Mapped[int] = mapped_column(ForeignKey("rounds.id"))
@@ -305,3 +317,14 @@ class AuditEntry(Base):
     action: Mapped[str] = mapped_column(String(32))
     details: Mapped[dict[str, Any]]
     created_at_ms: Mapped[int]
+
+
+class ConsoleLinkUse(Base):
+    """A console sign-in link already used: its nonce, so that a link signs in once, across
+    restarts and workers. Kept until the link would have expired anyway."""
+
+    __tablename__ = "console_link_uses"
+    nonce: Mapped[str] = mapped_column(String(32), primary_key=True)
+    user_id: Mapped[int]
+    used_at_ms: Mapped[int]
+    expires_at_ms: Mapped[int] = mapped_column(index=True)

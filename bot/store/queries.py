@@ -237,10 +237,13 @@ class Queries:
             for row in rows
         ]
 
-    async def statement(self, chat_id: int, user_id: int, limit: int) -> list[StatementLine]:
+    async def statement(
+        self, chat_id: int, user_id: int, limit: int, *, before: int | None = None
+    ) -> list[StatementLine]:
         """The latest ``limit`` ledger transactions that changed a player's chips, newest
-        first; holds, which move chips between the player's own two accounts and net to zero
-        for them, are left out.
+        first (older than transaction ``before`` if given: the console's next page); holds,
+        which move chips between the player's own two accounts and net to zero for them,
+        are left out.
 
         It walks both accounts' postings back from the newest through the index on
         (account_id, transaction_id), a step of ``STATEMENT_STEP`` postings per account at a
@@ -261,7 +264,6 @@ class Queries:
         if not accounts:
             return []
         changes: dict[int, int] = {}  # transaction id -> the player's net change, newest first
-        before: int | None = None
         while len(changes) < limit:
             steps = []
             for account_id in accounts:
@@ -360,7 +362,7 @@ class Queries:
                 .limit(1)
             )
         ).first()
-        return None if row is None else row.tuple()
+        return None if row is None else row._tuple()
 
     async def results(self, round_id: int) -> list[ParticipantResult]:
         """Each participant's line of a settled round: bettors in bet order, then the

@@ -15,6 +15,7 @@ from contextlib import asynccontextmanager
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.store.chats import ChatRepository
+from bot.store.console import ConsoleLinkUses, ConsoleQueries
 from bot.store.db import Database
 from bot.store.deliveries import Deliveries
 from bot.store.ledger import Ledger
@@ -39,6 +40,8 @@ class UnitOfWork:
         self.deliveries = Deliveries(session)
         self.updates = ProcessedUpdates(session, bot_id)
         self.queries = Queries(session)
+        self.console = ConsoleQueries(session)
+        self.console_links = ConsoleLinkUses(session)
         #: Run once the unit has committed (never if it rolls back).
         self.after_commit: list[Callable[[], None]] = []
 

@@ -7,13 +7,17 @@ import asyncio
 import json
 import logging
 import signal
+import time
 from datetime import UTC, datetime
+from functools import partial
 
 from bot.bootstrap import assemble
 from bot.config import Config
 from bot.store.migrate import redact_url, upgrade
 from bot.telegram.serving import ALLOWED_UPDATES, UpdateIntake, running
+from bot.telegram.shell import AnyApplication
 from bot.telegram.webhook import WebhookServer
+from bot.web.console import build_console
 from bot.web.metrics import BotMetrics
 from bot.web.server import Readiness, WebServer, build_web_app
 
@@ -95,10 +99,20 @@ def run_bot(config: Config) -> None:
     asyncio.run(serve(config))
 
 
+def known_username(application: AnyApplication) -> str:
+    """The bot's @username once it asked Telegram at start-up, "" before."""
+    try:
+        username: str = application.bot.username
+        return username
+    except RuntimeError:  # not initialized yet
+        return ""
+
+
 async def serve(config: Config) -> None:
     """Serve updates (long polling, or a webhook by setting) until a stop signal, with the
     web server (``[web]``) from before the bot starts until after it stopped: ``/healthz``
     answers during start-up, and ``/readyz`` says why the bot is not ready yet."""
+    token = config.require_token()
     metrics = BotMetrics() if config.web.enabled else None
     assembly = assemble(config, metrics=metrics)
     application, game = assembly.application, assembly.game
@@ -108,8 +122,21 @@ async def serve(config: Config) -> None:
     try:
         if metrics is not None:
             readiness = Readiness(assembly.service.database_answers, intake.not_receiving)
+            console = None
+            if config.web.console_url is not None:
+                console = build_console(
+                    service=assembly.service,
+                    bot_token=token,
+                    operators=config.operators,
+                    public_url=config.web.console_url,
+                    is_group_admin=game.admins.is_admin,
+                    clock=time.time,
+                    bot_username=partial(known_username, application),
+                )
             web_server = WebServer(
-                build_web_app(metrics, readiness), host=config.web.host, port=config.web.port
+                build_web_app(metrics, readiness, console=console),
+                host=config.web.host,
+                port=config.web.port,
             )
             await web_server.start()
         async with running(application, game, polling=not webhook, intake=intake) as stop:

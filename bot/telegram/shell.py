@@ -35,6 +35,7 @@ from bot.telegram.deadlines import DeadlineObserver, Deadlines
 from bot.telegram.delivery import ChatOutbox, retrying_after_flood
 from bot.telegram.handlers.admin import AdminHandlers
 from bot.telegram.handlers.base import ShellParts
+from bot.telegram.handlers.console import ConsoleHandlers
 from bot.telegram.handlers.info import InfoHandlers
 from bot.telegram.handlers.play import PlayHandlers
 from bot.telegram.handlers.verify import VerifyHandlers
@@ -54,7 +55,11 @@ BARE_NUMBER = r"^\s*[0-9]{1,9}(\.[0-9]{1,2})?\s*$"
 
 
 def command_registry(
-    play: PlayHandlers, info: InfoHandlers, verify: VerifyHandlers, admin: AdminHandlers
+    play: PlayHandlers,
+    info: InfoHandlers,
+    verify: VerifyHandlers,
+    admin: AdminHandlers,
+    console: ConsoleHandlers,
 ) -> CommandRegistry:
     """Every command, in the order the menus and ``/help`` list them."""
     group, private, anywhere = Where.GROUP, Where.PRIVATE, Where.ANYWHERE
@@ -71,6 +76,8 @@ def command_registry(
             Command("bank", info.bank, group),
             Command("help", info.help, anywhere),
             Command("start", info.start, private, listed=False),
+            Command("console", console.private, private),
+            Command("console", console.in_group, group, listed=False),
             Command("open", admin.open, group, admin=True),
             Command("close", admin.close, group, admin=True),
             Command("config", admin.config, group, admin=True),
@@ -139,13 +146,18 @@ class GameBot:
         self.play = PlayHandlers(parts)
         self.verify = VerifyHandlers(parts)
         self.admin = AdminHandlers(parts)
+        self.console = ConsoleHandlers(
+            parts, bot_token=config.telegram_token, public_url=config.web.console_url
+        )
         # /help is drawn from the registry, which lists the handlers: tied up late.
         self.info = InfoHandlers(
             parts,
             group_help=lambda language: self.commands.help(language),
             private_help=lambda language: self.commands.help_private(language),
         )
-        self.commands = command_registry(self.play, self.info, self.verify, self.admin)
+        self.commands = command_registry(
+            self.play, self.info, self.verify, self.admin, self.console
+        )
 
     def install(self, application: AnyApplication) -> None:
         """Register every handler and the error handler on ``application``."""

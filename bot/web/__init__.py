@@ -1,3 +1,3 @@
-"""The bot's own HTTP server for its operator: health, readiness, Prometheus metrics, and
-a place to mount the operator console. Below the Telegram shell (which starts it) and
-above the service (which it asks); it never imports python-telegram-bot."""
+"""The bot's own HTTP server for its operator: health, readiness, Prometheus metrics and
+the operator console (``bot.web.console``). Below the Telegram shell (which starts it) and
+above the service (which it asks); it never imports python-telegram-bot, and holds no SQL."""

@@ -23,6 +23,7 @@ from telegram.ext import Application, CommandHandler
 from bot.engine.settings import LANGUAGES
 from bot.telegram.commands import CommandRegistry, Handler
 from bot.telegram.handlers.admin import AdminHandlers
+from bot.telegram.handlers.console import ConsoleHandlers
 from bot.telegram.handlers.info import InfoHandlers
 from bot.telegram.handlers.play import PlayHandlers
 from bot.telegram.handlers.verify import VerifyHandlers
@@ -61,6 +62,7 @@ def registry() -> CommandRegistry:
         cast(InfoHandlers, Handlers("info")),
         cast(VerifyHandlers, Handlers("verify")),
         cast(AdminHandlers, Handlers("admin")),
+        cast(ConsoleHandlers, Handlers("console")),
     )
 
 
@@ -122,7 +124,7 @@ async def test_each_menu_lists_what_works_there_once(
         assert len(names) == len(set(names))
         assert "start" not in names  # Telegram sends /start itself
         if scope == BotCommandScopeAllPrivateChats.ALL_PRIVATE_CHATS:
-            assert names == ["balance", "rules", "help"]
+            assert names == ["balance", "rules", "help", "console"]
         else:
             assert {"newround", "bid", "bet", "verify"} <= set(names)
 
@@ -184,7 +186,7 @@ def test_group_help_lists_every_listed_command_once_players_then_admins(language
 def test_private_help_lists_what_works_in_a_private_chat() -> None:
     text = registry().help_private("en")
 
-    assert help_names(text) == ["balance", "rules", "help"]
+    assert help_names(text) == ["balance", "rules", "help", "console"]
     assert f"/balance – {translate('en', 'command.balance.private')}" in text.splitlines()
 
 

@@ -1,0 +1,218 @@
+"""The console's pages: the overview, a group (settings, audit log, bank and shoe), rounds
+and a round (with its verification), a player. Each checks that the viewer may see the
+group first: a group one does not administer is refused (403), never shown."""
+
+from __future__ import annotations
+
+from urllib.parse import urlencode
+
+from aiohttp import web
+
+from bot.engine.errors import GameError
+from bot.engine.settings import SETTING_NAMES, SettingError
+from bot.engine.verification import Mismatch, NothingDealt, ShoeSecret, Verification, Verified
+from bot.rules.ruleset import RULESETS
+from bot.service.console import PERIODS
+from bot.service.game import Person
+from bot.web.console.app import console_root, page, parts_of, refuse, viewer_of
+from bot.web.console.filters import PAGE_SIZE, path_number, rounds_query, whole_number
+
+#: Height of the overview chart's tallest bar, in SVG units.
+CHART_HEIGHT = 120
+
+
+def _not_yours(request: web.Request) -> web.Response:
+    return refuse(
+        request,
+        403,
+        "Not your group",
+        "You are not an admin of this group, so the console does not show it to you.",
+    )
+
+
+async def overview(request: web.Request) -> web.StreamResponse:
+    """Counts now, money moved today / 7 / 30 days, and a bar per day."""
+    parts, viewer = parts_of(request), viewer_of(request)
+    visible = await parts.access.visible_groups(viewer)
+    figures = await parts.console.overview(visible, now_ms=parts.now() * 1000)
+    tallest = max((day.turnover for day in figures.days), default=0) or 1
+    bars = [(day, CHART_HEIGHT * day.turnover // tallest) for day in figures.days]
+    return page(
+        request,
+        "overview.html",
+        figures=figures,
+        periods=PERIODS,
+        bars=bars,
+        tallest=max((day.turnover for day in figures.days), default=0),
+        chart_height=CHART_HEIGHT,
+    )
+
+
+async def group(request: web.Request) -> web.StreamResponse:
+    """A group's settings (a form each), bank and shoe, and its audit log, paged."""
+    parts, viewer = parts_of(request), viewer_of(request)
+    chat_id = path_number(request, "chat_id")
+    if not await parts.access.may_see(viewer, chat_id):
+        return _not_yours(request)
+    state = await parts.console.group(chat_id)
+    if state is None:
+        raise web.HTTPNotFound(text="The bot has no such group.")
+    before = whole_number(request.query.get("audit_before"), "audit_before")
+    audit = await parts.console.audit(chat_id, before_id=before, limit=PAGE_SIZE)
+    named = {line.actor_id for line in audit}
+    named |= {
+        line.details["user_id"] for line in audit if isinstance(line.details.get("user_id"), int)
+    }
+    people = await parts.console.names(sorted(named))
+    settings = [(name, state.settings.display(name)) for name in SETTING_NAMES]
+    return page(
+        request,
+        "group.html",
+        state=state,
+        settings=settings,
+        audit=audit,
+        people=people,
+        next_audit=audit[-1].id if len(audit) == PAGE_SIZE else None,
+        saved=request.query.get("saved", ""),
+        error=request.query.get("error", ""),
+        error_key=request.query.get("key", ""),
+        typed=request.query.get("typed", ""),
+    )
+
+
+async def change_setting(request: web.Request) -> web.StreamResponse:
+    """Change one setting by the path ``/set`` takes (its validation, its audit line)."""
+    parts, viewer = parts_of(request), viewer_of(request)
+    chat_id = path_number(request, "chat_id")
+    if not await parts.access.may_see(viewer, chat_id):
+        return _not_yours(request)
+    form = await request.post()
+    key, value = str(form.get("key", "")), str(form.get("value", ""))
+    back = f"{console_root(request)}/groups/{chat_id}"
+    current = await parts.console.game.settings(chat_id)
+    try:
+        current.changed(key, value)  # the same check the service makes, for its English
+    except SettingError as error:
+        refused = {"error": str(error), "key": key, "typed": value[:64]}
+        raise web.HTTPSeeOther(f"{back}?{urlencode(refused)}") from None
+    actor = (await parts.console.names([viewer.user_id])).get(viewer.user_id)
+    try:
+        await parts.console.change_setting(chat_id, actor or Person(viewer.user_id), key, value)
+    except GameError as error:  # a change another admin made in between
+        raise web.HTTPSeeOther(f"{back}?{urlencode({'error': error.key, 'key': key})}") from None
+    raise web.HTTPSeeOther(f"{back}?{urlencode({'saved': key})}")
+
+
+async def rounds(request: web.Request) -> web.StreamResponse:
+    """Rounds, newest first, filtered by group, player, game and dates, paged."""
+    parts, viewer = parts_of(request), viewer_of(request)
+    visible = await parts.access.visible_groups(viewer)
+    wanted = await rounds_query(request.query, parts.console, visible)
+    if wanted.where.chat_id is not None and not await parts.access.may_see(
+        viewer, wanted.where.chat_id
+    ):
+        return _not_yours(request)
+    found = await parts.console.rounds(wanted.where, before_id=wanted.before_id, limit=PAGE_SIZE)
+    people = await parts.console.names([r.dealer_id for r in found if r.dealer_id])
+    groups = {g.id: g.title for g in await parts.console.groups(visible)}
+    filters = {key: value for key, value in wanted.typed.items() if value}
+    next_page = None
+    if len(found) == PAGE_SIZE:
+        next_page = urlencode({**filters, "before": found[-1].id})
+    return page(
+        request,
+        "rounds.html",
+        rounds=found,
+        people=people,
+        groups=groups,
+        typed=wanted.typed,
+        games=sorted(RULESETS),
+        next_page=next_page,
+        export=urlencode(filters),
+    )
+
+
+def _verification_view(result: Verification | None) -> dict[str, object]:
+    """What the round page shows of its verification."""
+    if result is None:
+        return {"status": "open"}
+    if isinstance(result, ShoeSecret):
+        return {
+            "status": "shoe_secret",
+            "shoe_id": result.shoe_id,
+            "first": result.first,
+            "last": result.last,
+        }
+    if isinstance(result, NothingDealt):
+        return {"status": "nothing", "seed": result.seed.hex() if result.seed else ""}
+    if isinstance(result, Mismatch):
+        return {"status": "mismatch"}
+    assert isinstance(result, Verified)
+    return {
+        "status": "verified",
+        "seed": result.seed.hex(),
+        "shares": result.shares,
+        "hands": result.hands,
+        "cards": result.cards,
+    }
+
+
+async def round_page(request: web.Request) -> web.StreamResponse:
+    """A round: who played what, its outcomes, its ledger postings, its verification."""
+    parts, viewer = parts_of(request), viewer_of(request)
+    detail = await parts.console.round_detail(path_number(request, "round_id"))
+    if detail is None:
+        raise web.HTTPNotFound(text="No such round.")
+    state = detail.round
+    if not await parts.access.may_see(viewer, state.chat_id):
+        return _not_yours(request)
+    user_ids = {*state.participants, *(p.user_id for p in detail.postings if p.user_id)}
+    people = await parts.console.names(sorted(user_ids))
+    return page(
+        request,
+        "round.html",
+        state=state,
+        results=detail.results,
+        postings=detail.postings,
+        verification=_verification_view(detail.verification),
+        people=people,
+    )
+
+
+async def player(request: web.Request) -> web.StreamResponse:
+    """A player's chips in each group the viewer may see, and a group's statement, paged."""
+    parts, viewer = parts_of(request), viewer_of(request)
+    user_id = path_number(request, "user_id")
+    visible = await parts.access.visible_groups(viewer)
+    balances = await parts.console.balances(user_id, visible)
+    chat_id = whole_number(request.query.get("group"), "group")
+    if chat_id is None and balances:
+        chat_id = balances[0][0]
+    if chat_id is not None and not await parts.access.may_see(viewer, chat_id):
+        return _not_yours(request)
+    before = whole_number(request.query.get("before"), "before")
+    lines = []
+    if chat_id is not None:
+        lines = await parts.console.statement(chat_id, user_id, before=before, limit=PAGE_SIZE)
+    people = await parts.console.names([user_id])
+    titles = {chat: title for chat, title, _ in balances}
+    return page(
+        request,
+        "player.html",
+        user_id=user_id,
+        people=people,
+        balances=balances,
+        chat_id=chat_id,
+        group_title=titles.get(chat_id) if chat_id is not None else None,
+        lines=lines,
+        next_before=lines[-1].transaction_id if len(lines) == PAGE_SIZE else None,
+    )
+
+
+def add_routes(router: web.UrlDispatcher) -> None:
+    router.add_get("/", overview, name="overview")
+    router.add_get("/groups/{chat_id}", group, name="group")
+    router.add_post("/groups/{chat_id}/settings", change_setting)
+    router.add_get("/rounds", rounds, name="rounds")
+    router.add_get("/rounds/{round_id}", round_page, name="round")
+    router.add_get("/players/{user_id}", player, name="player")

@@ -1,0 +1,113 @@
+"""Signing in and out: a one-time link the bot sends for ``/console`` in a private chat,
+or Telegram's Login Widget where the console has an https address. Both end in a signed
+session cookie (HTTP-only, SameSite=Lax, Secure over https, for the console's path only).
+Attempts are limited per client address."""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from bot.web.console.app import COOKIE, STATIC, console_root, page, parts_of, refuse
+from bot.web.console.signing import SESSION_SECONDS, SignatureRefused, check_login_widget
+
+
+def _client(request: web.Request) -> str:
+    return request.remote or "unknown"
+
+
+def _signed_in(request: web.Request, user_id: int) -> web.HTTPSeeOther:
+    """Start a session for ``user_id`` and go to the overview (raise the answer)."""
+    parts = parts_of(request)
+    _, cookie = parts.sessions.issue(user_id, parts.now())
+    response = web.HTTPSeeOther(f"{console_root(request)}/")
+    response.set_cookie(
+        COOKIE,
+        cookie,
+        path=f"{console_root(request)}/",
+        httponly=True,
+        samesite="Lax",
+        secure=parts.https,
+        max_age=SESSION_SECONDS,
+    )
+    return response
+
+
+async def login_page(request: web.Request) -> web.StreamResponse:
+    """The sign-in page; with ``?token=`` from a link, a button that signs in with it (a
+    POST, so that a link preview fetching the address does not use the link up)."""
+    parts = parts_of(request)
+    token = request.query.get("token", "")
+    return page(
+        request,
+        "login.html",
+        token=token,
+        widget=parts.https and bool(parts.bot_username()),
+        bot_username=parts.bot_username(),
+        auth_url=parts.url("/login/telegram"),
+    )
+
+
+async def login_with_link(request: web.Request) -> web.StreamResponse:
+    """Redeem a one-time link: signed, not expired, never used before."""
+    parts = parts_of(request)
+    if not parts.limiter.allow(_client(request)):
+        return refuse(request, 429, "Too many attempts", "Wait a minute, then try again.")
+    form = await request.post()
+    token = form.get("token")
+    try:
+        claim = parts.links.check(token if isinstance(token, str) else "", parts.now())
+    except SignatureRefused as refused:
+        message = {
+            "expired": "This link has expired. Send /console to the bot for a new one.",
+        }.get(refused.reason, "This link is not valid. Send /console to the bot for a new one.")
+        return refuse(request, 403, "Sign-in refused", message)
+    fresh = await parts.console.claim_link(
+        claim.nonce,
+        user_id=claim.user_id,
+        now_ms=parts.now() * 1000,
+        expires_at_ms=claim.expires_at * 1000,
+    )
+    if not fresh:
+        return refuse(
+            request,
+            403,
+            "Sign-in refused",
+            "This link was used already. Send /console to the bot for a new one.",
+        )
+    raise _signed_in(request, claim.user_id)
+
+
+async def login_with_widget(request: web.Request) -> web.StreamResponse:
+    """Telegram's Login Widget sends the browser here with its signed data."""
+    parts = parts_of(request)
+    if not parts.limiter.allow(_client(request)):
+        return refuse(request, 429, "Too many attempts", "Wait a minute, then try again.")
+    try:
+        user_id = check_login_widget(parts.bot_token, dict(request.query), parts.now())
+    except SignatureRefused as refused:
+        message = (
+            "This sign-in is more than a day old; sign in again."
+            if refused.reason == "expired"
+            else "Telegram's sign-in data did not check out; sign in again."
+        )
+        return refuse(request, 403, "Sign-in refused", message)
+    raise _signed_in(request, user_id)
+
+
+async def logout(request: web.Request) -> web.StreamResponse:
+    """Forget the session cookie."""
+    response = web.HTTPSeeOther(f"{console_root(request)}/login")
+    response.del_cookie(COOKIE, path=f"{console_root(request)}/")
+    raise response
+
+
+async def stylesheet(request: web.Request) -> web.StreamResponse:
+    return web.FileResponse(STATIC / "console.css")
+
+
+def add_routes(router: web.UrlDispatcher) -> None:
+    router.add_get("/login", login_page)
+    router.add_post("/login", login_with_link)
+    router.add_get("/login/telegram", login_with_widget)
+    router.add_post("/logout", logout)
+    router.add_get("/static/console.css", stylesheet)

@@ -1,0 +1,112 @@
+"""Signing in to the console over HTTP: a one-time link works once (recorded in the
+database, so also across restarts and workers), a bad or old one is refused, attempts are
+limited per address, and the session cookie is what it must be."""
+
+from __future__ import annotations
+
+from bot.web.console import LinkSigner
+from bot.web.console.signing import check_login_widget
+from tests.store.helpers import ADMIN
+from tests.unit.test_console_signing import widget_data
+from tests.web.conftest import TOKEN, Console, start_console
+
+
+async def test_a_link_signs_in_once(console: Console) -> None:
+    token = LinkSigner(TOKEN).issue(ADMIN.id, console.clock.now_ms // 1000)
+    page = await console.text(f"/console/login?token={token}")
+    assert 'id="sign-in"' in page  # a button: a link preview's GET uses nothing up
+    first = await console.client.post("/console/login", data={"token": token})
+    assert first.status == 200 and str(first.url).endswith("/console/")
+    console.client.session.cookie_jar.clear()
+    again = await console.client.post("/console/login", data={"token": token})
+    assert again.status == 403
+    assert "used already" in await again.text()
+
+
+async def test_a_used_link_stays_used_for_another_console_on_the_same_database(
+    console: Console,
+) -> None:
+    token = LinkSigner(TOKEN).issue(ADMIN.id, console.clock.now_ms // 1000)
+    assert (await console.client.post("/console/login", data={"token": token})).status == 200
+    async for other in start_console(console.service, console.clock):  # a restart, a worker
+        response = await other.post("/console/login", data={"token": token})
+        assert response.status == 403
+
+
+async def test_an_expired_or_tampered_link_is_refused(console: Console) -> None:
+    now = console.clock.now_ms // 1000
+    expired = LinkSigner(TOKEN).issue(ADMIN.id, now - 301)
+    response = await console.client.post("/console/login", data={"token": expired})
+    assert response.status == 403 and "expired" in await response.text()
+    forged = LinkSigner(TOKEN).issue(ADMIN.id, now).replace(f"{ADMIN.id}.", "7.", 1)
+    response = await console.client.post("/console/login", data={"token": forged})
+    assert response.status == 403 and "not valid" in await response.text()
+
+
+async def test_the_session_cookie_is_http_only_and_lax(console: Console) -> None:
+    token = LinkSigner(TOKEN).issue(ADMIN.id, console.clock.now_ms // 1000)
+    response = await console.client.post(
+        "/console/login", data={"token": token}, allow_redirects=False
+    )
+    assert response.status == 303
+    cookie = response.headers["Set-Cookie"]
+    assert "HttpOnly" in cookie and "SameSite=Lax" in cookie and "Path=/console/" in cookie
+    assert "Secure" not in cookie  # http://console.test
+
+
+async def test_a_tampered_session_cookie_signs_nobody_in(console: Console) -> None:
+    await console.sign_in(ADMIN.id)
+    cookie = console.client.session.cookie_jar.filter_cookies(console.client.make_url("/console/"))
+    value = cookie["niuniu_console"].value
+    forged = "7." + value.split(".", 1)[1]  # the operator's id under the admin's signature
+    console.client.session.cookie_jar.clear()
+    console.client.session.cookie_jar.update_cookies(
+        {"niuniu_console": forged}, console.client.make_url("/console/")
+    )
+    response = await console.client.get("/console/", allow_redirects=False)
+    assert response.status == 303 and response.headers["Location"] == "/console/login"
+
+
+async def test_sign_in_attempts_are_limited_to_ten_a_minute(console: Console) -> None:
+    for _ in range(10):
+        response = await console.client.post("/console/login", data={"token": "nonsense"})
+        assert response.status == 403
+    response = await console.client.post("/console/login", data={"token": "nonsense"})
+    assert response.status == 429
+    good = LinkSigner(TOKEN).issue(ADMIN.id, console.clock.now_ms // 1000)
+    assert (await console.client.post("/console/login", data={"token": good})).status == 429
+    console.clock.advance(60)
+    assert (await console.client.post("/console/login", data={"token": good})).status == 200
+
+
+async def test_the_login_widget_signs_in_with_telegrams_data(console: Console) -> None:
+    data = widget_data(TOKEN, auth_date=console.clock.now_ms // 1000, id=str(ADMIN.id))
+    assert check_login_widget(TOKEN, data, console.clock.now_ms // 1000) == ADMIN.id
+    response = await console.client.get("/console/login/telegram", params=data)
+    assert response.status == 200 and str(response.url).endswith("/console/")
+    console.client.session.cookie_jar.clear()
+    data["first_name"] = "Mallory"
+    response = await console.client.get("/console/login/telegram", params=data)
+    assert response.status == 403
+
+
+async def test_signing_out_forgets_the_session(console: Console) -> None:
+    await console.sign_in(ADMIN.id)
+    csrf = await console.csrf()
+    response = await console.client.post("/console/logout", data={"csrf": csrf})
+    assert str(response.url).endswith("/console/login")
+    response = await console.client.get("/console/", allow_redirects=False)
+    assert response.status == 303
+
+
+async def test_over_https_the_widget_is_offered_and_the_cookie_is_secure(console: Console) -> None:
+    async for client in start_console(
+        console.service, console.clock, public_url="https://bot.example.com"
+    ):
+        page = await (await client.get("/console/login")).text()
+        assert 'src="https://telegram.org/js/telegram-widget.js?22"' in page
+        assert 'data-telegram-login="niuniu_test_bot"' in page
+        assert 'data-auth-url="https://bot.example.com/console/login/telegram"' in page
+        token = LinkSigner(TOKEN).issue(ADMIN.id, console.clock.now_ms // 1000)
+        response = await client.post("/console/login", data={"token": token}, allow_redirects=False)
+        assert "Secure" in response.headers["Set-Cookie"]
