@@ -59,7 +59,8 @@ def test_a_used_link_does_not_sign_in_again(browser: Any, served: ServedConsole)
         browser.delete_all_cookies()
         browser.get(link)
         and_wait(browser, browser.find_element(By.ID, "sign-in").click)
-    assert "used already" in browser.find_element(By.TAG_NAME, "main").text
+    shown = browser.find_element(By.TAG_NAME, "main").text
+    assert "used already" in shown, shown
     screenshot(browser, "link-used")
 
 

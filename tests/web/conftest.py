@@ -7,9 +7,10 @@ from __future__ import annotations
 import re
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from typing import Any
 
 import pytest
-from aiohttp import CookieJar, web
+from aiohttp import ClientResponse, CookieJar, web
 from aiohttp.test_utils import TestClient, TestServer
 
 from bot.engine.round import Phase
@@ -78,6 +79,17 @@ def is_admin_of(chat_id: int, user_id: int) -> bool:
     return (chat_id, user_id) == (GROUP, ADMIN.id)
 
 
+async def post_link(
+    client: TestClient[web.Request, web.Application], token: str, **options: Any
+) -> ClientResponse:
+    """Open a sign-in link's page, then press its button, as a browser does (the form's
+    cookie comes from the page)."""
+    page = await (await client.get("/console/login", params={"token": token})).text()
+    found = re.search(r'name="form" value="([^"]+)"', page)
+    assert found is not None, page
+    return await client.post("/console/login", data={"token": token, "form": found[1]}, **options)
+
+
 @dataclass
 class Console:
     """A running console and a client with its own cookies."""
@@ -90,7 +102,7 @@ class Console:
 
     async def sign_in(self, user_id: int) -> None:
         token = LinkSigner(TOKEN).issue(user_id, self.clock.now_ms // 1000)
-        response = await self.client.post("/console/login", data={"token": token})
+        response = await post_link(self.client, token)
         assert response.status == 200, await response.text()  # followed to the overview
         assert str(response.url).endswith("/console/")
 

@@ -5,49 +5,59 @@ limited per address, and the session cookie is what it must be."""
 from __future__ import annotations
 
 from bot.web.console import LinkSigner
+from bot.web.console.signin import FORM_COOKIE
 from bot.web.console.signing import check_login_widget
 from tests.store.helpers import ADMIN
 from tests.unit.test_console_signing import widget_data
-from tests.web.conftest import TOKEN, Console, start_console
+from tests.web.conftest import TOKEN, Console, post_link, start_console
 
 
 async def test_a_link_signs_in_once(console: Console) -> None:
     token = LinkSigner(TOKEN).issue(ADMIN.id, console.clock.now_ms // 1000)
     page = await console.text(f"/console/login?token={token}")
     assert 'id="sign-in"' in page  # a button: a link preview's GET uses nothing up
-    first = await console.client.post("/console/login", data={"token": token})
+    first = await post_link(console.client, token)
     assert first.status == 200 and str(first.url).endswith("/console/")
     console.client.session.cookie_jar.clear()
-    again = await console.client.post("/console/login", data={"token": token})
+    again = await post_link(console.client, token)
     assert again.status == 403
     assert "used already" in await again.text()
+
+
+async def test_a_link_posted_from_a_form_this_browser_did_not_open_is_refused_and_unused(
+    console: Console,
+) -> None:
+    token = LinkSigner(TOKEN).issue(ADMIN.id, console.clock.now_ms // 1000)
+    forged = await console.client.post("/console/login", data={"token": token, "form": "x"})
+    assert forged.status == 403 and "not opened in this browser" in await forged.text()
+    assert "niuniu_console" not in forged.cookies
+    response = await post_link(console.client, token)  # the link is still good
+    assert response.status == 200 and str(response.url).endswith("/console/")
 
 
 async def test_a_used_link_stays_used_for_another_console_on_the_same_database(
     console: Console,
 ) -> None:
     token = LinkSigner(TOKEN).issue(ADMIN.id, console.clock.now_ms // 1000)
-    assert (await console.client.post("/console/login", data={"token": token})).status == 200
+    assert (await post_link(console.client, token)).status == 200
     async for other in start_console(console.service, console.clock):  # a restart, a worker
-        response = await other.post("/console/login", data={"token": token})
+        response = await post_link(other, token)
         assert response.status == 403
 
 
 async def test_an_expired_or_tampered_link_is_refused(console: Console) -> None:
     now = console.clock.now_ms // 1000
     expired = LinkSigner(TOKEN).issue(ADMIN.id, now - 301)
-    response = await console.client.post("/console/login", data={"token": expired})
+    response = await post_link(console.client, expired)
     assert response.status == 403 and "expired" in await response.text()
     forged = LinkSigner(TOKEN).issue(ADMIN.id, now).replace(f"{ADMIN.id}.", "7.", 1)
-    response = await console.client.post("/console/login", data={"token": forged})
+    response = await post_link(console.client, forged)
     assert response.status == 403 and "not valid" in await response.text()
 
 
 async def test_the_session_cookie_is_http_only_and_lax(console: Console) -> None:
     token = LinkSigner(TOKEN).issue(ADMIN.id, console.clock.now_ms // 1000)
-    response = await console.client.post(
-        "/console/login", data={"token": token}, allow_redirects=False
-    )
+    response = await post_link(console.client, token, allow_redirects=False)
     assert response.status == 303
     cookie = response.headers["Set-Cookie"]
     assert "HttpOnly" in cookie and "SameSite=Lax" in cookie and "Path=/console/" in cookie
@@ -74,9 +84,9 @@ async def test_sign_in_attempts_are_limited_to_ten_a_minute(console: Console) ->
     response = await console.client.post("/console/login", data={"token": "nonsense"})
     assert response.status == 429
     good = LinkSigner(TOKEN).issue(ADMIN.id, console.clock.now_ms // 1000)
-    assert (await console.client.post("/console/login", data={"token": good})).status == 429
+    assert (await post_link(console.client, good)).status == 429
     console.clock.advance(60)
-    assert (await console.client.post("/console/login", data={"token": good})).status == 200
+    assert (await post_link(console.client, good)).status == 200
 
 
 async def test_the_login_widget_signs_in_with_telegrams_data(console: Console) -> None:
@@ -108,5 +118,17 @@ async def test_over_https_the_widget_is_offered_and_the_cookie_is_secure(console
         assert 'data-telegram-login="niuniu_test_bot"' in page
         assert 'data-auth-url="https://bot.example.com/console/login/telegram"' in page
         token = LinkSigner(TOKEN).issue(ADMIN.id, console.clock.now_ms // 1000)
-        response = await client.post("/console/login", data={"token": token}, allow_redirects=False)
-        assert "Secure" in response.headers["Set-Cookie"]
+        opened = await client.get("/console/login", params={"token": token})
+        form_cookie = opened.headers["Set-Cookie"]
+        assert "Secure" in form_cookie and "SameSite=Strict" in form_cookie
+        # The test client speaks plain http, so it keeps Secure cookies to itself: the
+        # browser's part (sending the form's cookie back) is played here.
+        form = opened.cookies[FORM_COOKIE].value
+        response = await client.post(
+            "/console/login",
+            data={"token": token, "form": form},
+            headers={"Cookie": f"{FORM_COOKIE}={form}"},
+            allow_redirects=False,
+        )
+        session_cookie = response.headers.getall("Set-Cookie")
+        assert any("niuniu_console=" in c and "Secure" in c for c in session_cookie)

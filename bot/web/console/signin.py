@@ -5,10 +5,20 @@ Attempts are limited per client address."""
 
 from __future__ import annotations
 
+import hmac
+import secrets
+
 from aiohttp import web
 
 from bot.web.console.app import COOKIE, STATIC, console_root, page, parts_of, refuse
 from bot.web.console.signing import SESSION_SECONDS, SignatureRefused, check_login_widget
+
+#: The cookie that ties a link's sign-in form to the browser that opened it. A form posted
+#: from another site comes without it (SameSite=Strict), so no page can sign a visitor in
+#: as its author with a link of the author's own (login CSRF).
+FORM_COOKIE = "niuniu_sign_in"
+#: How long an opened sign-in form may be sent: as long as its link lives.
+FORM_SECONDS = 300
 
 
 def _client(request: web.Request) -> str:
@@ -37,14 +47,27 @@ async def login_page(request: web.Request) -> web.StreamResponse:
     POST, so that a link preview fetching the address does not use the link up)."""
     parts = parts_of(request)
     token = request.query.get("token", "")
-    return page(
+    form = secrets.token_urlsafe(16) if token else ""
+    response = page(
         request,
         "login.html",
         token=token,
+        form=form,
         widget=parts.https and bool(parts.bot_username()),
         bot_username=parts.bot_username(),
         auth_url=parts.url("/login/telegram"),
     )
+    if form:
+        response.set_cookie(
+            FORM_COOKIE,
+            form,
+            path=f"{console_root(request)}/",
+            httponly=True,
+            samesite="Strict",
+            secure=parts.https,
+            max_age=FORM_SECONDS,
+        )
+    return response
 
 
 async def login_with_link(request: web.Request) -> web.StreamResponse:
@@ -53,6 +76,15 @@ async def login_with_link(request: web.Request) -> web.StreamResponse:
     if not parts.limiter.allow(_client(request)):
         return refuse(request, 429, "Too many attempts", "Wait a minute, then try again.")
     form = await request.post()
+    opened, sent = request.cookies.get(FORM_COOKIE, ""), form.get("form")
+    if not opened or not isinstance(sent, str) or not hmac.compare_digest(opened, sent):
+        return refuse(
+            request,
+            403,
+            "Sign-in refused",
+            "This sign-in form was not opened in this browser. Open the link the bot sent "
+            "you again, then press Sign in.",
+        )
     token = form.get("token")
     try:
         claim = parts.links.check(token if isinstance(token, str) else "", parts.now())
@@ -74,7 +106,9 @@ async def login_with_link(request: web.Request) -> web.StreamResponse:
             "Sign-in refused",
             "This link was used already. Send /console to the bot for a new one.",
         )
-    raise _signed_in(request, claim.user_id)
+    response = _signed_in(request, claim.user_id)
+    response.del_cookie(FORM_COOKIE, path=f"{console_root(request)}/")
+    raise response
 
 
 async def login_with_widget(request: web.Request) -> web.StreamResponse:
