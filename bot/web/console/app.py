@@ -97,6 +97,16 @@ def refuse(request: web.Request, status: int, title: str, message: str) -> web.R
     return page(request, "refused.html", status=status, title=title, message=message)
 
 
+def not_yours(request: web.Request) -> web.Response:
+    """The page for a group the viewer does not administer (403, showing nothing of it)."""
+    return refuse(
+        request,
+        403,
+        "Not your group",
+        "You are not an admin of this group, so the console does not show it to you.",
+    )
+
+
 @web.middleware
 async def session_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
     """Reads the session cookie; a page without a valid one sends the browser to sign in,

@@ -12,8 +12,8 @@ from collections.abc import AsyncIterator, Sequence
 from aiohttp import web
 
 from bot.money import format_amount
-from bot.web.console.app import parts_of, refuse, viewer_of
-from bot.web.console.filters import path_number, rounds_query, whole_number
+from bot.web.console.app import not_yours, parts_of, viewer_of
+from bot.web.console.filters import path_number, viewers_rounds_query, whole_number
 from bot.web.console.render import when
 
 #: Rows read from the database per step of an export.
@@ -42,19 +42,12 @@ async def _stream(
     return response
 
 
-def _not_yours(request: web.Request) -> web.Response:
-    return refuse(request, 403, "Not your group", "You are not an admin of this group.")
-
-
 async def rounds_csv(request: web.Request) -> web.StreamResponse:
     """The rounds the rounds page would list with the same filter, all pages."""
-    parts, viewer = parts_of(request), viewer_of(request)
-    visible = await parts.access.visible_groups(viewer)
-    wanted = await rounds_query(request.query, parts.console, visible)
-    if wanted.where.chat_id is not None and not await parts.access.may_see(
-        viewer, wanted.where.chat_id
-    ):
-        return _not_yours(request)
+    parts = parts_of(request)
+    wanted = await viewers_rounds_query(request)
+    if wanted is None:
+        return not_yours(request)
 
     async def rows() -> AsyncIterator[Sequence[object]]:
         yield ("round", "group", "game", "phase", "dealer", "pool", "bets", "started", "ended")
@@ -82,7 +75,7 @@ async def statement_csv(request: web.Request) -> web.StreamResponse:
     if chat_id is None:
         raise web.HTTPBadRequest(text="group is required")
     if not await parts.access.may_see(viewer, chat_id):
-        return _not_yours(request)
+        return not_yours(request)
 
     async def rows() -> AsyncIterator[Sequence[object]]:
         yield ("transaction", "time", "kind", "round", "change", "memo")
@@ -108,7 +101,7 @@ async def ledger_csv(request: web.Request) -> web.StreamResponse:
     parts, viewer = parts_of(request), viewer_of(request)
     chat_id = path_number(request, "chat_id")
     if not await parts.access.may_see(viewer, chat_id):
-        return _not_yours(request)
+        return not_yours(request)
 
     async def rows() -> AsyncIterator[Sequence[object]]:
         yield ("transaction", "time", "kind", "round", "account", "user", "amount", "memo")

@@ -11,6 +11,7 @@ from aiohttp import web
 
 from bot.rules.ruleset import RULESETS
 from bot.service.console import DAY_MS, ConsoleService, RoundFilter
+from bot.web.console.app import parts_of, viewer_of
 
 #: Rows of a list page.
 PAGE_SIZE = 50
@@ -81,3 +82,15 @@ async def rounds_query(
         started_before_ms=None if until is None else until + DAY_MS,
     )
     return RoundsQuery(typed, where, whole_number(query.get("before"), "before"))
+
+
+async def viewers_rounds_query(request: web.Request) -> RoundsQuery | None:
+    """The rounds filter of ``request`` (``/rounds`` and its CSV) within the groups its
+    viewer may see; ``None`` when it names a group the viewer does not administer."""
+    parts, viewer = parts_of(request), viewer_of(request)
+    visible = await parts.access.visible_groups(viewer)
+    wanted = await rounds_query(request.query, parts.console, visible)
+    chat_id = wanted.where.chat_id
+    if chat_id is not None and not await parts.access.may_see(viewer, chat_id):
+        return None
+    return wanted

@@ -14,20 +14,11 @@ from bot.engine.verification import Mismatch, NothingDealt, ShoeSecret, Verifica
 from bot.rules.ruleset import RULESETS
 from bot.service.console import PERIODS
 from bot.service.game import Person
-from bot.web.console.app import console_root, page, parts_of, refuse, viewer_of
-from bot.web.console.filters import PAGE_SIZE, path_number, rounds_query, whole_number
+from bot.web.console.app import console_root, not_yours, page, parts_of, viewer_of
+from bot.web.console.filters import PAGE_SIZE, path_number, viewers_rounds_query, whole_number
 
 #: Height of the overview chart's tallest bar, in SVG units.
 CHART_HEIGHT = 120
-
-
-def _not_yours(request: web.Request) -> web.Response:
-    return refuse(
-        request,
-        403,
-        "Not your group",
-        "You are not an admin of this group, so the console does not show it to you.",
-    )
 
 
 async def overview(request: web.Request) -> web.StreamResponse:
@@ -53,7 +44,7 @@ async def group(request: web.Request) -> web.StreamResponse:
     parts, viewer = parts_of(request), viewer_of(request)
     chat_id = path_number(request, "chat_id")
     if not await parts.access.may_see(viewer, chat_id):
-        return _not_yours(request)
+        return not_yours(request)
     state = await parts.console.group(chat_id)
     if state is None:
         raise web.HTTPNotFound(text="The bot has no such group.")
@@ -85,7 +76,7 @@ async def change_setting(request: web.Request) -> web.StreamResponse:
     parts, viewer = parts_of(request), viewer_of(request)
     chat_id = path_number(request, "chat_id")
     if not await parts.access.may_see(viewer, chat_id):
-        return _not_yours(request)
+        return not_yours(request)
     form = await request.post()
     key, value = str(form.get("key", "")), str(form.get("value", ""))
     back = f"{console_root(request)}/groups/{chat_id}"
@@ -105,16 +96,13 @@ async def change_setting(request: web.Request) -> web.StreamResponse:
 
 async def rounds(request: web.Request) -> web.StreamResponse:
     """Rounds, newest first, filtered by group, player, game and dates, paged."""
-    parts, viewer = parts_of(request), viewer_of(request)
-    visible = await parts.access.visible_groups(viewer)
-    wanted = await rounds_query(request.query, parts.console, visible)
-    if wanted.where.chat_id is not None and not await parts.access.may_see(
-        viewer, wanted.where.chat_id
-    ):
-        return _not_yours(request)
+    parts = parts_of(request)
+    wanted = await viewers_rounds_query(request)
+    if wanted is None:
+        return not_yours(request)
     found = await parts.console.rounds(wanted.where, before_id=wanted.before_id, limit=PAGE_SIZE)
     people = await parts.console.names([r.dealer_id for r in found if r.dealer_id])
-    groups = {g.id: g.title for g in await parts.console.groups(visible)}
+    groups = {g.id: g.title for g in await parts.console.groups(wanted.where.chat_ids)}
     filters = {key: value for key, value in wanted.typed.items() if value}
     next_page = None
     if len(found) == PAGE_SIZE:
@@ -165,7 +153,7 @@ async def round_page(request: web.Request) -> web.StreamResponse:
         raise web.HTTPNotFound(text="No such round.")
     state = detail.round
     if not await parts.access.may_see(viewer, state.chat_id):
-        return _not_yours(request)
+        return not_yours(request)
     user_ids = {*state.participants, *(p.user_id for p in detail.postings if p.user_id)}
     people = await parts.console.names(sorted(user_ids))
     return page(
@@ -189,7 +177,7 @@ async def player(request: web.Request) -> web.StreamResponse:
     if chat_id is None and balances:
         chat_id = balances[0][0]
     if chat_id is not None and not await parts.access.may_see(viewer, chat_id):
-        return _not_yours(request)
+        return not_yours(request)
     before = whole_number(request.query.get("before"), "before")
     lines = []
     if chat_id is not None:
