@@ -31,6 +31,7 @@ from sqlalchemy.ext.asyncio import (
 from sqlalchemy.pool import QueuePool
 
 from bot.priority import PriorityTurn, is_urgent
+from bot.store.write_batches import WriteBatches
 
 _T = TypeVar("_T")
 
@@ -131,10 +132,13 @@ class SqliteThread:
             connection.execute(pragma)
         return connection
 
-    def _in_transaction(self, body: Callable[[sqlite3.Connection], _T]) -> _T:
+    def _connected(self) -> sqlite3.Connection:
         if self._connection is None:
             self._connection = self._connect()
-        connection = self._connection
+        return self._connection
+
+    def _in_transaction(self, body: Callable[[sqlite3.Connection], _T]) -> _T:
+        connection = self._connected()
         connection.execute(self.begin)
         try:
             result = body(connection)
@@ -150,6 +154,12 @@ class SqliteThread:
         returns and rolls back if it raises."""
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._thread, self._in_transaction, body)
+
+    async def run_bare(self, work: Callable[[sqlite3.Connection], _T]) -> _T:
+        """Run ``work(connection)`` on the thread, outside any transaction: ``work``
+        begins and ends its own (``bot.store.write_batches``)."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._thread, lambda: work(self._connected()))
 
     def _close(self) -> None:
         if self._connection is not None:
@@ -220,6 +230,12 @@ class Database:
         sqlite = self.dialect == "sqlite"
         self.sqlite_writer = SqliteThread(path) if sqlite else None
         self.sqlite_reader = SqliteThread(path, begin="BEGIN") if sqlite else None
+        #: The hot path's SQLite transactions, written together when they queue up.
+        self.sqlite_batches = (
+            WriteBatches(self._on_writer_thread, self.write_turn, self.sqlite_writer.begin)
+            if self.sqlite_writer is not None
+            else None
+        )
         self.driver_pool = (
             None
             if sqlite
@@ -247,6 +263,10 @@ class Database:
             self._connections = PriorityTurn(
                 size, reserved=min(RESERVED_CONNECTIONS, max(0, size - 1) // 2)
             )
+
+    async def _on_writer_thread(self, work: Callable[[sqlite3.Connection], _T]) -> _T:
+        assert self.sqlite_writer is not None
+        return await self.sqlite_writer.run_bare(work)
 
     @classmethod
     def from_url(cls, url: str, **options: Any) -> Database:

@@ -144,13 +144,12 @@ class RoundCommands:
             clock=clock,
             decide=decide,
         )
-        writer = self.db.sqlite_writer
-        if writer is not None:
-            async with self.db.write_turn():
-                try:
-                    return await writer.run(lambda connection: self._run_sqlite(connection, job))
-                except sqlite3.OperationalError as error:  # busy, or the disk
-                    raise TransientDatabaseError(str(error)) from error
+        batches = self.db.sqlite_batches
+        if batches is not None:
+            try:
+                return await batches.run(lambda connection: self._run_sqlite(connection, job))
+            except sqlite3.OperationalError as error:  # busy, or the disk
+                raise TransientDatabaseError(str(error)) from error
         return await self._run_postgres(job)
 
     async def whole(self, round_id: int) -> Round | None:

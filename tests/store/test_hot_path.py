@@ -44,6 +44,7 @@ def trips(monkeypatch: pytest.MonkeyPatch) -> Iterator[Counter[str]]:
     for method in ("fetchrow", "fetchval", "execute"):
         monkeypatch.setattr(connection, method, counting("postgres", getattr(connection, method)))
     monkeypatch.setattr(SqliteThread, "run", counting("sqlite", SqliteThread.run))
+    monkeypatch.setattr(SqliteThread, "run_bare", counting("sqlite", SqliteThread.run_bare))
     general = round_service.RoundUseCases._run_whole
     monkeypatch.setattr(round_service.RoundUseCases, "_run_whole", counting("general", general))
     yield seen

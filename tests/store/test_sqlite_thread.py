@@ -3,10 +3,15 @@ behind when it raises; the next transaction is not stuck either way."""
 
 from __future__ import annotations
 
+import asyncio
+import sqlite3
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from bot.priority import urgent
 from bot.store.db import Database
 from bot.store.migrate import upgrade_async
 
@@ -36,3 +41,122 @@ async def test_a_body_that_raises_writes_nothing_and_the_next_one_commits(tmp_pa
         assert counted == 1
     finally:
         await db.dispose()
+
+
+# -- group commit: the hot path's transactions that wait are written together ----------------
+
+
+@pytest.fixture
+async def db(tmp_path: Path) -> AsyncIterator[Database]:
+    url = f"sqlite+aiosqlite:///{tmp_path / 'batches.db'}"
+    await upgrade_async(url)
+    database = Database.from_url(url)
+    try:
+        yield database
+    finally:
+        await database.dispose()
+
+
+def insert(update_id: int, written: list[int] | None = None) -> Callable[[Any], int]:
+    def body(connection: Any) -> int:
+        connection.execute(INSERT, {"u": update_id})
+        if written is not None:
+            written.append(update_id)
+        return update_id
+
+    return body
+
+
+async def counted(db: Database) -> int:
+    writer = db.sqlite_writer
+    assert writer is not None
+    result: int = await writer.run(lambda connection: connection.execute(COUNT).fetchone()[0])
+    return result
+
+
+async def queued_behind_the_write_turn(db: Database, *bodies: Any) -> list[Any]:
+    """Run ``bodies`` as commands that all arrive while the writer is busy."""
+    batches = db.sqlite_batches
+    assert batches is not None
+    async with db.write_turn():  # another transaction holds the writer
+        tasks = [asyncio.create_task(batches.run(body)) for body in bodies]
+        await asyncio.sleep(0)
+    return await asyncio.gather(*tasks, return_exceptions=True)
+
+
+async def test_commands_that_wait_for_the_writer_are_committed_in_one_transaction(
+    db: Database,
+) -> None:
+    batches = db.sqlite_batches
+    assert batches is not None
+
+    results = await queued_behind_the_write_turn(db, *(insert(n) for n in range(1, 11)))
+
+    assert results == list(range(1, 11))
+    assert (batches.batches, batches.commands) == (1, 10)
+    assert await counted(db) == 10
+
+
+async def test_a_command_that_fails_in_a_batch_undoes_only_its_own_writes(db: Database) -> None:
+    def insert_then_refuse(connection: Any) -> None:
+        connection.execute(INSERT, {"u": 2})
+        raise RuntimeError("refused")
+
+    results = await queued_behind_the_write_turn(
+        db,
+        insert(1),
+        insert_then_refuse,
+        insert(3),
+        insert(1),  # the last: a duplicate key
+    )
+
+    assert results[0] == 1 and results[2] == 3
+    assert isinstance(results[1], RuntimeError)
+    assert isinstance(results[3], sqlite3.IntegrityError)
+    assert await counted(db) == 2
+
+
+async def test_when_the_batchs_transaction_fails_every_command_in_it_fails(db: Database) -> None:
+    def end_the_transaction(connection: Any) -> None:
+        connection.execute("ROLLBACK")  # its savepoint is gone: the batch cannot go on
+
+    results = await queued_behind_the_write_turn(db, insert(1), end_the_transaction, insert(3))
+
+    assert all(isinstance(result, sqlite3.OperationalError) for result in results)
+    assert await counted(db) == 0
+    assert await db.sqlite_batches.run(insert(4)) == 4  # type: ignore[union-attr]
+    assert await counted(db) == 1
+
+
+async def test_urgent_commands_go_in_the_first_batch(db: Database) -> None:
+    batches = db.sqlite_batches
+    assert batches is not None
+    batches.most = 2
+    written: list[int] = []
+
+    async def deadline(update_id: int) -> int:
+        with urgent():
+            return await batches.run(insert(update_id, written))
+
+    async with db.write_turn():
+        tasks = [asyncio.create_task(batches.run(insert(n, written))) for n in (1, 2, 3)]
+        tasks.append(asyncio.create_task(deadline(4)))
+        await asyncio.sleep(0)
+    await asyncio.gather(*tasks)
+
+    assert written == [4, 1, 2, 3]
+    assert batches.batches == 2
+
+
+async def test_a_command_whose_caller_gave_up_before_its_turn_is_not_written(
+    db: Database,
+) -> None:
+    batches = db.sqlite_batches
+    assert batches is not None
+    async with db.write_turn():
+        kept = asyncio.create_task(batches.run(insert(1)))
+        dropped = asyncio.create_task(batches.run(insert(2)))
+        await asyncio.sleep(0)
+        dropped.cancel()
+    assert await kept == 1
+    assert await counted(db) == 1

@@ -1,0 +1,156 @@
+"""Group commit on SQLite: the hot path's transactions that queue up while the writer is
+busy are written together, in one transaction of the writer's thread.
+
+Under load a command's own SQL costs less than getting to the writer: the process's write
+turn, a hop to the writer's thread and back (the GIL changes hands each way), BEGIN and
+COMMIT. So the commands waiting for the writer go in one batch: one turn, one hop, one
+commit, and a savepoint per command, so that a command the engine refuses or that finds
+its round changed undoes only its own writes. Each caller hears of its own command only
+once the batch committed, exactly as if it had run alone; if the commit fails, every
+command of the batch fails and is retried like any transient error.
+
+A batch takes urgent work (a deadline's advance) first and holds at most ``BATCH_MOST``
+commands, so that a deadline waits behind one short batch, never a flood. One command at
+a time (nothing else waiting) is a batch of one.
+
+Written by hand: no driver or library batches independent callers' transactions.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import sqlite3
+from collections import deque
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager, nullcontext
+from typing import Any, TypeVar
+
+from bot.priority import is_urgent, urgent
+
+_T = TypeVar("_T")
+
+#: Commands written in one transaction at most: a batch costs well under a millisecond
+#: a command, so a deadline behind a full one waits a few tens of milliseconds.
+BATCH_MOST = 64
+
+Body = Callable[[sqlite3.Connection], Any]
+_Waiting = tuple[Body, "asyncio.Future[Any]"]
+
+
+def run_each(connection: sqlite3.Connection, begin: str, bodies: list[Body]) -> list[Any]:
+    """Run ``bodies`` in one transaction, each inside a savepoint; what each returned, or
+    the exception it raised (its writes undone). A failure of the transaction itself (the
+    BEGIN, a savepoint, the COMMIT) rolls everything back and raises."""
+    outcomes: list[Any] = []
+    connection.execute(begin)
+    try:
+        for body in bodies:
+            connection.execute("SAVEPOINT command")
+            try:
+                outcomes.append(body(connection))
+            except Exception as error:  # the command's own refusal or conflict
+                connection.execute("ROLLBACK TO command")
+                outcomes.append(_Raised(error))
+            connection.execute("RELEASE command")
+        connection.execute("COMMIT")
+    except BaseException:
+        if connection.in_transaction:
+            connection.execute("ROLLBACK")
+        raise
+    return outcomes
+
+
+class _Raised:
+    """What a body raised, told apart from what a body returned."""
+
+    __slots__ = ("error",)
+
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+
+
+class WriteBatches:
+    """Queues hot-path transactions and writes those that wait together (see the module).
+
+    ``thread_run`` runs a function of the writer's connection on its thread (the
+    ``SqliteThread``'s ``run_bare``); ``write_turn`` is the process's SQLite write turn,
+    which the general path takes too.
+    """
+
+    def __init__(
+        self,
+        thread_run: Callable[[Callable[[sqlite3.Connection], list[Any]]], Any],
+        write_turn: Callable[[], AbstractAsyncContextManager[None]],
+        begin: str = "BEGIN IMMEDIATE",
+        *,
+        most: int = BATCH_MOST,
+    ) -> None:
+        self.thread_run = thread_run
+        self.write_turn = write_turn
+        self.begin = begin
+        self.most = most
+        self._urgent: deque[_Waiting] = deque()
+        self._ordinary: deque[_Waiting] = deque()
+        self._writing: asyncio.Task[None] | None = None
+        #: Batches written and commands in them, for the benches.
+        self.batches = 0
+        self.commands = 0
+
+    async def run(self, body: Callable[[sqlite3.Connection], _T]) -> _T:
+        """Run ``body(connection)`` in a transaction of the writer (perhaps with others');
+        its result once that committed, or what it raised (its writes undone)."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[Any] = loop.create_future()
+        (self._urgent if is_urgent() else self._ordinary).append((body, future))
+        if self._writing is None:
+            # In a context of its own: urgent only while urgent work waits, whoever
+            # happened to start it.
+            self._writing = loop.create_task(
+                self._write_while_waiting(), context=contextvars.Context()
+            )
+        result: _T = await future
+        return result
+
+    def _take(self) -> list[_Waiting]:
+        batch: list[_Waiting] = []
+        for queue in (self._urgent, self._ordinary):
+            while queue and len(batch) < self.most:
+                waiting = queue.popleft()
+                if not waiting[1].done():  # its caller gave up before its turn
+                    batch.append(waiting)
+        return batch
+
+    async def _write_while_waiting(self) -> None:
+        try:
+            while self._urgent or self._ordinary:
+                with urgent() if self._urgent else nullcontext():
+                    async with self.write_turn():
+                        batch = self._take()
+                        if batch:
+                            await self._write(batch)
+        finally:
+            self._writing = None
+
+    async def _write(self, batch: list[_Waiting]) -> None:
+        bodies = [body for body, _ in batch]
+        try:
+            outcomes = await self.thread_run(
+                lambda connection: run_each(connection, self.begin, bodies)
+            )
+        except BaseException as error:
+            for _, future in batch:
+                if not future.done():
+                    future.set_exception(error)
+            if not isinstance(error, Exception):
+                raise
+            return
+        self.batches += 1
+        self.commands += len(batch)
+        for (_, future), outcome in zip(batch, outcomes, strict=True):
+            if future.done():
+                continue
+            if isinstance(outcome, _Raised):
+                future.set_exception(outcome.error)
+            else:
+                future.set_result(outcome)
