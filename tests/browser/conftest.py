@@ -13,6 +13,7 @@ Without chromium the tests skip, saying why; with ``NIUNIU_REQUIRE_BROWSER=1`` (
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import shutil
 import socket
@@ -37,6 +38,8 @@ SCREENSHOTS = Path(
 )
 #: The widths every page is photographed at: a laptop, and a phone (an iPhone 12-15).
 WIDTHS = {"desktop": 1280, "phone": 390}
+#: How long a page may take to load before a test gives up (not what is tested).
+PAGE_LIMIT_SECONDS = 30
 
 _T = TypeVar("_T")
 
@@ -135,8 +138,10 @@ def downloads(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("downloads")
 
 
-@pytest.fixture(scope="module")
-def browser(downloads: Path) -> Iterator[Any]:
+@contextlib.contextmanager
+def headless_chromium(downloads: Path) -> Iterator[Any]:
+    """A headless chromium driven by Selenium, saving downloads to ``downloads`` (skips,
+    or fails, without chromium: see ``browser_paths``)."""
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
@@ -164,6 +169,24 @@ def browser(downloads: Path) -> Iterator[Any]:
         yield driver
     finally:
         driver.quit()
+
+
+@pytest.fixture(scope="module")
+def browser(downloads: Path) -> Iterator[Any]:
+    with headless_chromium(downloads) as driver:
+        yield driver
+
+
+def and_wait(browser: Any, action: Any) -> None:
+    """Click or submit, then wait for the next page: Selenium returns from a click before
+    the browser has left the page, and reading it then reads the old one."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.expected_conditions import staleness_of
+    from selenium.webdriver.support.wait import WebDriverWait
+
+    page = browser.find_element(By.TAG_NAME, "html")
+    action()
+    WebDriverWait(browser, PAGE_LIMIT_SECONDS).until(staleness_of(page))
 
 
 def screenshot(browser: Any, name: str) -> list[Path]:

@@ -10,24 +10,13 @@ from pathlib import Path
 from typing import Any
 
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support.expected_conditions import staleness_of
-from selenium.webdriver.support.wait import WebDriverWait
 
-from tests.browser.conftest import ServedConsole, screenshot
+from tests.browser.conftest import ServedConsole, and_wait, screenshot
 from tests.store.helpers import ADMIN
 from tests.web.conftest import GROUP, OTHER
 
-#: How long a download or a page may take before the test gives up (not what is tested).
+#: How long a download may take before the test gives up (not what is tested).
 DOWNLOAD_LIMIT_SECONDS = 30
-PAGE_LIMIT_SECONDS = 30
-
-
-def and_wait(browser: Any, action: Any) -> None:
-    """Click or submit, then wait for the next page: Selenium returns from a click before
-    the browser has left the page, and reading it then reads the old one."""
-    page = browser.find_element(By.TAG_NAME, "html")
-    action()
-    WebDriverWait(browser, PAGE_LIMIT_SECONDS).until(staleness_of(page))
 
 
 def sign_in(browser: Any, served: ServedConsole, user_id: int = ADMIN.id) -> None:

@@ -585,10 +585,11 @@ async def running_bot(
     delivery_lease_seconds: float | None = None,
     replies_per_minute: int | None = None,
     env: Mapping[str, str] | None = None,
+    database_url: str | None = None,
 ) -> AsyncIterator[E2E]:
     """A fake Telegram, the bot process polling it (``env``: more of its environment),
-    and a reader of its database."""
-    database_url = f"sqlite+aiosqlite:///{tmp_path / 'e2e.db'}"
+    and a reader of its database (``database_url``, else a new SQLite file)."""
+    database_url = database_url or f"sqlite+aiosqlite:///{tmp_path / 'e2e.db'}"
     config = write_config(
         tmp_path / "niuniu.toml",
         game=dict(game or FAST_GAME),
