@@ -124,16 +124,19 @@ def change_max_bet_in_the_browser(browser: Any, link: str, console: str, photo: 
 
 
 async def sign_in_over_http(client: aiohttp.ClientSession, link: str, console: str) -> None:
-    """Open the link's page and press its button: POST the form's token."""
+    """Open the link's page and press its button: POST the form's fields (the link's
+    token, and the form's own, which the page's cookie must match)."""
     async with client.get(link) as response:
         assert response.status == 200
         page = await response.text()
     form = re.search(r'<form method="post" action="/console/login">(.*?)</form>', page, re.S)
     assert form is not None, page
-    found = re.search(r'name="token" value="([^"]+)"', form[1])
-    assert found is not None, page
-    token = html.unescape(found[1])
-    async with client.post(f"{console}/login", data={"token": token}) as response:
+    fields = {
+        name: html.unescape(value)
+        for name, value in re.findall(r'name="(\w+)" value="([^"]+)"', form[1])
+    }
+    assert set(fields) == {"token", "form"}, page
+    async with client.post(f"{console}/login", data=fields) as response:
         assert response.status == 200, await response.text()  # redirected to the overview
         assert str(response.url) == f"{console}/"
 
