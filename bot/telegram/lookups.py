@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -34,11 +35,14 @@ def person_of(user: TelegramUser) -> Person:
 
 class ChatSettings:
     """Each group's settings, cached briefly: every render and reply needs them; a change
-    made through this process is seen at once (``forget``)."""
+    made through this process is seen at once (``forget``). Those who ask while the
+    settings are being read wait for that one read: a busy group's command, its board
+    edit and its answers all ask at once when the cached settings run out."""
 
     def __init__(self, service: GameService, *, seconds: float = SETTINGS_CACHE_SECONDS) -> None:
         self.service = service
         self._cache: TTLCache[int, Settings] = TTLCache(SETTINGS_CACHED, seconds)
+        self._reading: dict[int, asyncio.Future[Settings]] = {}
 
     def __len__(self) -> int:
         return len(self._cache)
@@ -46,13 +50,31 @@ class ChatSettings:
     async def get(self, chat_id: int) -> Settings:
         """The group's settings."""
         found = self._cache.get(chat_id)
-        if found is None:
-            found = self._cache[chat_id] = await self.service.settings(chat_id)
-        return found
+        if found is not None:
+            return found
+        reading = self._reading.get(chat_id)
+        if reading is None:
+            reading = asyncio.ensure_future(self._read(chat_id))
+            self._reading[chat_id] = reading
+        # Shielded: one asker giving up does not cancel the read the others wait for.
+        return await asyncio.shield(reading)
+
+    async def _read(self, chat_id: int) -> Settings:
+        this = asyncio.current_task()
+        try:
+            settings = await self.service.settings(chat_id)
+        finally:
+            current = self._reading.get(chat_id) is this
+            if current:
+                del self._reading[chat_id]
+        if current:  # not forgotten meanwhile (a change this read may have missed)
+            self._cache[chat_id] = settings
+        return settings
 
     def forget(self, chat_id: int) -> None:
         """Read the group's settings again next time (they changed)."""
         self._cache.pop(chat_id, None)
+        self._reading.pop(chat_id, None)
 
     def forget_quiet(self) -> None:
         """Forget the settings whose time ran out."""

@@ -251,6 +251,7 @@ class FakeService:
 
     async def settings(self, chat_id: int) -> Settings:
         self._note("settings", chat_id)
+        await asyncio.sleep(0)  # a read takes a turn of the loop, as the database's does
         return self.chat_settings.get(chat_id, SETTINGS)
 
     async def names(self, user_ids: Sequence[int]) -> dict[int, Person]:

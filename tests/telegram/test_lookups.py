@@ -152,3 +152,26 @@ def test_a_telegram_user_is_a_person_for_the_service() -> None:
     user = person(11, "Ann", username="ann")
 
     assert person_of(user) == Person(11, "Ann", "ann", None)
+
+
+async def test_those_who_ask_while_the_settings_are_read_wait_for_that_one_read(
+    service: FakeService,
+) -> None:
+    chats = ChatSettings(cast(GameService, service))
+
+    found = await asyncio.gather(*(chats.get(GROUP) for _ in range(5)))
+
+    assert [settings.language for settings in found] == ["zh"] * 5
+    assert reads(service, "settings") == [GROUP]
+
+
+async def test_settings_forgotten_while_being_read_are_read_again(service: FakeService) -> None:
+    chats = ChatSettings(cast(GameService, service))
+    first = asyncio.ensure_future(chats.get(GROUP))
+    await asyncio.sleep(0)  # the read is on its way
+    chats.forget(GROUP)  # a change was made meanwhile
+    await first
+
+    await chats.get(GROUP)
+
+    assert reads(service, "settings") == [GROUP, GROUP]
