@@ -271,6 +271,8 @@ def operations(service: GameService) -> dict[str, Callable[[], Awaitable[object]
                 started_from_ms=a_day_of_history, started_before_ms=a_day_of_history + 86_400_000
             )
         ),
+        # The worst case of the game filter: no round of the history is a Bull Bull round.
+        "console: rounds, a game no round plays": console_rounds(RoundFilter(ruleset="bullbull")),
         "console: overview, 30 days": lambda: console.overview(None, now_ms=NOW_MS),
         "console: group ledger, a CSV step": lambda: console.ledger(
             BUSY, after_id=None, limit=1000

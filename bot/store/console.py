@@ -261,8 +261,9 @@ class ConsoleQueries:
     ) -> list[RoundRowView]:
         """Rounds matching ``where``, newest first, ``limit`` of them with an id below
         ``before_id``. A group's rounds go through ix_rounds_chat_id_id, a player's through
-        ix_outcomes_user_id_round_id, a date range through ix_rounds_started_at_ms."""
-        ruleset = RoundRow.settings["ruleset"].as_string()
+        ix_outcomes_user_id_round_id, a date range through ix_rounds_started_at_ms, a game
+        through ix_rounds_ruleset_id."""
+        ruleset = RoundRow.ruleset
         conditions: list[ColumnElement[bool]] = list(_in_groups(RoundRow.chat_id, where.chat_ids))
         if where.chat_id is not None:
             conditions.append(RoundRow.chat_id == where.chat_id)

@@ -152,6 +152,8 @@ class RoundRow(Base):
         # The console: rounds by start date and totals by day of their end.
         Index("ix_rounds_started_at_ms", "started_at_ms"),
         Index("ix_rounds_ended_at_ms", "ended_at_ms"),
+        # The console: a game's rounds, newest first.
+        Index("ix_rounds_ruleset_id", "ruleset", "id"),
         CheckConstraint(
             "phase IN ('bidding', 'betting', 'grabbing', 'settled', 'void')", name="phase"
         ),
@@ -165,6 +167,8 @@ class RoundRow(Base):
     #: Secret until the round ends; never shown before.
     seed: Mapped[bytes] = mapped_column(LargeBinary(64))
     settings: Mapped[dict[str, Any]]
+    #: The game (``settings``' ruleset, by its current name), for lists by game.
+    ruleset: Mapped[str] = mapped_column(String(32), server_default="envelope68")
     high_bidder: Mapped[int | None]
     high_bid: Mapped[int] = mapped_column(default=0)
     bid_hold: Mapped[int] = mapped_column(default=0)

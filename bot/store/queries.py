@@ -120,12 +120,11 @@ class VitalCounts:
     held_cents: int
 
 
-_RULESET_OF_ROUND = RoundRow.settings["ruleset"].as_string()
 #: Open rounds are few (one per chat at most) and found through ix_rounds_phase_deadline.
 _OPEN_ROUNDS_BY_PHASE_AND_RULESET = (
-    select(RoundRow.phase, _RULESET_OF_ROUND, func.count())
+    select(RoundRow.phase, RoundRow.ruleset, func.count())
     .where(RoundRow.phase.in_(OPEN_PHASES))
-    .group_by(RoundRow.phase, _RULESET_OF_ROUND)
+    .group_by(RoundRow.phase, RoundRow.ruleset)
 )
 #: Every held account is summed: a scan of the accounts table, which is why the metrics
 #: ask at most every few seconds (``bot.web.metrics``).

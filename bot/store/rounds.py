@@ -214,6 +214,7 @@ class RoundRepository:
             commitment=state.commitment,
             seed=state.seed,
             settings=state.settings.to_dict(),
+            ruleset=state.settings.ruleset,
             started_at_ms=now_ms,
             shoe_id=state.shoe.id if state.shoe else None,
             deal_offset=state.shoe.offset if state.shoe else None,

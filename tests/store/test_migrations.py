@@ -336,3 +336,44 @@ def test_two_workers_migrating_a_fresh_postgresql_database_at_once_both_succeed(
     assert diff == []
     assert tables == TABLES | {"alembic_version"}
     assert revision == head_revision() is not None
+
+
+def test_a_rounds_game_is_its_own_column_after_0009_by_its_current_name(
+    empty_database_url: str,
+) -> None:
+    upgrade(empty_database_url, "0008")
+    chats = (
+        "INSERT INTO chats (id, title, is_group, is_open, settings, created_at_ms) "
+        "VALUES (-7, 'a', true, true, '{}', 0)"
+    )
+    columns = (
+        "INSERT INTO rounds (id, chat_id, phase, version, deadline_ms, commitment, seed, "
+        "settings, high_bid, bid_hold, pool, shares, started_at_ms, ended_at_ms) VALUES "
+    )
+    rounds = columns + ", ".join(
+        f"({n}, -7, 'settled', 5, 0, 'c', 'seed', '{settings}', 0, 0, 0, '[]', 0, 1)"
+        for n, settings in (
+            (1, "{}"),  # the default game
+            (2, '{"ruleset": "bullbull"}'),
+            (3, '{"ruleset": "red_envelope"}'),  # the game's old name
+            (4, '{"ruleset": "poker29", "min_bet": 100}'),
+        )
+    )
+    asyncio.run(_execute(empty_database_url, [chats, rounds]))
+    upgrade(empty_database_url)
+
+    async def games() -> dict[int, str]:
+        database = Database.from_url(empty_database_url)
+        try:
+            async with database.engine.connect() as connection:
+                rows = await connection.execute(text("SELECT id, ruleset FROM rounds"))
+                return {row[0]: row[1] for row in rows}
+        finally:
+            await database.dispose()
+
+    assert asyncio.run(games()) == {
+        1: "envelope68",
+        2: "bullbull",
+        3: "envelope68",
+        4: "poker29",
+    }
