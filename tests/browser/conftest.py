@@ -180,13 +180,27 @@ def browser(downloads: Path) -> Iterator[Any]:
 def and_wait(browser: Any, action: Any) -> None:
     """Click or submit, then wait for the next page: Selenium returns from a click before
     the browser has left the page, and reading it then reads the old one."""
+    from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.expected_conditions import staleness_of
     from selenium.webdriver.support.wait import WebDriverWait
 
     page = browser.find_element(By.TAG_NAME, "html")
     action()
-    WebDriverWait(browser, PAGE_LIMIT_SECONDS).until(staleness_of(page))
+
+    def left(_: Any) -> bool:
+        try:
+            page.is_enabled()
+        except StaleElementReferenceException:
+            return True
+        except WebDriverException as error:
+            # Asked in the middle of the navigation, chromedriver may say this instead of
+            # "stale" (seen in CI): the old page is gone either way.
+            if "does not belong to the document" in str(error):
+                return True
+            raise
+        return False
+
+    WebDriverWait(browser, PAGE_LIMIT_SECONDS).until(left)
 
 
 def screenshot(browser: Any, name: str) -> list[Path]:
