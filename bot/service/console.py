@@ -131,7 +131,7 @@ class ConsoleService:
             if not found:
                 return None
             balances = await uow.console.account_balances(chat_id)
-            shoe = await uow.shoes.current(chat_id)
+            shoe = await uow.shoes.current(chat_id, lock=False)
             phase = await uow.queries.open_phase(chat_id)
         settings = await self.game.settings(chat_id)
         shown = None

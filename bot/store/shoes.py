@@ -54,15 +54,15 @@ class ShoeRepository:
     def __init__(self, session: AsyncSession) -> None:
         self.session = session
 
-    async def current(self, chat_id: int) -> ShoeRecord | None:
-        """The chat's shoe in use, locked (PostgreSQL) until the transaction ends."""
-        row = (
-            await self.session.execute(
-                select(*_COLUMNS)
-                .where(ShoeRow.chat_id == chat_id, ShoeRow.replaced_at_ms.is_(None))
-                .with_for_update()
-            )
-        ).first()
+    async def current(self, chat_id: int, *, lock: bool = True) -> ShoeRecord | None:
+        """The chat's shoe in use, locked (PostgreSQL) until the transaction ends unless
+        ``lock`` is false (a look that must not hold up a deal)."""
+        statement = select(*_COLUMNS).where(
+            ShoeRow.chat_id == chat_id, ShoeRow.replaced_at_ms.is_(None)
+        )
+        if lock:
+            statement = statement.with_for_update()
+        row = (await self.session.execute(statement)).first()
         return None if row is None else _record(row)
 
     async def get(self, shoe_id: int) -> ShoeRecord | None:

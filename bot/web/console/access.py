@@ -37,7 +37,10 @@ class Access:
         if viewer.is_operator:
             return True
         if chat_id not in viewer._answers:
-            viewer._answers[chat_id] = await self.is_group_admin(chat_id, viewer.user_id)
+            # Telegram is asked only about the bot's own groups: an id typed in the address
+            # must not make the bot spend its requests to Telegram.
+            known = bool(await self.console.groups([chat_id]))
+            viewer._answers[chat_id] = known and await self.is_group_admin(chat_id, viewer.user_id)
         return viewer._answers[chat_id]
 
     async def visible_groups(self, viewer: Viewer) -> list[int] | None:

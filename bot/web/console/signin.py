@@ -77,7 +77,11 @@ async def login_with_link(request: web.Request) -> web.StreamResponse:
         return refuse(request, 429, "Too many attempts", "Wait a minute, then try again.")
     form = await request.post()
     opened, sent = request.cookies.get(FORM_COOKIE, ""), form.get("form")
-    if not opened or not isinstance(sent, str) or not hmac.compare_digest(opened, sent):
+    if (
+        not opened
+        or not isinstance(sent, str)
+        or not hmac.compare_digest(opened.encode(), sent.encode())
+    ):
         return refuse(
             request,
             403,

@@ -49,7 +49,7 @@ def _split_signed(key: bytes, token: str, fields: int) -> list[str]:
     parts = payload.split(".")
     if not dot or len(parts) != fields or not all(parts):
         raise SignatureRefused("malformed")
-    if not hmac.compare_digest(_sign(key, payload), signature):
+    if not hmac.compare_digest(_sign(key, payload).encode(), signature.encode()):
         raise SignatureRefused("signature")
     return parts
 
@@ -128,7 +128,7 @@ class SessionSigner:
 
     def csrf_ok(self, session: Session, token: str) -> bool:
         """Whether a posted token is this session's."""
-        return hmac.compare_digest(self.csrf_token(session), token)
+        return hmac.compare_digest(self.csrf_token(session).encode(), token.encode())
 
 
 def check_login_widget(bot_token: str, fields: Mapping[str, str], now: int) -> int:
@@ -143,7 +143,7 @@ def check_login_widget(bot_token: str, fields: Mapping[str, str], now: int) -> i
     check_string = "\n".join(f"{key}={fields[key]}" for key in sorted(fields) if key != "hash")
     secret = hashlib.sha256(bot_token.encode()).digest()
     expected = hmac.new(secret, check_string.encode(), hashlib.sha256).hexdigest()
-    if not hmac.compare_digest(expected, received):
+    if not hmac.compare_digest(expected.encode(), received.encode()):
         raise SignatureRefused("signature")
     auth_date = _number(fields["auth_date"])
     if now - auth_date > WIDGET_MAX_AGE_SECONDS or auth_date - now > WIDGET_FUTURE_SKEW_SECONDS:
