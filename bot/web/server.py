@@ -138,7 +138,12 @@ class WebServer:
             raise
         self._runner = runner
         self.port = runner.addresses[0][1]
-        log.info("web server on %s:%s (/healthz, /readyz, /metrics)", self.host, self.port)
+        console = any(
+            resource.canonical.rstrip("/") == CONSOLE_PREFIX.rstrip("/")
+            for resource in self.app.router.resources()
+        )
+        paths = "/healthz, /readyz, /metrics" + (f", {CONSOLE_PREFIX}" if console else "")
+        log.info("web server on %s:%s (%s)", self.host, self.port, paths)
 
     async def stop(self) -> None:
         """Stop listening (requests under way get a moment to finish)."""

@@ -25,20 +25,34 @@ def _client(request: web.Request) -> str:
     return request.remote or "unknown"
 
 
+def _set_cookie(
+    request: web.Request,
+    response: web.StreamResponse,
+    name: str,
+    value: str,
+    *,
+    samesite: str,
+    max_age: int,
+) -> None:
+    """A cookie of the console's: for its path only, out of scripts' reach, Secure over
+    https."""
+    response.set_cookie(
+        name,
+        value,
+        path=f"{console_root(request)}/",
+        httponly=True,
+        samesite=samesite,
+        secure=parts_of(request).https,
+        max_age=max_age,
+    )
+
+
 def _signed_in(request: web.Request, user_id: int) -> web.HTTPSeeOther:
     """Start a session for ``user_id`` and go to the overview (raise the answer)."""
     parts = parts_of(request)
     _, cookie = parts.sessions.issue(user_id, parts.now())
     response = web.HTTPSeeOther(f"{console_root(request)}/")
-    response.set_cookie(
-        COOKIE,
-        cookie,
-        path=f"{console_root(request)}/",
-        httponly=True,
-        samesite="Lax",
-        secure=parts.https,
-        max_age=SESSION_SECONDS,
-    )
+    _set_cookie(request, response, COOKIE, cookie, samesite="Lax", max_age=SESSION_SECONDS)
     return response
 
 
@@ -58,15 +72,7 @@ async def login_page(request: web.Request) -> web.StreamResponse:
         auth_url=parts.url("/login/telegram"),
     )
     if form:
-        response.set_cookie(
-            FORM_COOKIE,
-            form,
-            path=f"{console_root(request)}/",
-            httponly=True,
-            samesite="Strict",
-            secure=parts.https,
-            max_age=FORM_SECONDS,
-        )
+        _set_cookie(request, response, FORM_COOKIE, form, samesite="Strict", max_age=FORM_SECONDS)
     return response
 
 
