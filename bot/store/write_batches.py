@@ -138,13 +138,15 @@ class WriteBatches:
             outcomes = await self.thread_run(
                 lambda connection: run_each(connection, self.begin, bodies)
             )
-        except BaseException as error:
+        except Exception as error:
             for _, future in batch:
                 if not future.done():
                     future.set_exception(error)
-            if not isinstance(error, Exception):
-                raise
             return
+        except BaseException:  # the writing itself was cancelled: so are its commands
+            for _, future in batch:
+                future.cancel()
+            raise
         self.batches += 1
         self.commands += len(batch)
         for (_, future), outcome in zip(batch, outcomes, strict=True):
