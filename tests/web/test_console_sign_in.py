@@ -95,6 +95,8 @@ async def test_the_login_widget_signs_in_with_telegrams_data(console: Console) -
     response = await console.client.get("/console/login/telegram", params=data)
     assert response.status == 200 and str(response.url).endswith("/console/")
     console.client.session.cookie_jar.clear()
+    replayed = await console.client.get("/console/login/telegram", params=data)
+    assert replayed.status == 403 and "used already" in await replayed.text()
     data["first_name"] = "Mallory"
     response = await console.client.get("/console/login/telegram", params=data)
     assert response.status == 403

@@ -11,7 +11,12 @@ import secrets
 from aiohttp import web
 
 from bot.web.console.app import COOKIE, STATIC, console_root, page, parts_of, refuse
-from bot.web.console.signing import SESSION_SECONDS, SignatureRefused, check_login_widget
+from bot.web.console.signing import (
+    SESSION_SECONDS,
+    WIDGET_MAX_AGE_SECONDS,
+    SignatureRefused,
+    check_login_widget,
+)
 
 #: The cookie that ties a link's sign-in form to the browser that opened it. A form posted
 #: from another site comes without it (SameSite=Strict), so no page can sign a visitor in
@@ -135,6 +140,18 @@ async def login_with_widget(request: web.Request) -> web.StreamResponse:
             else "Telegram's sign-in data did not check out; sign in again."
         )
         return refuse(request, 403, "Sign-in refused", message)
+    # Once only, as a link: the same data seen again (a proxy's log, the browser's
+    # history) signs nobody in. Its hash is unique to it (the sign-in time is in it).
+    fresh = await parts.console.claim_link(
+        f"widget:{request.query.get('hash', '')[:24]}",
+        user_id=user_id,
+        now_ms=parts.now() * 1000,
+        expires_at_ms=(parts.now() + WIDGET_MAX_AGE_SECONDS) * 1000,
+    )
+    if not fresh:
+        return refuse(
+            request, 403, "Sign-in refused", "This sign-in was used already; sign in again."
+        )
     raise _signed_in(request, user_id)
 
 
