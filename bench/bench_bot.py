@@ -223,6 +223,29 @@ def build_bench_bot(
 # -- updates and the closed loop ---------------------------------------------------------
 
 
+def message_update(
+    update_id: int, message_id: int, chat_id: int, user_id: int, text: str
+) -> dict[str, Any]:
+    """A Telegram-shaped update of a message from ``user_id`` in ``chat_id``; a leading
+    ``/command`` gets its ``bot_command`` entity."""
+    message: dict[str, Any] = {
+        "message_id": message_id,
+        "date": int(time.time()),
+        "chat": _chat(chat_id),
+        "from": {
+            "id": user_id,
+            "is_bot": False,
+            "first_name": f"Player {user_id}",
+            "username": f"p{user_id}",
+        },
+        "text": text,
+    }
+    if text.startswith("/"):
+        command = text.split()[0]
+        message["entities"] = [{"type": "bot_command", "offset": 0, "length": len(command)}]
+    return {"update_id": update_id, "message": message}
+
+
 class UpdateFactory:
     """Telegram-shaped update dicts with fresh update and message ids."""
 
@@ -233,22 +256,8 @@ class UpdateFactory:
     def message(self, chat_id: int, user_id: int, text: str) -> dict[str, Any]:
         """A group message; a leading ``/command`` gets its ``bot_command`` entity."""
         counter = self._message_ids.setdefault(chat_id, itertools.count(1))
-        message: dict[str, Any] = {
-            "message_id": next(counter),
-            "date": int(time.time()),
-            "chat": _chat(chat_id),
-            "from": {
-                "id": user_id,
-                "is_bot": False,
-                "first_name": f"Player {user_id}",
-                "username": f"p{user_id}",
-            },
-            "text": text,
-        }
-        if text.startswith("/"):
-            command = text.split()[0]
-            message["entities"] = [{"type": "bot_command", "offset": 0, "length": len(command)}]
-        return {"update_id": next(self._update_ids), "message": message}
+        message_id = next(counter)
+        return message_update(next(self._update_ids), message_id, chat_id, user_id, text)
 
 
 class Tracker:

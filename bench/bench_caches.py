@@ -67,7 +67,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from bench_bot import TOKEN, MemoryTelegram, TelegramStats, Tracker
+from bench_bot import TOKEN, MemoryTelegram, TelegramStats, Tracker, message_update
 
 from bot.bootstrap import assemble
 from bot.config import Config
@@ -214,22 +214,7 @@ class Updates:
 
     def message(self, chat_id: int, user_id: int, text: str) -> dict[str, Any]:
         update_id = next(self._ids)
-        message: dict[str, Any] = {
-            "message_id": update_id % 2_000_000_000,
-            "date": int(time.time()),
-            "chat": {"id": chat_id, "type": "supergroup", "title": f"Cache bench {chat_id}"},
-            "from": {
-                "id": user_id,
-                "is_bot": False,
-                "first_name": f"Player {user_id}",
-                "username": f"p{user_id}",
-            },
-            "text": text,
-        }
-        if text.startswith("/"):
-            command = text.split()[0]
-            message["entities"] = [{"type": "bot_command", "offset": 0, "length": len(command)}]
-        return {"update_id": update_id, "message": message}
+        return message_update(update_id, update_id % 2_000_000_000, chat_id, user_id, text)
 
 
 @dataclass
