@@ -188,6 +188,17 @@ async def _scalar(url: str, statement: str) -> object:
         await database.dispose()
 
 
+async def _by_round(url: str, column: str) -> dict[int, object]:
+    """Each round's ``column``, by round id."""
+    database = Database.from_url(url)
+    try:
+        async with database.engine.connect() as connection:
+            rows = await connection.execute(text(f"SELECT id, {column} FROM rounds"))
+            return {row[0]: row[1] for row in rows}
+    finally:
+        await database.dispose()
+
+
 async def _execute(url: str, statements: list[str]) -> None:
     database = Database.from_url(url)
     if database.dialect == "postgresql":
@@ -264,16 +275,8 @@ def test_an_open_rounds_board_being_posted_is_to_be_posted_again_after_0007(
     asyncio.run(_execute(empty_database_url, [chats, rounds]))
     upgrade(empty_database_url)
 
-    async def boards() -> dict[int, int | None]:
-        database = Database.from_url(empty_database_url)
-        try:
-            async with database.engine.connect() as connection:
-                rows = await connection.execute(text("SELECT id, board_message_id FROM rounds"))
-                return {row[0]: row[1] for row in rows}
-        finally:
-            await database.dispose()
-
-    assert asyncio.run(boards()) == {1: 0, 2: None, 3: 12}
+    boards = asyncio.run(_by_round(empty_database_url, "board_message_id"))
+    assert boards == {1: 0, 2: None, 3: 12}
 
 
 def test_postgresql_row_ids_and_their_sequences_are_bigint(fresh_postgres_url: str) -> None:
@@ -362,16 +365,7 @@ def test_a_rounds_game_is_its_own_column_after_0009_by_its_current_name(
     asyncio.run(_execute(empty_database_url, [chats, rounds]))
     upgrade(empty_database_url)
 
-    async def games() -> dict[int, str]:
-        database = Database.from_url(empty_database_url)
-        try:
-            async with database.engine.connect() as connection:
-                rows = await connection.execute(text("SELECT id, ruleset FROM rounds"))
-                return {row[0]: row[1] for row in rows}
-        finally:
-            await database.dispose()
-
-    assert asyncio.run(games()) == {
+    assert asyncio.run(_by_round(empty_database_url, "ruleset")) == {
         1: "envelope68",
         2: "bullbull",
         3: "envelope68",
