@@ -20,6 +20,7 @@ replaced. So the file is read here, and the variables are a table (``ENV_OVERRID
 from __future__ import annotations
 
 import difflib
+import ipaddress
 import json
 import os
 import re
@@ -43,6 +44,8 @@ from bot.engine.settings import ALIASES, SETTING_NAMES, SettingError, Settings
 from bot.store.db import DEFAULT_DATABASE_URL, backend_of
 
 TELEGRAM_API = "https://api.telegram.org/bot"
+
+IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 
 class ConfigError(Exception):
@@ -70,6 +73,10 @@ class WebConfig:
     #: How the console's pages are reached from outside ("" = not said), for links.
     public_url: str = ""
     console: bool = False
+    #: The reverse proxies in front of the server (addresses or networks): a request from
+    #: one of them is counted, for the console's sign-in limit, under the client address
+    #: its ``X-Forwarded-For`` names.
+    trusted_proxies: tuple[IPNetwork, ...] = ()
 
     @property
     def enabled(self) -> bool:
@@ -148,10 +155,13 @@ ENV_OVERRIDES: dict[str, tuple[str, str]] = {
     "NIUNIU_WEB_LISTEN": ("web", "listen"),
     "NIUNIU_WEB_PUBLIC_URL": ("web", "public_url"),
     "NIUNIU_WEB_CONSOLE": ("web", "console"),
+    "NIUNIU_WEB_TRUSTED_PROXIES": ("web", "trusted_proxies"),
 }
 #: Variables for keys that are true or false in the file: a variable is text, so these
 #: spellings (any case) say true or false; any other value is refused as the file's would be.
 ENV_BOOLEAN_KEYS = frozenset({"NIUNIU_WEB_CONSOLE"})
+#: Variables for keys that are lists in the file: comma-separated.
+ENV_LIST_KEYS = frozenset({"NIUNIU_WEB_TRUSTED_PROXIES"})
 ENV_BOOLEANS = {"true": True, "1": True, "yes": True, "false": False, "0": False, "no": False}
 #: Keys whose value an error never repeats: the token and the webhook's secret, and the
 #: database URL, which may hold a password.
@@ -227,6 +237,16 @@ def _check_listen(listen: str) -> str:
     return listen
 
 
+def _check_network(network: str) -> str:
+    try:
+        ipaddress.ip_network(network, strict=False)
+    except ValueError:
+        raise _invalid(
+            f'holds "{network}", which is not an IP address or network (like "10.0.0.0/8")'
+        ) from None
+    return network
+
+
 def split_listen(listen: str) -> tuple[str, int]:
     """``host:port`` (checked) as the host, without IPv6 brackets, and the port."""
     host, _, port = listen.rpartition(":")
@@ -298,6 +318,7 @@ class WebSection(_Section):
     listen: Annotated[str, AfterValidator(_check_listen)] = ""
     public_url: Annotated[str, AfterValidator(_check_web_url)] = ""
     console: bool = False
+    trusted_proxies: list[Annotated[str, AfterValidator(_check_network)]] = []
 
 
 class ConfigFile(_Section):
@@ -519,6 +540,8 @@ def load_config(
             origins[(section, key)] = variable
             if variable in ENV_BOOLEAN_KEYS:
                 table[key] = ENV_BOOLEANS.get(value.strip().lower(), value)
+            elif variable in ENV_LIST_KEYS:
+                table[key] = [item.strip() for item in value.split(",") if item.strip()]
     try:
         parsed = ConfigFile.model_validate(data)
     except ValidationError as error:
@@ -537,7 +560,15 @@ def load_config(
             secret_token=webhook.secret_token,
             path=webhook.path,
         ),
-        web=WebConfig(host=host, port=port, public_url=web.public_url, console=web.console),
+        web=WebConfig(
+            host=host,
+            port=port,
+            public_url=web.public_url,
+            console=web.console,
+            trusted_proxies=tuple(
+                ipaddress.ip_network(network, strict=False) for network in web.trusted_proxies
+            ),
+        ),
         operators=frozenset(telegram.operators),
         game=game_settings(parsed.game),
         sweep_seconds=bot.sweep_seconds,

@@ -132,6 +132,7 @@ async def serve(config: Config) -> None:
                     is_group_admin=game.admins.is_admin,
                     clock=time.time,
                     bot_username=partial(known_username, application),
+                    trusted_proxies=config.web.trusted_proxies,
                 )
             web_server = WebServer(
                 build_web_app(metrics, readiness, console=console),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import os
 from pathlib import Path
 
@@ -497,3 +498,20 @@ def test_a_bad_web_variable_names_the_variable(
     tmp_path: Path, variable: str, value: str, message: str
 ) -> None:
     assert refused(tmp_path, "[bot]\n", {variable: value}) == message
+
+
+def test_trusted_proxies_are_networks_from_the_file_or_the_environment(tmp_path: Path) -> None:
+    path = tmp_path / "config.toml"
+    path.write_text('[web]\ntrusted_proxies = ["127.0.0.1", "10.0.0.0/8"]\n', encoding="utf-8")
+    assert load_config(path, environ={}).web.trusted_proxies == (
+        ipaddress.ip_network("127.0.0.1/32"),
+        ipaddress.ip_network("10.0.0.0/8"),
+    )
+    environ = {"NIUNIU_WEB_TRUSTED_PROXIES": " ::1 , 172.16.0.0/12 "}
+    assert load_config(path, environ=environ).web.trusted_proxies == (
+        ipaddress.ip_network("::1/128"),
+        ipaddress.ip_network("172.16.0.0/12"),
+    )
+    message = refused(tmp_path, '[web]\ntrusted_proxies = ["proxy.local"]\n')
+    assert "[web] trusted_proxies" in message
+    assert '"proxy.local", which is not an IP address or network' in message

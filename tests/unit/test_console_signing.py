@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import ipaddress
 
 import pytest
 
-from bot.web.console.limits import AttemptLimiter
+from bot.web.console.limits import AttemptLimiter, client_address
 from bot.web.console.signing import (
     LINK_SECONDS,
     SESSION_SECONDS,
@@ -147,3 +148,19 @@ def test_sign_in_attempts_are_limited_per_address_and_window() -> None:
     assert not limiter.allow("1.2.3.4")
     now[0] = 60.0  # the first ten attempts left the window
     assert limiter.allow("1.2.3.4")
+
+
+PROXIES = (ipaddress.ip_network("10.0.0.0/8"), ipaddress.ip_network("::1/128"))
+
+
+def test_the_client_is_the_peer_unless_the_peer_is_a_trusted_proxy() -> None:
+    # A client that writes its own X-Forwarded-For directly changes nothing.
+    assert client_address("203.0.113.9", ["1.1.1.1"], PROXIES) == "203.0.113.9"
+    assert client_address("203.0.113.9", ["1.1.1.1"], ()) == "203.0.113.9"
+    # Through the proxy: the address the proxy appended, not what the client put before it.
+    assert client_address("10.0.0.2", ["1.1.1.1, 198.51.100.7"], PROXIES) == "198.51.100.7"
+    # Two trusted hops (and the header split over two lines) are skipped from the right.
+    assert client_address("::1", ["198.51.100.7", "10.1.1.1"], PROXIES) == "198.51.100.7"
+    # From the proxy without the header (its own health probe): the proxy itself.
+    assert client_address("10.0.0.2", [], PROXIES) == "10.0.0.2"
+    assert client_address(None, [], PROXIES) == "unknown"

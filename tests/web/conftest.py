@@ -17,6 +17,7 @@ from bot.engine.round import Phase
 from bot.service.game import GameService, Person
 from bot.store.db import Database
 from bot.web.console import LinkSigner, build_console
+from bot.web.console.limits import IPNetwork
 from tests.conftest import Clock, Seeds
 from tests.store.helpers import ADMIN, DEALER, PLAYERS, TEST_SETTINGS, fund
 
@@ -119,7 +120,11 @@ class Console:
 
 
 async def start_console(
-    service: GameService, clock: Clock, *, public_url: str = "http://console.test"
+    service: GameService,
+    clock: Clock,
+    *,
+    public_url: str = "http://console.test",
+    trusted_proxies: tuple[IPNetwork, ...] = (),
 ) -> AsyncIterator[TestClient[web.Request, web.Application]]:
     async def is_group_admin(chat_id: int, user_id: int) -> bool:
         return is_admin_of(chat_id, user_id)
@@ -135,6 +140,7 @@ async def start_console(
             is_group_admin=is_group_admin,
             clock=lambda: clock.now_ms / 1000,
             bot_username="niuniu_test_bot",
+            trusted_proxies=trusted_proxies,
         ),
     )
     client = TestClient(TestServer(root), cookie_jar=CookieJar(unsafe=True))

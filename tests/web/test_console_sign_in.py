@@ -4,10 +4,18 @@ limited per address, and the session cookie is what it must be."""
 
 from __future__ import annotations
 
+import ipaddress
+from typing import Any
+
+from aiohttp.test_utils import TestClient
+
+from bot.service.game import GameService
+from bot.store.db import Database
 from bot.web.console import LinkSigner
 from bot.web.console.signin import FORM_COOKIE
 from bot.web.console.signing import check_login_widget
-from tests.store.helpers import ADMIN
+from tests.conftest import Clock, Seeds
+from tests.store.helpers import ADMIN, TEST_SETTINGS
 from tests.unit.test_console_signing import widget_data
 from tests.web.conftest import TOKEN, Console, post_link, start_console
 
@@ -87,6 +95,25 @@ async def test_sign_in_attempts_are_limited_to_ten_a_minute(console: Console) ->
     assert (await post_link(console.client, good)).status == 429
     console.clock.advance(60)
     assert (await post_link(console.client, good)).status == 200
+
+
+async def test_behind_a_trusted_proxy_each_forwarded_client_has_its_own_limit(
+    db: Database, clock: Clock, seeds: Seeds
+) -> None:
+    service = GameService(db, TEST_SETTINGS, clock=clock, seed_source=seeds)
+    proxy = (ipaddress.ip_network("127.0.0.1/32"),)
+    async for client in start_console(service, clock, trusted_proxies=proxy):
+
+        async def attempt(forwarded_for: str, through: TestClient[Any, Any] = client) -> int:
+            headers = {"X-Forwarded-For": forwarded_for}
+            response = await through.post("/console/login", data={"token": "x"}, headers=headers)
+            return response.status
+
+        assert [await attempt("198.51.100.7") for _ in range(11)] == [403] * 10 + [429]
+        # Another client through the same proxy is not held back by the first one...
+        assert await attempt("203.0.113.9") == 403
+        # ...and the first cannot escape its limit by writing an address of its own.
+        assert await attempt("192.0.2.1, 198.51.100.7") == 429
 
 
 async def test_the_login_widget_signs_in_with_telegrams_data(console: Console) -> None:

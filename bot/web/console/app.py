@@ -19,7 +19,7 @@ from aiohttp import web
 from bot.service.console import ConsoleService
 from bot.service.game import GameService
 from bot.web.console.access import Access, IsGroupAdmin, Viewer
-from bot.web.console.limits import AttemptLimiter
+from bot.web.console.limits import AttemptLimiter, IPNetwork
 from bot.web.console.render import build_environment, render
 from bot.web.console.signing import LinkSigner, SessionSigner, SignatureRefused
 
@@ -40,6 +40,8 @@ class ConsoleParts:
     links: LinkSigner
     sessions: SessionSigner
     limiter: AttemptLimiter
+    #: Reverse proxies whose X-Forwarded-For names the client (``client_address``).
+    trusted_proxies: tuple[IPNetwork, ...]
     templates: jinja2.Environment
     bot_token: str
     #: The bot's @username, for the Login Widget ("" until the bot has asked Telegram).
@@ -159,6 +161,7 @@ def build_console(
     is_group_admin: IsGroupAdmin,
     clock: Callable[[], float],
     bot_username: str | Callable[[], str] = "",
+    trusted_proxies: tuple[IPNetwork, ...] = (),
 ) -> web.Application:
     """The console, to mount with ``app.add_subapp("/console/", console)``.
 
@@ -167,7 +170,8 @@ def build_console(
     ``AdminCheck.is_admin``); ``public_url`` is the console's public address (without
     ``/console``), for links, the Login Widget and whether cookies are Secure;
     ``bot_username`` names the bot for the widget (or says it, once the bot knows it);
-    ``clock`` gives seconds since the epoch.
+    ``clock`` gives seconds since the epoch; a request from one of ``trusted_proxies`` is
+    limited under the client its ``X-Forwarded-For`` names.
     """
     from bot.web.console import exports, pages, signin
 
@@ -179,6 +183,7 @@ def build_console(
         links=LinkSigner(bot_token),
         sessions=SessionSigner(bot_token),
         limiter=AttemptLimiter(clock),
+        trusted_proxies=trusted_proxies,
         templates=build_environment(),
         bot_token=bot_token,
         bot_username=bot_username if callable(bot_username) else lambda: bot_username,

@@ -3,17 +3,55 @@
 In memory, per process: it slows a guesser down (links and widget data are signed, so
 guessing is hopeless anyway) without a table written on every attempt. Bounded: the least
 recently seen addresses are forgotten first.
+
+Behind a reverse proxy every request comes from the proxy's address, so one limit would
+hold for everyone; :func:`client_address` finds the client a trusted proxy names instead.
 """
 
 from __future__ import annotations
 
+import ipaddress
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from cachetools import LRUCache
 
+IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
+
 #: Addresses remembered at once.
 ADDRESSES_REMEMBERED = 10_000
+
+
+def _trusted(address: str, proxies: Sequence[IPNetwork]) -> bool:
+    try:
+        parsed = ipaddress.ip_address(address)
+    except ValueError:
+        return False
+    return any(parsed in network for network in proxies)
+
+
+def client_address(
+    remote: str | None, forwarded_for: Sequence[str], proxies: Sequence[IPNetwork]
+) -> str:
+    """Who sent a request: the peer ``remote``, unless it is one of the trusted
+    ``proxies``; then the nearest address in the ``X-Forwarded-For`` headers
+    (``forwarded_for``, as received) that is not a trusted proxy.
+
+    Written here rather than taken from ``aiohttp-remotes``: its strict middleware refuses
+    every request that did not pass through the proxies (a Prometheus scrape of
+    ``/metrics`` does not), and its relaxed one believes the leftmost address, which any
+    client writes itself. Each proxy appends the address it saw, so reading from the right
+    and stopping at the first untrusted hop gives the one address no client can forge.
+    """
+    peer = remote or "unknown"
+    if not _trusted(peer, proxies):
+        return peer
+    hops = [hop.strip() for header in forwarded_for for hop in header.split(",")]
+    hops = [hop for hop in hops if hop]
+    for hop in reversed(hops):
+        if not _trusted(hop, proxies):
+            return hop[:64]
+    return hops[0] if hops else peer
 
 
 class AttemptLimiter:

@@ -1,16 +1,17 @@
 """Signing in and out: a one-time link the bot sends for ``/console`` in a private chat,
 or Telegram's Login Widget where the console has an https address. Both end in a signed
 session cookie (HTTP-only, SameSite=Lax, Secure over https, for the console's path only).
-Attempts are limited per client address."""
+Attempts are limited per client address (behind a trusted proxy, the one it names)."""
 
 from __future__ import annotations
 
 import hmac
 import secrets
 
-from aiohttp import web
+from aiohttp import hdrs, web
 
 from bot.web.console.app import COOKIE, STATIC, console_root, page, parts_of, refuse
+from bot.web.console.limits import client_address
 from bot.web.console.signing import (
     SESSION_SECONDS,
     WIDGET_MAX_AGE_SECONDS,
@@ -27,7 +28,11 @@ FORM_SECONDS = 300
 
 
 def _client(request: web.Request) -> str:
-    return request.remote or "unknown"
+    return client_address(
+        request.remote,
+        request.headers.getall(hdrs.X_FORWARDED_FOR, []),
+        parts_of(request).trusted_proxies,
+    )
 
 
 def _set_cookie(
