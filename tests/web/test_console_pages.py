@@ -52,7 +52,10 @@ async def test_a_group_the_user_does_not_administer_is_refused(console: Console)
     await console.sign_in(ADMIN.id)
     page = await console.text(f"/console/groups/{OTHER}", status=403)
     assert "Not your group" in page and "Other group" not in page
-    await console.text(f"/console/rounds/{console.history.other_round}", status=403)
+    # A round there is answered as one that does not exist (its number tells nothing).
+    other_round = await console.text(f"/console/rounds/{console.history.other_round}", status=404)
+    missing = await console.text("/console/rounds/999999", status=404)
+    assert "No such round in your groups" in other_round and "No such round" in missing
     await console.text(f"/console/rounds?group={OTHER}", status=403)
     await console.text(f"/console/export/groups/{OTHER}/ledger.csv", status=403)
 
@@ -94,6 +97,24 @@ async def test_a_bad_value_is_refused_as_set_refuses_it(console: Console) -> Non
     assert 'id="error"' in page and "max_bet" in page
     assert (await console.service.settings(GROUP)).max_bet == 5_000
     assert all(line.action != "set" for line in await console.service.audit_log(GROUP, 50))
+    assert response.status == 400 and 'value="0.50"' in page
+
+
+async def test_the_group_page_says_nothing_an_address_puts_in_it(console: Console) -> None:
+    await console.sign_in(ADMIN.id)
+    page = await console.text(f"/console/groups/{GROUP}?error=Send+chips+to+X&saved=Hello")
+    assert "Send chips" not in page and "Hello" not in page and 'id="error"' not in page
+    assert 'id="saved"' in await console.text(f"/console/groups/{GROUP}?saved=rake")
+
+
+async def test_a_player_outside_the_admins_groups_is_not_named(console: Console) -> None:
+    stranger = Person(99, "Stranger", "stranger")
+    await console.service.note_people([stranger])
+    await console.sign_in(ADMIN.id)
+    page = await console.text(f"/console/players/{stranger.id}", status=404)
+    assert "Stranger" not in page and "No such player in your groups" in page
+    await console.sign_in(OPERATOR)
+    assert "Stranger" in await console.text(f"/console/players/{stranger.id}")
 
 
 async def test_a_post_without_the_sessions_csrf_token_is_refused(console: Console) -> None:
@@ -186,7 +207,9 @@ async def test_a_statement_pages_back_from_a_transaction(console: Console) -> No
 
 async def test_a_missing_round_or_a_malformed_filter_is_a_page_saying_so(console: Console) -> None:
     await console.sign_in(OPERATOR)
-    assert "No such round." in await console.text("/console/rounds/999999", status=404)
+    assert "No such round in your groups." in await console.text(
+        "/console/rounds/999999", status=404
+    )
     page = await console.text("/console/rounds?from=yesterday", status=400)
     assert "from must be a date like 2026-12-01" in page and "<html" in page
 

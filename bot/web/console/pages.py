@@ -4,6 +4,7 @@ group first: a group one does not administer is refused (403), never shown."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from urllib.parse import urlencode
 
 from aiohttp import web
@@ -45,6 +46,19 @@ async def group(request: web.Request) -> web.StreamResponse:
     chat_id = path_number(request, "chat_id")
     if not await parts.access.may_see(viewer, chat_id):
         return not_yours(request)
+    saved = request.query.get("saved", "")
+    return await _group_page(request, chat_id, saved=saved if saved in SETTING_NAMES else "")
+
+
+async def _group_page(
+    request: web.Request,
+    chat_id: int,
+    *,
+    status: int = 200,
+    saved: str = "",
+    refused: SettingRefused | None = None,
+) -> web.StreamResponse:
+    parts = parts_of(request)
     state = await parts.console.group(chat_id)
     if state is None:
         raise web.HTTPNotFound(text="The bot has no such group.")
@@ -59,38 +73,53 @@ async def group(request: web.Request) -> web.StreamResponse:
     return page(
         request,
         "group.html",
+        status=status,
         state=state,
         settings=settings,
         audit=audit,
         people=people,
         next_audit=audit[-1].id if len(audit) == PAGE_SIZE else None,
-        saved=request.query.get("saved", ""),
-        error=request.query.get("error", ""),
-        error_key=request.query.get("key", ""),
-        typed=request.query.get("typed", ""),
+        saved=saved,
+        error=refused.message if refused else "",
+        error_key=refused.key if refused else "",
+        typed=refused.typed if refused else "",
     )
 
 
+@dataclass(frozen=True, slots=True)
+class SettingRefused:
+    """A change the group page shows refused, with what was typed (cut to 64 characters)."""
+
+    key: str
+    typed: str
+    message: str
+
+
 async def change_setting(request: web.Request) -> web.StreamResponse:
-    """Change one setting by the path ``/set`` takes (its validation, its audit line)."""
+    """Change one setting by the path ``/set`` takes (its validation, its audit line).
+
+    A refused value is answered with the group page itself (400) rather than a redirect
+    carrying the message, so that no address can make the page say words of its own."""
     parts, viewer = parts_of(request), viewer_of(request)
     chat_id = path_number(request, "chat_id")
     if not await parts.access.may_see(viewer, chat_id):
         return not_yours(request)
     form = await request.post()
     key, value = str(form.get("key", "")), str(form.get("value", ""))
-    back = f"{console_root(request)}/groups/{chat_id}"
     current = await parts.console.game.settings(chat_id)
     try:
         current.changed(key, value)  # the same check the service makes, for its English
     except SettingError as error:
-        refused = {"error": str(error), "key": key, "typed": value[:64]}
-        raise web.HTTPSeeOther(f"{back}?{urlencode(refused)}") from None
+        refused = SettingRefused(key, value[:64], str(error))
+        return await _group_page(request, chat_id, status=400, refused=refused)
     actor = (await parts.console.names([viewer.user_id])).get(viewer.user_id)
     try:
         await parts.console.change_setting(chat_id, actor or Person(viewer.user_id), key, value)
-    except GameError as error:  # a change another admin made in between
-        raise web.HTTPSeeOther(f"{back}?{urlencode({'error': error.key, 'key': key})}") from None
+    except GameError:  # valid alone, but not with what another admin changed in between
+        message = f"{key} was not saved: the group's settings changed meanwhile. Try again."
+        refused = SettingRefused(key, value[:64], message)
+        return await _group_page(request, chat_id, status=400, refused=refused)
+    back = f"{console_root(request)}/groups/{chat_id}"
     raise web.HTTPSeeOther(f"{back}?{urlencode({'saved': key})}")
 
 
@@ -149,11 +178,11 @@ async def round_page(request: web.Request) -> web.StreamResponse:
     """A round: who played what, its outcomes, its ledger postings, its verification."""
     parts, viewer = parts_of(request), viewer_of(request)
     detail = await parts.console.round_detail(path_number(request, "round_id"))
-    if detail is None:
-        raise web.HTTPNotFound(text="No such round.")
+    # A round of someone else's group is answered as one that does not exist: the answer
+    # must not tell which round numbers are played where.
+    if detail is None or not await parts.access.may_see(viewer, detail.round.chat_id):
+        raise web.HTTPNotFound(text="No such round in your groups.")
     state = detail.round
-    if not await parts.access.may_see(viewer, state.chat_id):
-        return not_yours(request)
     user_ids = {*state.participants, *(p.user_id for p in detail.postings if p.user_id)}
     people = await parts.console.names(sorted(user_ids))
     return page(
@@ -173,6 +202,9 @@ async def player(request: web.Request) -> web.StreamResponse:
     user_id = path_number(request, "user_id")
     visible = await parts.access.visible_groups(viewer)
     balances = await parts.console.balances(user_id, visible)
+    if not balances and not viewer.is_operator:
+        # Nobody with chips in the admin's groups: not a page that names them.
+        raise web.HTTPNotFound(text="No such player in your groups.")
     chat_id = whole_number(request.query.get("group"), "group")
     if chat_id is None and balances:
         chat_id = balances[0][0]
