@@ -46,6 +46,9 @@ async def test_the_overview_sums_todays_rake_from_the_outcomes(console: Console)
     today = row.split("<td>")[1].split("</td>")[0]
     assert today == f"{rake // 100}.{rake % 100:02d}"
     assert "<svg" in page and "<rect" in page
+    # The second chart has today's rake as its own bar, its figure in the bar's title.
+    income = page[page.index('aria-label="Rake, rebates and fees by day"') :]
+    assert f"rake {rake // 100}.{rake % 100:02d}," in income.split("</svg>")[0]
 
 
 async def test_a_group_the_user_does_not_administer_is_refused(console: Console) -> None:

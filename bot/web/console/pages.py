@@ -27,15 +27,24 @@ async def overview(request: web.Request) -> web.StreamResponse:
     parts, viewer = parts_of(request), viewer_of(request)
     visible = await parts.access.visible_groups(viewer)
     figures = await parts.console.overview(visible, now_ms=parts.now() * 1000)
-    tallest = max((day.turnover for day in figures.days), default=0) or 1
-    bars = [(day, CHART_HEIGHT * day.turnover // tallest) for day in figures.days]
+    tallest = max((day.turnover for day in figures.days), default=0)
+    bars = [(day, CHART_HEIGHT * day.turnover // (tallest or 1)) for day in figures.days]
+    # Rake, rebates and fees side by side each day, on a scale of their own: next to the
+    # turnover they would be too small to see.
+    highest = max((max(d.rake, d.rebates, d.fees) for d in figures.days), default=0)
+    income_bars = [
+        (day, [CHART_HEIGHT * part // (highest or 1) for part in (day.rake, day.rebates, day.fees)])
+        for day in figures.days
+    ]
     return page(
         request,
         "overview.html",
         figures=figures,
         periods=PERIODS,
         bars=bars,
-        tallest=max((day.turnover for day in figures.days), default=0),
+        tallest=tallest,
+        income_bars=income_bars,
+        highest_income=highest,
         chart_height=CHART_HEIGHT,
     )
 

@@ -49,6 +49,7 @@ def build_environment() -> jinja2.Environment:
         money=format_amount, signed=format_signed, bps=format_bps, when=when, day=day_of
     )
     environment.globals["name"] = person_name
+    environment.globals["zip"] = zip
     return environment
 
 
