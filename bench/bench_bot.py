@@ -70,6 +70,7 @@ from bot.store import ledger
 from bot.store.db import Database
 from bot.store.migrate import upgrade_async
 from bot.store.models import ProcessedUpdate
+from bot.telegram.collector import tune_garbage_collector
 from bot.telegram.ordering import ChatLocks, ChatOrderedProcessor
 from bot.telegram.shell import GameBot
 
@@ -556,6 +557,7 @@ async def running(
         try:
             # run_polling would call post_init; started by hand, we call it.
             await game.start(application)
+            tune_garbage_collector()  # as the bot's process does once it has started
             yield
         finally:
             # What the bot still had to send would outlive the database.

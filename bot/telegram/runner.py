@@ -14,6 +14,7 @@ from functools import partial
 from bot.bootstrap import assemble
 from bot.config import Config
 from bot.store.migrate import redact_url, upgrade
+from bot.telegram.collector import tune_garbage_collector
 from bot.telegram.serving import ALLOWED_UPDATES, UpdateIntake, running
 from bot.telegram.shell import AnyApplication
 from bot.telegram.webhook import WebhookServer
@@ -163,6 +164,7 @@ async def serve(config: Config) -> None:
                         allowed_updates=ALLOWED_UPDATES,
                     )
                     intake.webhook_set = True
+                tune_garbage_collector()
                 log.info(
                     "serving @%s in %s mode, database %s",
                     application.bot.username,
