@@ -39,18 +39,19 @@ How each game is counted:
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
-import random
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
+from typing import Any, Protocol
 
+from bot.engine.settings import Settings
 from bot.engine.settlement import BPS_DENOMINATOR, Result, Stake, settle
 from bot.rules import envelope
 from bot.rules.cards import DECK_SIZE, HAND_SIZE, Card, Suit, pack
-from bot.rules.ruleset import Ruleset
+from bot.rules.ruleset import Ruleset, get_ruleset
 
 #: The stake every bet is settled with: rake and rebate in basis points are whole cents.
 STAKE = BPS_DENOMINATOR
@@ -61,6 +62,12 @@ TARGET_HALF_WIDTH = 0.001
 Z_95 = 1.959963984540054
 BATCH_ROUNDS = 2_000
 MAX_ROUNDS = 400_000
+
+
+class RandomSource(Protocol):
+    """Where a simulation's seeds come from: a ``random.Random(seed)``, passed in."""
+
+    def randbytes(self, n: int, /) -> bytes: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,9 +160,12 @@ def exact_envelope_odds(
 
 #: Ranks that make the same hands in a game, counted as one category (the first is used to
 #: build a hand): Niu-Niu Poker's J, Q and K. Every other rank is its own category.
-_MERGED_RANKS = {"poker29": (11, 12, 13), "poker29_vn": (11, 12, 13)}
+_MERGED_RANKS: dict[str, tuple[int, ...]] = {"poker29": (11, 12, 13), "poker29_vn": (11, 12, 13)}
 #: When two hands tie: never (one deck), identical cards, or the same kind and points.
 _TIES = {"bullbull": "none", "poker29": "identical", "poker29_vn": "class"}
+
+
+_SUITS: tuple[Suit, ...] = tuple(Suit)
 
 
 def _comb_table(size: int) -> list[list[int]]:
@@ -198,7 +208,7 @@ def _hands(ruleset: Ruleset[Any], deck: Sequence[Card]) -> tuple[_Hands, list[li
         # A hand of these categories: the category's rank, suits in turn (any suits make
         # the same kind and points).
         cards = [
-            Card(ranks[category], tuple(Suit)[index % 4])
+            Card(ranks[category], _SUITS[index % 4])
             for category, k in enumerate(hand_counts)
             for index in range(k)
         ]
@@ -305,6 +315,13 @@ def card_gross(ruleset: Ruleset[Any], deck: Sequence[Card]) -> tuple[Fraction, F
     return won, lost, tie
 
 
+@functools.lru_cache(maxsize=8)
+def _dealt_card_gross(name: str) -> tuple[Fraction, Fraction, Fraction]:
+    # The count takes up to a few seconds and does not depend on the rates: once per game.
+    ruleset = get_ruleset(name)
+    return card_gross(ruleset, one_deck_shoe(ruleset.decks))
+
+
 def one_deck_shoe(decks: int) -> list[Card]:
     """The physical cards of ``decks`` decks."""
     return [Card.from_code(code) for _ in range(decks) for code in range(DECK_SIZE)]
@@ -323,7 +340,10 @@ def exact_card_odds(
     keeps a loss less its rake and pays a win; the platform the rest.
     """
     cards = one_deck_shoe(ruleset.decks) if deck is None else list(deck)
-    won, lost, tie = card_gross(ruleset, cards)
+    if deck is None:
+        won, lost, tie = _dealt_card_gross(ruleset.name)
+    else:
+        won, lost, tie = card_gross(ruleset, cards)
     rake = Fraction(rake_bps, BPS_DENOMINATOR)
     rebate = Fraction(rebate_bps, BPS_DENOMINATOR)
     player = won * (1 - rake + rebate) - lost * (1 - rebate)
@@ -377,7 +397,7 @@ def simulated_odds(
     rebate_bps: int,
     bettors: int,
     mean_share: int,
-    rng: random.Random,
+    rng: RandomSource,
     max_rounds: int = MAX_ROUNDS,
     target: float = TARGET_HALF_WIDTH,
 ) -> Odds:
@@ -435,7 +455,7 @@ def odds(
     rebate_bps: int,
     mean_share: int = 500,
     bettors: int = 1,
-    rng_factory: Callable[[], random.Random] = lambda: random.Random(0),
+    rng_factory: Callable[[], RandomSource] | None = None,
 ) -> Odds:
     """The odds of a bet at a table: exact where they can be counted (the card games, and
     the envelope game with one bettor), else simulated with ``rng_factory()``."""
@@ -445,6 +465,8 @@ def odds(
         return exact_envelope_odds(
             ruleset, rake_bps=rake_bps, rebate_bps=rebate_bps, mean_share=mean_share
         )
+    if rng_factory is None:
+        raise ValueError("more than one bettor is simulated: pass a source of randomness")
     return simulated_odds(
         ruleset,
         rake_bps=rake_bps,
@@ -452,4 +474,22 @@ def odds(
         bettors=bettors,
         mean_share=mean_share,
         rng=rng_factory(),
+    )
+
+
+def table_odds(
+    settings: Settings,
+    *,
+    bettors: int = 1,
+    rng_factory: Callable[[], RandomSource] | None = None,
+) -> Odds:
+    """The odds of one bet at a table with these settings (rake, rebate, envelope share);
+    ``rng_factory`` gives the simulation its ``random.Random(seed)`` when one is needed."""
+    return odds(
+        get_ruleset(settings.ruleset),
+        rake_bps=settings.rake_bps,
+        rebate_bps=settings.rebate_bps,
+        mean_share=settings.envelope_mean_share,
+        bettors=bettors,
+        rng_factory=rng_factory,
     )

@@ -111,3 +111,18 @@ def test_the_simulation_is_the_same_for_the_same_seed_and_agrees_with_the_count(
     assert first != other
     exact = exact_envelope_odds(RED_ENVELOPE, rake_bps=RAKE, rebate_bps=REBATE, mean_share=500)
     assert abs(first.player - exact.player) <= 2 * first.half_width  # type: ignore[attr-defined]
+
+
+def test_the_odds_command_prints_the_exact_figures_and_refuses_a_bad_rate(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from bot.cli import main
+
+    assert main(["odds", "--ruleset", "envelope68", "--rake", "0%", "--rebate", "0%"]) == 0
+    printed = capsys.readouterr().out
+    assert "all 999 equally likely splits" in printed
+    assert "player's bet     +0.000 % of the stake  (exact)" in printed
+    with pytest.raises(SystemExit) as refused:
+        main(["odds", "--ruleset", "envelope68", "--rake", "five"])
+    assert refused.value.code == 2
+    assert "not a rate" in capsys.readouterr().err
