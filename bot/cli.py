@@ -363,7 +363,7 @@ def describe_odds(odds: Odds, settings: Settings) -> str:
     rake, rebate = format_bps(settings.rake_bps), format_bps(settings.rebate_bps)
     share = f", envelope share {format_amount(settings.envelope_mean_share)}"
     bettors = "1 bettor" if odds.bettors == 1 else f"{odds.bettors} bettors"
-    margin = "exact" if odds.exact else f"± {100 * odds.half_width:.3f} % (95 % confidence)"
+    margin = "exact" if odds.exact else f"each ± {100 * odds.half_width:.3f} %, 95 % confidence"
     lines = [
         f"{odds.ruleset}: rake {rake}, rebate {rebate}"
         f"{share if odds.ruleset == RED_ENVELOPE.name else ''}, {bettors}",
