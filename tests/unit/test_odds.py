@@ -126,3 +126,17 @@ def test_the_odds_command_prints_the_exact_figures_and_refuses_a_bad_rate(
         main(["odds", "--ruleset", "envelope68", "--rake", "five"])
     assert refused.value.code == 2
     assert "not a rate" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("ruleset", ["envelope68", "poker29"])
+def test_the_odds_pasted_in_the_rules_are_what_the_command_prints(
+    ruleset: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from pathlib import Path
+
+    from bot.cli import main
+
+    assert main(["odds", "--ruleset", ruleset]) == 0
+    printed = capsys.readouterr().out
+    rules = (Path(__file__).resolve().parents[2] / "docs" / "rules.md").read_text()
+    assert f"$ niuniu-bot odds --ruleset {ruleset}\n{printed}" in rules
