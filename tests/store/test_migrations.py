@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
@@ -408,6 +409,11 @@ def test_players_totals_are_filled_by_0012_and_kept_by_the_database_after_it(
     # After 0012 each new outcome is added by the database: a better hand replaces the best.
     asyncio.run(_execute(empty_database_url, [outcome(3, 5, 333, 18, 50)]))
     assert asyncio.run(_row(empty_database_url, totals)) == (3, 2, -50, 900, 18, 333)
+    # Going back to 0009 takes the table, its trigger (and function) and indexes away.
+    command.downgrade(alembic_config(empty_database_url), "0009")
+    _, tables, revision = asyncio.run(schema_of(empty_database_url))
+    assert "player_stats" not in tables and revision == "0009"
+    asyncio.run(_execute(empty_database_url, [outcome(3, 7, 333, 18, 50)]))
 
 
 async def _row(url: str, statement: str) -> tuple[Any, ...]:
