@@ -24,7 +24,9 @@ quiet group that ended without its results going out. PostgreSQL's full database
 
 It times, through ``GameService`` and alternating full and empty, ``--runs`` times each
 (31 by default, after a warm-up): ``/history`` of the busy and of the quiet group,
-``/balance`` and ``/ledger`` (the statement) of the long-playing player, the sweep's two
+``/balance`` and ``/ledger`` (the statement) of the long-playing player, ``/stats`` of the
+busy group's dealer (a quarter of all outcomes) and of the long-playing player, ``/top``
+of the busy and of the quiet group, the sweep's two
 queries (``due_rounds`` and ``due_chat_ids``) and a restart's two (``unannounced`` and
 ``open_rounds``), and the console's lists (a page of rounds: of every group, of the busy
 group, of a player, of one day; the overview's 30 days; a step of a group's ledger CSV
@@ -69,6 +71,8 @@ BUSY, QUIET = -1000, -1001
 #: Player p of group g is user 10000 + 20 g + p; the long-playing player is the busy
 #: group's player 0.
 LONG_PLAYER = Person(10_000, "Long")
+#: The dealer of every round of the busy group in the fill (player 1 of group 0).
+BUSY_DEALER_ID = 10_001
 PLAYERS_PER_GROUP = 20
 #: Accounts per group: the house, the mint, and each player's available and held.
 ACCOUNTS_PER_GROUP = 2 + 2 * PLAYERS_PER_GROUP
@@ -272,6 +276,11 @@ def operations(
         "/history, quiet group": lambda: service.history(QUIET, 10),
         "/balance": lambda: service.balance(BUSY, LONG_PLAYER.id),
         "/ledger (statement), long player": lambda: service.statement(BUSY, LONG_PLAYER.id, 15),
+        # The busy group's dealer has a quarter of all outcomes; the long player none.
+        "/stats, busy group's dealer": lambda: service.player_stats(BUSY, BUSY_DEALER_ID),
+        "/stats, long player": lambda: service.player_stats(BUSY, LONG_PLAYER.id),
+        "/top, busy group": lambda: service.leaders(BUSY),
+        "/top, quiet group": lambda: service.leaders(QUIET),
         "sweep (due_rounds + due_chat_ids)": sweep,
         "restart (unannounced + open_rounds)": restart,
         "console: rounds, every group": console_rounds(RoundFilter()),

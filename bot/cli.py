@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import random
 import signal
 import sys
 from collections import Counter
@@ -12,9 +13,10 @@ from types import FrameType
 from typing import Any
 
 from bot.config import Config, ConfigError, load_config
-from bot.engine.settings import DEALERS, LANGUAGES
+from bot.engine.odds import Odds, table_odds
+from bot.engine.settings import DEALERS, LANGUAGES, SettingError, Settings
 from bot.engine.verification import recompute_deal
-from bot.money import format_amount, parse_amount
+from bot.money import format_amount, format_bps, parse_amount, parse_bps
 from bot.rules.cards import HAND_SIZE, Card, pack, parse_cards
 from bot.rules.hand_view import DecidingRule, Decision, HandView
 from bot.rules.ruleset import RED_ENVELOPE, RULESETS, Ruleset, get_ruleset
@@ -65,6 +67,13 @@ def _whole_number(text: str) -> int:
     if not _ascii_digits(text):
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number (0 or more)")
     return int(text)
+
+
+def _rate(text: str) -> int:
+    try:
+        return parse_bps(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def _amount(text: str) -> int:
@@ -217,6 +226,15 @@ def _build_parser() -> argparse.ArgumentParser:
         "--offset", default=0, type=_whole_number, help="cards the shoe dealt before the round"
     )
 
+    odds = commands.add_parser("odds", help="expected return of a bet and the house edge")
+    odds.add_argument("--ruleset", required=True, choices=sorted(RULESETS), help="the game")
+    odds.add_argument("--rake", type=_rate, help="rake, e.g. 5%% (default: the game's)")
+    odds.add_argument("--rebate", type=_rate, help="rebate, e.g. 0.7%% (default: the game's)")
+    odds.add_argument("--fees", type=_amount, help="the dealer's fees a round (default: 0)")
+    odds.add_argument("--share", type=_amount, help="envelope68: the mean envelope share")
+    odds.add_argument("--bettors", type=_positive_int, default=1, help="bettors a round")
+    odds.add_argument("--seed", type=_whole_number, default=0, help="the simulation's seed")
+
     db = commands.add_parser("db", help="manage the database")
     db.add_argument("action", choices=["upgrade"], help="upgrade: apply every migration")
     _add_config_option(db)
@@ -340,6 +358,51 @@ def _run_deal(args: argparse.Namespace) -> int:
     return 0
 
 
+def describe_odds(odds: Odds, settings: Settings) -> str:
+    """The ``odds`` command's report: per 100 staked, for each side, and how it was found."""
+    rake, rebate = format_bps(settings.rake_bps), format_bps(settings.rebate_bps)
+    share = f", envelope share {format_amount(settings.envelope_mean_share)}"
+    bettors = "1 bettor" if odds.bettors == 1 else f"{odds.bettors} bettors"
+    margin = "exact" if odds.exact else f"each ± {100 * odds.half_width:.3f} %, 95 % confidence"
+    lines = [
+        f"{odds.ruleset}: rake {rake}, rebate {rebate}"
+        f"{share if odds.ruleset == RED_ENVELOPE.name else ''}, {bettors}",
+        odds.method,
+        f"  player's bet   {100 * odds.player:+8.3f} % of the stake  ({margin})",
+        f"  dealer         {100 * odds.dealer:+8.3f} % of the stake",
+        f"  house edge     {100 * odds.platform:+8.3f} % of the stake (rake less rebates)",
+        f"  re-dealt {100 * odds.redeal:.3f} % of rounds; tie, push or 免死 {100 * odds.tie:.3f} %",
+        f"  dealer's fees  {format_amount(settings.dealer_fees)} a settled round, on top",
+    ]
+    return "\n".join(lines)
+
+
+def _run_odds(args: argparse.Namespace) -> int:
+    base = Settings()
+    settings = Settings(ruleset=args.ruleset).with_table_defaults(base)
+    changes = {
+        name: value
+        for name, value in (
+            ("rake_bps", args.rake),
+            ("rebate_bps", args.rebate),
+            ("dealer_fee", args.fees),
+            ("envelope_mean_share", args.share),
+        )
+        if value is not None
+    }
+    ruleset = get_ruleset(args.ruleset)
+    if ruleset.max_bettors is not None and args.bettors > ruleset.max_bettors:
+        return _usage_error(f"{args.ruleset} seats at most {ruleset.max_bettors} bettors")
+    try:
+        settings = Settings.from_dict(changes, base=settings)
+    except SettingError as error:
+        return _usage_error(str(error))
+    seed: int = args.seed
+    found = table_odds(settings, bettors=args.bettors, rng_factory=lambda: random.Random(seed))
+    print(describe_odds(found, settings))
+    return 0
+
+
 def _run_verify(args: argparse.Namespace) -> int:
     try:
         shares = split_envelope(args.seed, args.count, args.total, max_share=args.max_share)
@@ -363,6 +426,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _run_cards(args)
     if args.command == "deal":
         return _run_deal(args)
+    if args.command == "odds":
+        return _run_odds(args)
     try:
         if args.command == "db":
             return _run_db(args)

@@ -154,6 +154,8 @@ class RoundRow(Base):
         Index("ix_rounds_ended_at_ms", "ended_at_ms"),
         # The console: a game's rounds, newest first.
         Index("ix_rounds_ruleset_id", "ruleset", "id"),
+        # /top: a group's rounds that ended in the last days.
+        Index("ix_rounds_chat_id_ended_at_ms", "chat_id", "ended_at_ms"),
         CheckConstraint(
             "phase IN ('bidding', 'betting', 'grabbing', 'settled', 'void')", name="phase"
         ),
@@ -295,6 +297,31 @@ class OutcomeRow(Base):
     rake: Mapped[int]
     rebate: Mapped[int]
     net: Mapped[int]
+
+
+class PlayerStats(Base):
+    """A player's totals in a group over their settled rounds (as dealer or bettor).
+
+    Kept by the database: a trigger on ``outcomes`` (migration 0012) adds each new outcome
+    in the transaction that writes it. ``net`` is the sum of the outcomes' nets (what the
+    ledger moved for the player in those rounds), ``won`` the rounds with a positive net,
+    ``best_*`` the first hand that paid the most (its multiplier, dealt outcome and game).
+    """
+
+    __tablename__ = "player_stats"
+    __table_args__ = (
+        # /top: a group's best nets, read from the top and stopped after ten.
+        Index("ix_player_stats_chat_id_net", "chat_id", "net", "user_id"),
+    )
+    chat_id: Mapped[int] = mapped_column(ForeignKey("chats.id"), primary_key=True)
+    user_id: Mapped[int] = mapped_column(primary_key=True, autoincrement=False)
+    rounds: Mapped[int]
+    won: Mapped[int]
+    net: Mapped[int]
+    biggest_win: Mapped[int]
+    best_multiplier: Mapped[int] = mapped_column(Integer)
+    best_outcome: Mapped[int]
+    best_ruleset: Mapped[str] = mapped_column(String(32))
 
 
 class ProcessedUpdate(Base):

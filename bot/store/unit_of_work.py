@@ -24,6 +24,7 @@ from bot.store.queries import Queries
 from bot.store.round_commands import RoundCommands
 from bot.store.rounds import RoundRepository
 from bot.store.shoes import ShoeRepository
+from bot.store.stats import StatsQueries
 from bot.store.updates import ProcessedUpdates
 
 
@@ -42,6 +43,7 @@ class UnitOfWork:
         self.queries = Queries(session)
         self.console = ConsoleQueries(session)
         self.console_links = ConsoleLinkUses(session)
+        self.stats = StatsQueries(session)
         #: Run once the unit has committed (never if it rolls back).
         self.after_commit: list[Callable[[], None]] = []
 

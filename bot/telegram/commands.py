@@ -37,6 +37,7 @@ DESCRIBED = frozenset(
         *("newround", "bid", "bet", "balance", "balance.private", "history", "rules"),
         *("verify", "bank", "help", "start.private", "open", "close", "config", "set"),
         *("credit", "debit", "fund", "ledger", "audit", "console", "console.private"),
+        *("stats", "top", "odds"),
     }
 )
 

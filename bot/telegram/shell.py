@@ -38,6 +38,7 @@ from bot.telegram.handlers.base import ShellParts
 from bot.telegram.handlers.console import ConsoleHandlers
 from bot.telegram.handlers.info import InfoHandlers
 from bot.telegram.handlers.play import PlayHandlers
+from bot.telegram.handlers.stats import StatsHandlers
 from bot.telegram.handlers.verify import VerifyHandlers
 from bot.telegram.lookups import ChatSettings, People, person_of
 from bot.telegram.messenger import Messenger
@@ -60,6 +61,7 @@ def command_registry(
     verify: VerifyHandlers,
     admin: AdminHandlers,
     console: ConsoleHandlers,
+    stats: StatsHandlers,
 ) -> CommandRegistry:
     """Every command, in the order the menus and ``/help`` list them."""
     group, private, anywhere = Where.GROUP, Where.PRIVATE, Where.ANYWHERE
@@ -71,6 +73,8 @@ def command_registry(
             Command("balance", info.balance, group),
             Command("balance", info.balance_private, private),
             Command("history", info.history, group),
+            Command("stats", stats.stats, group),
+            Command("top", stats.top, group),
             Command("rules", info.rules, anywhere),
             Command("verify", verify.verify, group),
             Command("bank", info.bank, group),
@@ -87,6 +91,7 @@ def command_registry(
             Command("fund", admin.fund, group, admin=True),
             Command("ledger", admin.ledger, group, admin=True),
             Command("audit", admin.audit, group, admin=True),
+            Command("odds", stats.odds, group, admin=True),
         ],
         group_only=info.group_only,
     )
@@ -146,6 +151,7 @@ class GameBot:
         self.play = PlayHandlers(parts)
         self.verify = VerifyHandlers(parts)
         self.admin = AdminHandlers(parts)
+        self.stats = StatsHandlers(parts)
         self.console = ConsoleHandlers(
             parts, bot_token=config.telegram_token, public_url=config.web.console_url
         )
@@ -156,7 +162,7 @@ class GameBot:
             private_help=lambda language: self.commands.help_private(language),
         )
         self.commands = command_registry(
-            self.play, self.info, self.verify, self.admin, self.console
+            self.play, self.info, self.verify, self.admin, self.console, self.stats
         )
 
     def install(self, application: AnyApplication) -> None:

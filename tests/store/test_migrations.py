@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
@@ -371,3 +372,54 @@ def test_a_rounds_game_is_its_own_column_after_0009_by_its_current_name(
         3: "envelope68",
         4: "poker29",
     }
+
+
+def test_players_totals_are_filled_by_0012_and_kept_by_the_database_after_it(
+    empty_database_url: str,
+) -> None:
+    upgrade(empty_database_url, "0009")
+    chats = (
+        "INSERT INTO chats (id, title, is_group, is_open, settings, created_at_ms) "
+        "VALUES (-7, 'a', true, true, '{}', 0)"
+    )
+    rounds = (
+        "INSERT INTO rounds (id, chat_id, phase, version, deadline_ms, commitment, seed, "
+        "settings, ruleset, high_bid, bid_hold, pool, shares, started_at_ms, ended_at_ms) "
+        "VALUES "
+        + ", ".join(
+            f"({n}, -7, 'settled', 5, 0, 'c', 'seed', '{{}}', 'envelope68', 0, 0, 0, '[]', 0, {n})"
+            for n in (1, 2, 3)
+        )
+    )
+
+    def outcome(round_id: int, user_id: int, envelope: int, multiplier: int, net: int) -> str:
+        return (
+            "INSERT INTO outcomes (round_id, user_id, role, stake, envelope, kind, points, "
+            "multiplier, result, gross, rake, rebate, net) VALUES "
+            f"({round_id}, {user_id}, 'player', 100, {envelope}, 'ordinary', 1, {multiplier}, "
+            f"'win', 0, 0, 0, {net})"
+        )
+
+    played = [outcome(1, 5, 342, 9, 900), outcome(2, 5, 118, 10, -1000), outcome(1, 0, 1, 1, 0)]
+    asyncio.run(_execute(empty_database_url, [chats, rounds, *played]))
+    upgrade(empty_database_url)
+    totals = "SELECT rounds, won, net, biggest_win, best_multiplier, best_outcome FROM player_stats"
+    assert asyncio.run(_count(empty_database_url, "player_stats")) == 1  # not the house
+    assert asyncio.run(_row(empty_database_url, totals)) == (2, 1, -100, 900, 10, 118)
+    # After 0012 each new outcome is added by the database: a better hand replaces the best.
+    asyncio.run(_execute(empty_database_url, [outcome(3, 5, 333, 18, 50)]))
+    assert asyncio.run(_row(empty_database_url, totals)) == (3, 2, -50, 900, 18, 333)
+    # Going back to 0009 takes the table, its trigger (and function) and indexes away.
+    command.downgrade(alembic_config(empty_database_url), "0009")
+    _, tables, revision = asyncio.run(schema_of(empty_database_url))
+    assert "player_stats" not in tables and revision == "0009"
+    asyncio.run(_execute(empty_database_url, [outcome(3, 7, 333, 18, 50)]))
+
+
+async def _row(url: str, statement: str) -> tuple[Any, ...]:
+    database = Database.from_url(url)
+    try:
+        async with database.engine.connect() as connection:
+            return tuple((await connection.execute(text(statement))).one())
+    finally:
+        await database.dispose()

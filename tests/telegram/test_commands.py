@@ -26,6 +26,7 @@ from bot.telegram.handlers.admin import AdminHandlers
 from bot.telegram.handlers.console import ConsoleHandlers
 from bot.telegram.handlers.info import InfoHandlers
 from bot.telegram.handlers.play import PlayHandlers
+from bot.telegram.handlers.stats import StatsHandlers
 from bot.telegram.handlers.verify import VerifyHandlers
 from bot.telegram.i18n import translate
 from bot.telegram.shell import command_registry
@@ -63,6 +64,7 @@ def registry() -> CommandRegistry:
         cast(VerifyHandlers, Handlers("verify")),
         cast(AdminHandlers, Handlers("admin")),
         cast(ConsoleHandlers, Handlers("console")),
+        cast(StatsHandlers, Handlers("stats")),
     )
 
 
