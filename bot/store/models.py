@@ -302,7 +302,7 @@ class OutcomeRow(Base):
 class PlayerStats(Base):
     """A player's totals in a group over their settled rounds (as dealer or bettor).
 
-    Kept by the database: a trigger on ``outcomes`` (migration 0012) adds each new outcome
+    Kept by the database: a trigger on ``outcomes`` (migration 0010) adds each new outcome
     in the transaction that writes it. ``net`` is the sum of the outcomes' nets (what the
     ledger moved for the player in those rounds), ``won`` the rounds with a positive net,
     ``best_*`` the first hand that paid the most (its multiplier, dealt outcome and game).

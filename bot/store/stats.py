@@ -1,7 +1,7 @@
 """Players' totals in a group (``/stats``) and its leaders by net (``/top``).
 
 Each read costs the same however long the group's history: a player's totals are one row
-of ``player_stats`` (kept by a trigger, migration 0012), the all-time leaders the first
+of ``player_stats`` (kept by a trigger, migration 0010), the all-time leaders the first
 rows of ix_player_stats_chat_id_net read from the top, and the leaders of the last days
 the outcomes of the rounds that ended since then, found through
 ix_rounds_chat_id_ended_at_ms.

@@ -374,7 +374,7 @@ def test_a_rounds_game_is_its_own_column_after_0009_by_its_current_name(
     }
 
 
-def test_players_totals_are_filled_by_0012_and_kept_by_the_database_after_it(
+def test_players_totals_are_filled_by_0010_and_kept_by_the_database_after_it(
     empty_database_url: str,
 ) -> None:
     upgrade(empty_database_url, "0009")
@@ -406,7 +406,7 @@ def test_players_totals_are_filled_by_0012_and_kept_by_the_database_after_it(
     totals = "SELECT rounds, won, net, biggest_win, best_multiplier, best_outcome FROM player_stats"
     assert asyncio.run(_count(empty_database_url, "player_stats")) == 1  # not the house
     assert asyncio.run(_row(empty_database_url, totals)) == (2, 1, -100, 900, 10, 118)
-    # After 0012 each new outcome is added by the database: a better hand replaces the best.
+    # After 0010 each new outcome is added by the database: a better hand replaces the best.
     asyncio.run(_execute(empty_database_url, [outcome(3, 5, 333, 18, 50)]))
     assert asyncio.run(_row(empty_database_url, totals)) == (3, 2, -50, 900, 18, 333)
     # Going back to 0009 takes the table, its trigger (and function) and indexes away.

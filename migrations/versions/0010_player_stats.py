@@ -9,7 +9,7 @@ the bot writes a settled round (the SQLite writer, PostgreSQL's one statement, t
 work) keeps the totals without a line of Python, in the same transaction; reading them is
 one row however long the history. The rows are filled from the outcomes already there.
 
-Revision ID: 0012
+Revision ID: 0010
 Revises: 0009
 Create Date: 2026-12-01 07:00:00
 """
@@ -21,7 +21,7 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0012"
+revision: str = "0010"
 down_revision: str | None = "0009"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
