@@ -85,6 +85,15 @@ def find_faces(wanted: Iterable[FaceFile], dirs: Sequence[str] = FONT_DIRS) -> l
     return faces
 
 
+def missing_fonts(
+    wanted: Iterable[FaceFile] = REGULAR + BOLD, dirs: Sequence[str] = FONT_DIRS
+) -> list[str]:
+    """The file names of ``wanted`` not installed under ``dirs`` (their glyphs fall back
+    to the next font of the chain, in the end to Pillow's default)."""
+    files = _font_files(tuple(dirs))
+    return sorted({face.name for face in wanted if face.name not in files})
+
+
 class _Face:
     """One font of a chain, at any size, and which characters it has."""
 

@@ -18,6 +18,7 @@ PAD = 16
 COLUMN_WIDTH = 600
 ROW_HEIGHT = 80
 TITLE_HEIGHT = 52
+TITLE_SIZE = 22
 FOOTER_LINE = 20
 #: Lines (the dealer's included) a single column holds before a second one is used.
 ONE_COLUMN_ROWS = 9
@@ -37,6 +38,7 @@ _ENVELOPE_SIZE = (130, CARD_HEIGHT)
 BACKGROUND = (246, 241, 230)
 _ROW = ((255, 252, 245), (250, 246, 236))
 _DEALER_ROW = (252, 234, 196)
+_DEALER_LABEL = (150, 100, 0)
 _INK = (30, 30, 36)
 _MUTED = (105, 100, 95)
 _ENVELOPE = (198, 32, 40)
@@ -64,7 +66,11 @@ def draw_results(picture: ResultsPicture) -> Image.Image:
     _, rows, _ = layout(picture)
     image = Image.new("RGB", size_of(picture), BACKGROUND)
     width = image.width
-    typeface(bold=True).draw(image, (PAD, 14), picture.title, 22, _INK, max_width=width - 2 * PAD)
+    bold, room = typeface(bold=True), width - 2 * PAD
+    # A long title (a game's full name in one column) in a smaller size before cutting it.
+    size = TITLE_SIZE if bold.width(picture.title, TITLE_SIZE) <= room else TITLE_SIZE - 4
+    top = 14 + (TITLE_SIZE - size) // 2
+    bold.draw(image, (PAD, top), picture.title, size, _INK, max_width=room)
     seats = [picture.dealer, *picture.players]
     for index, seat in enumerate(seats):
         column, row = divmod(index, rows)
@@ -107,8 +113,7 @@ def _draw_seat(
         (x, y + 2, x + COLUMN_WIDTH - 1, y + ROW_HEIGHT - 3), radius=8, fill=fill
     )
     bold, regular = typeface(bold=True), typeface()
-    name = f"{label} · {seat.name}" if label else seat.name
-    bold.draw(image, (x + _TEXT_X, y + 9), name, 16, _INK, max_width=_TEXT_WIDTH)
+    bold.draw(image, (x + _TEXT_X, y + 9), seat.name, 16, _INK, max_width=_TEXT_WIDTH)
     regular.draw(image, (x + _TEXT_X, y + 33), seat.kind, 15, _INK, max_width=_TEXT_WIDTH)
     regular.draw(image, (x + _TEXT_X, y + 55), seat.detail, 12, _MUTED, max_width=_TEXT_WIDTH)
     hand_xy = (x + _HAND_X, y + (ROW_HEIGHT - CARD_HEIGHT) // 2)
@@ -117,8 +122,9 @@ def _draw_seat(
     else:
         _draw_envelope(image, hand_xy, seat.hand)
     right = x + _RESULT_RIGHT
+    # The dealer's line says whose it is where a player's says how they did.
     for text, size, face, colour, top in (
-        (seat.result, 14, regular, _MUTED, 14),
+        (label, 14, bold, _DEALER_LABEL, 14) if label else (seat.result, 14, regular, _MUTED, 14),
         (seat.net, 18, bold, _NET[seat.outcome], 38),
     ):
         shown = (
