@@ -463,9 +463,10 @@ class FakeTelegram:
         return stored.data
 
     def hold_sends(self, pattern: str, *, delivered_first: bool = False) -> None:
-        """Hold every ``sendMessage`` whose text (as users see it) matches the regular
-        expression ``pattern``, until ``release_sends``: to kill a bot while it waits for
-        Telegram's answer (``held_sends`` counts the requests waiting).
+        """Hold every ``sendMessage`` whose text (as users see it; a photo's or an
+        animation's caption) matches the regular expression ``pattern``, until
+        ``release_sends``: to kill a bot while it waits for Telegram's answer
+        (``held_sends`` counts the requests waiting).
 
         Without ``delivered_first`` a request is held before its message exists, as if it
         had not reached Telegram yet: if the bot goes away meanwhile, no message is sent.
@@ -880,6 +881,7 @@ class FakeTelegram:
         markup = self._inline_markup(params)
         chat = self._chat(chat_id)
         reply_to = self._reply_target(params, chat)
+        await self._hold_send(formatted.text, delivered=False)
         self._check_flood(chat_id, chat)
         message = _Message(
             message_id=chat.take_message_id(),
@@ -895,6 +897,7 @@ class FakeTelegram:
         )
         chat.messages[message.message_id] = message
         self._record_action(chat, "send", message)
+        await self._hold_send(formatted.text, delivered=True)
         return self._message_json(chat, message)
 
     async def _edit_message_text(self, params: RequestParams) -> JsonDict:

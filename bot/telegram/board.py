@@ -288,8 +288,10 @@ class Board:
 
         A caption holds at most ``MAX_CAPTION_LENGTH`` characters: longer results (many
         players) go out as the picture with the title as its caption, then the whole text
-        as before. Whatever goes wrong with a picture (refused, not drawn), the text still
-        goes out: the results are delivered by the lease around this, pictures or not."""
+        as before. A picture that cannot be drawn or is refused leaves the text alone. The
+        results count as delivered once all of it went out (the lease around this): a
+        send that never reached Telegram fails the whole, which is sent again once the
+        lease ran out (a crash in between repeats what had gone out, the animation too)."""
         views = Views(state.settings)
         text = views.results(state, ended, people)
         chat_id = state.chat_id
@@ -297,27 +299,22 @@ class Board:
             await self.messenger.send(chat_id, text, priority=Priority.RESULTS)
             return
         pictures = RoundPictures(state, ended, people)
+        # The turning cards are a show: only when the group's minute has room for them
+        # besides the results and the next round's board.
+        room = self.messenger.group_sends.room(chat_id) > ROOM_KEPT_FOR_ROUNDS
+        reveal = pictures.reveal() if room else None
         try:
-            reveal = pictures.reveal()
-            # The turning cards are a show: only when the group's minute has room for them
-            # besides the results and the next round's board.
-            if (
-                reveal is not None
-                and self.messenger.group_sends.room(chat_id) > ROOM_KEPT_FOR_ROUNDS
-            ):
-                await self.messenger.send_media(
-                    chat_id,
-                    "animation",
-                    await pictures.render_reveal(reveal),
-                    "dealer.gif",
-                    html.escape(reveal.caption),
-                    priority=Priority.RESULTS,
-                )
+            animation = None if reveal is None else await pictures.render_reveal(reveal)
             picture = await pictures.render_results()
-        except Exception:
+        except Exception:  # a picture is a nicety; the results are not
             log.exception("round %s: drawing its pictures failed", state.id)
             await self.messenger.send(chat_id, text, priority=Priority.RESULTS)
             return
+        if reveal is not None and animation is not None:
+            caption = html.escape(reveal.caption)
+            await self.messenger.send_media(
+                chat_id, "animation", animation, "dealer.gif", caption, priority=Priority.RESULTS
+            )
         fits = caption_length(text) <= MAX_CAPTION_LENGTH
         caption = text if fits else views.t("picture.caption_short", round_id=state.id)
         sent = await self.messenger.send_media(

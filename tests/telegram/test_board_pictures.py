@@ -11,7 +11,7 @@ import io
 
 import pytest
 from PIL import Image
-from telegram.error import BadRequest
+from telegram.error import BadRequest, NetworkError
 
 from bench.picture_samples import people, settled_round
 from bot.engine.round import Round, RoundSettled
@@ -104,3 +104,18 @@ async def test_no_turning_cards_when_the_groups_minute_is_nearly_spent() -> None
     shell.board.announce(state, ended)
     await shell.settle()
     assert [call.method for call in shell.bot.calls] == ["send_photo"]
+
+
+async def test_a_photo_that_never_reached_telegram_is_sent_again_once_the_lease_ran_out() -> None:
+    shell = BoardShell(edit_seconds=0.0)
+    shell.bot.fail_next(NetworkError("connection reset"), "send_photo")
+    state, ended = settled("envelope68", 2)
+    shell.service.put(state)
+    shell.board.announce(state, ended)
+    await shell.settle()
+    assert shell.service.announced == set()  # still to be sent
+    shell.service.announcement_claims.clear()  # the lease ran out: the sweep sends it
+    shell.board.announce(state, ended)
+    await shell.settle()
+    assert shell.service.announced == {state.id}
+    assert len(shell.bot.of("send_photo")) == 1 and not shell.bot.texts
