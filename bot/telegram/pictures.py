@@ -1,11 +1,15 @@
 """A round's pictures in the group's language: the models ``bot.pictures`` draws (the
 results, the dealer's cards turning) built from a settled round, and drawn off the event
-loop (Pillow releases the GIL while it draws and encodes)."""
+loop, one at a time in a thread of their own: FreeType's fonts, shared by every picture,
+must not be used by two threads at once, and the event loop keeps its core meanwhile
+(Pillow lets go of the interpreter while it encodes)."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from typing import TypeVar
 
 from bot.engine.round import Round, RoundSettled
 from bot.money import format_signed
@@ -19,6 +23,15 @@ from bot.telegram.views import Views
 
 #: ``Settings.pictures`` when a group gets its results as pictures.
 PICTURES_ON = "on"
+#: The one thread pictures are drawn in (started on first use).
+_DRAWING = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pictures")
+_T = TypeVar("_T")
+_M = TypeVar("_M")
+
+
+async def drawn(render: Callable[[_M], _T], model: _M) -> _T:
+    """``render(model)`` run in the pictures' thread."""
+    return await asyncio.get_running_loop().run_in_executor(_DRAWING, render, model)
 
 
 def plain_name(user_id: int | None, people: Mapping[int, Person], views: Views) -> str:
@@ -125,9 +138,9 @@ class RoundPictures:
         return DealerReveal(self.t("picture.reveal", round_id=self.state.id, name=name), cards)
 
     async def render_results(self) -> bytes:
-        """The results as PNG bytes, drawn in a thread."""
-        return await asyncio.to_thread(render_results, self.results())
+        """The results as PNG bytes."""
+        return await drawn(render_results, self.results())
 
     async def render_reveal(self, reveal: DealerReveal) -> bytes:
-        """The dealer's cards turning over, as GIF bytes, drawn in a thread."""
-        return await asyncio.to_thread(render_reveal, reveal)
+        """The dealer's cards turning over, as GIF bytes."""
+        return await drawn(render_reveal, reveal)
