@@ -6,7 +6,8 @@ engine from a fixed seed (``bench/picture_samples.py``): the median time to draw
 results and encode them as a PNG (target: under 50 ms a picture), beside its floor
 measured in the same run, encoding a blank picture of the same size the same way, and
 their ratio; then the dealer's cards turning over as a GIF. Names, cards and glyphs are
-drawn once before timing (the bot keeps them across rounds: the same players come back).
+drawn once before timing (the bot keeps them across rounds: the same players come back);
+one more drawing with no text remembered shows what a round of new names costs.
 Not a test: numbers depend on the machine.
 
 ``--write-docs`` writes the README's pictures instead: one results picture of each game
@@ -26,6 +27,7 @@ from pathlib import Path
 from PIL import Image
 
 from bench.picture_samples import GAMES, sample_pictures
+from bot.pictures import fonts
 from bot.pictures.results import BACKGROUND, encode_png, render_results, size_of
 from bot.pictures.reveal import render_reveal
 
@@ -46,6 +48,17 @@ def median_ms(action: Callable[[], object], repeats: int = REPEATS) -> float:
     return statistics.median(times) * 1000
 
 
+def cold_ms(picture: object) -> float:
+    """One drawing with no text remembered (every name new to the process), in ms."""
+    fonts.Typeface.runs.cache_clear()
+    fonts.Typeface.width.cache_clear()
+    fonts._Face.has.cache_clear()
+    fonts._text_run.cache_clear()
+    started = time.perf_counter()
+    render_results(picture)  # type: ignore[arg-type]
+    return (time.perf_counter() - started) * 1000
+
+
 def bench(players: int) -> bool:
     """Print every game's numbers; whether each met the target."""
     met = True
@@ -58,11 +71,13 @@ def bench(players: int) -> bool:
         floor = median_ms(lambda blank=blank: encode_png(blank))
         width, height = size_of(picture)
         seated = len(picture.players)
+        cold = cold_ms(picture)
         verdict = "ok" if drawn < TARGET_MS else f"over {TARGET_MS:.0f} ms"
         met &= drawn < TARGET_MS
         print(
             f"  {game:<11} {seated:2} players, {width}x{height}: {drawn:6.1f} ms, "
-            f"floor {floor:5.1f} ms, ratio {drawn / floor:4.1f}  {verdict}"
+            f"floor {floor:5.1f} ms, ratio {drawn / floor:4.1f}  {verdict}; "
+            f"with every name new {cold:5.1f} ms"
         )
         reveal = pictures.reveal()
         if reveal is not None:

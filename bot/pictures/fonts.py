@@ -10,7 +10,8 @@ with none of them still renders (with empty boxes only for what no font has).
 
 Pillow has no "does this font have this glyph" call: a font whose drawing of a character
 is the drawing of a character no font has (its ``.notdef`` box) lacks it. The answer is
-remembered per font and character.
+remembered per font and character (the most recent 16,384), as are the runs, widths and
+drawings of texts (names come back every round) and the emoji drawn.
 """
 
 from __future__ import annotations
@@ -101,7 +102,6 @@ class _Face:
         self.path = path
         self.index = index
         self.bitmap_size = bitmap_size
-        self._has: dict[str, bool] = {}
 
     @functools.lru_cache(maxsize=32)  # noqa: B019 - a few faces, each kept for the process
     def font(self, size: int) -> ImageFont.FreeTypeFont:
@@ -117,16 +117,16 @@ class _Face:
             self.path, self.bitmap_size or size, index=self.index, layout_engine=layout
         )
 
+    @functools.lru_cache(maxsize=16_384)  # noqa: B019 - remembered per face, bounded
     def has(self, char: str) -> bool:
         """Whether this face draws ``char`` as itself (not as its ``.notdef`` box); Pillow's
         default font, the last of every chain, is taken to have everything."""
-        known = self._has.get(char)
-        if known is None:
-            known = self.path is None or _drawing(self.font(24), char) != _drawing(
-                self.font(24), _NO_CHARACTER
-            )
-            self._has[char] = known
-        return known
+        return self.path is None or _drawing(self.font(24), char) != self._notdef
+
+    @functools.cached_property
+    def _notdef(self) -> tuple[object, ...]:
+        """How this face draws a character it lacks."""
+        return _drawing(self.font(24), _NO_CHARACTER)
 
 
 def _drawing(font: ImageFont.FreeTypeFont, char: str) -> tuple[object, ...]:
@@ -194,7 +194,6 @@ class Typeface:
         with an ellipsis to ``max_width``; the width drawn."""
         if max_width is not None and self.width(text, size) > max_width:
             text = self.fit(text, size, max_width)
-        draw = ImageDraw.Draw(image)
         x, y = xy
         for face, run in self.runs(text):
             if face.bitmap_size:
@@ -202,10 +201,10 @@ class Typeface:
                 image.paste(glyphs, (x, y + size // 10), glyphs)
                 x += glyphs.width
                 continue
-            font = face.font(size)
-            # Each font's ascent differs: align them on a common baseline.
-            draw.text((x, y + round(size * 0.95)), run, font=font, fill=fill, anchor="ls")
-            x += round(font.getlength(run))
+            mask, (left, top), advance = _text_run(face, run, size)
+            # Each font's ascent differs: every run sits on a common baseline.
+            image.paste(fill, (x + left, y + round(size * 0.95) + top), mask)
+            x += advance
         return x - xy[0]
 
     def fit(self, text: str, size: int, max_width: int) -> str:
@@ -219,6 +218,18 @@ class Typeface:
             else:
                 high = middle - 1
         return text[:low].rstrip() + "…"
+
+
+@functools.lru_cache(maxsize=4096)
+def _text_run(face: _Face, run: str, size: int) -> tuple[Image.Image, tuple[int, int], int]:
+    """A run of text drawn once as a coverage mask (names and labels come back every
+    round; FreeType's drawing is most of a picture's time): the mask, its offset from the
+    run's baseline origin, and the run's advance."""
+    font = face.font(size)
+    left, top, right, bottom = (round(v) for v in font.getbbox(run, anchor="ls"))
+    mask = Image.new("L", (max(1, right - left), max(1, bottom - top)))
+    ImageDraw.Draw(mask).text((-left, -top), run, font=font, fill=255, anchor="ls")
+    return mask, (left, top), round(font.getlength(run))
 
 
 @functools.lru_cache(maxsize=512)
