@@ -96,6 +96,21 @@ async def test_a_bad_value_is_refused_as_set_refuses_it(console: Console) -> Non
     assert all(line.action != "set" for line in await console.service.audit_log(GROUP, 50))
 
 
+async def test_pictures_are_turned_off_in_the_console_as_set_does_it(console: Console) -> None:
+    await console.sign_in(ADMIN.id)
+    page = await console.text(f"/console/groups/{GROUP}")
+    assert 'id="set-pictures" name="value" value="on"' in page
+    csrf = await console.csrf(f"/console/groups/{GROUP}")
+    for value, saved in (("maybe", "on"), ("off", "off")):
+        response = await console.client.post(
+            f"/console/groups/{GROUP}/settings",
+            data={"csrf": csrf, "key": "pictures", "value": value},
+        )
+        assert response.status == 200
+        assert (await console.service.settings(GROUP)).pictures == saved
+    assert "Saved pictures." in await response.text()
+
+
 async def test_a_post_without_the_sessions_csrf_token_is_refused(console: Console) -> None:
     await console.sign_in(ADMIN.id)
     for data in ({"key": "rake", "value": "4%"}, {"csrf": "0" * 64, "key": "rake", "value": "4%"}):
