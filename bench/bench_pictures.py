@@ -24,9 +24,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from picture_samples import GAMES, sample_pictures
 from PIL import Image
 
-from bench.picture_samples import GAMES, sample_pictures
 from bot.pictures import fonts
 from bot.pictures.results import BACKGROUND, encode_png, render_results, size_of
 from bot.pictures.reveal import render_reveal
