@@ -7,6 +7,7 @@ import asyncio
 import html
 import logging
 import re
+from typing import Literal
 
 from telegram import Bot, InlineKeyboardMarkup, InputFile
 from telegram.constants import ParseMode
@@ -121,7 +122,7 @@ class Messenger:
     async def send_media(
         self,
         chat_id: int,
-        kind: str,
+        kind: Literal["photo", "animation"],
         data: bytes,
         filename: str,
         caption: str = "",
