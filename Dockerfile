@@ -23,6 +23,12 @@ ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_CACHE_DIR=1 PIP_ROOT_USER_ACTION=ignore
 RUN useradd --create-home --uid 10001 niuniu \
     && mkdir -p /data && chown niuniu /data
+# The fonts the results pictures are drawn with (bot/pictures/fonts.py): Latin and the card
+# suits, Chinese, Japanese and Korean names, colour emoji.
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends \
+        fonts-dejavu-core fonts-noto-cjk fonts-noto-color-emoji \
+    && rm -rf /var/lib/apt/lists/*
 
 # Dependencies first, in their own layer: a change of the code alone does not reinstall them.
 COPY requirements.lock /tmp/

@@ -29,6 +29,8 @@ from bot.rules.ruleset import LEGACY_NAMES, RULESETS, get_ruleset
 LANGUAGES = ("en", "zh")
 #: Who deals: players bid for the seat (seed 000), or the group's bank deals.
 DEALERS = ("bid", "house")
+#: Whether a round's results come as a picture too (``on``) or as text alone (``off``).
+PICTURES = ("on", "off")
 #: What a card table starts with when an admin switches to it (seed 001: no commission,
 #: bets 1-500). Switching back to the envelope game restores the group's defaults.
 CARD_TABLE_DEFAULTS: dict[str, int] = {
@@ -106,6 +108,7 @@ class Settings:
     ruleset: str = "envelope68"
     dealer: str = "bid"
     quick_bets: tuple[int, ...] = field(default=(1_000, 2_000, 5_000, 10_000))
+    pictures: str = "on"
 
     @property
     def dealer_fees(self) -> int:
@@ -166,6 +169,7 @@ class Settings:
         _check_choice("language", self.language, LANGUAGES)
         _check_choice("ruleset", self.ruleset, sorted(RULESETS))
         _check_choice("dealer", self.dealer, DEALERS)
+        _check_choice("pictures", self.pictures, PICTURES)
         if not 1 <= len(self.quick_bets) <= MAX_QUICK_BETS:
             raise SettingError(
                 f"quick_bets lists 1 to {MAX_QUICK_BETS} amounts",
@@ -323,6 +327,7 @@ _PARSERS: dict[str, Callable[[str], Any]] = {
     "language": lambda text: text.strip().lower(),
     "ruleset": lambda text: text.strip().lower(),
     "dealer": lambda text: text.strip().lower(),
+    "pictures": lambda text: text.strip().lower(),
     "quick_bets": _parse_amount_list,
 }
 #: Names admins may type in ``/set`` for a field of another name.

@@ -122,6 +122,19 @@ class FakeTelegramClient:
         calls: list[JsonDict] = await self._request("GET", "/_fake/calls")
         return calls
 
+    async def file_bytes(self, file_id: str) -> bytes:
+        """The bytes of a photo or an animation the bot sent (a transcript entry's
+        ``media["file_id"]``)."""
+        if self._session is None:
+            self._session = aiohttp.ClientSession()
+        url = self.base + "/_fake/file"
+        async with self._session.get(url, params={"file_id": file_id}) as response:
+            if response.status == 400:
+                body = await response.json(content_type=None)
+                raise ValueError(body.get("error", body) if isinstance(body, dict) else body)
+            response.raise_for_status()
+            return await response.read()
+
     async def wait_for_transcript(
         self,
         chat_id: int,

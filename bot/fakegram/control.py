@@ -32,6 +32,7 @@ def add_control_routes(app: web.Application, fake: FakeTelegram) -> None:
     app.router.add_get("/_fake/messages", endpoints.messages)
     app.router.add_get("/_fake/callback_answers", endpoints.callback_answers)
     app.router.add_get("/_fake/calls", endpoints.calls)
+    app.router.add_get("/_fake/file", endpoints.file)
     app.router.add_get("/_fake/wait", endpoints.wait)
 
 
@@ -125,6 +126,14 @@ class _ControlEndpoints:
 
     async def calls(self, request: web.Request) -> web.Response:
         return web.json_response(self.fake.calls)
+
+    async def file(self, request: web.Request) -> web.Response:
+        """The bytes of a photo or an animation the bot sent (``file_id`` in the query)."""
+        try:
+            data = self.fake.file_bytes(request.query.get("file_id", ""))
+        except ValueError as error:
+            raise _control_error(str(error)) from None
+        return web.Response(body=data, content_type="application/octet-stream")
 
     async def wait(self, request: web.Request) -> web.Response:
         """Long poll until the state ``version`` changes, so other processes need not sleep."""

@@ -9,11 +9,26 @@ body carries native values; the accessors here accept both.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
 from aiohttp import web
 
 JsonDict = dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Upload:
+    """A file part of a multipart request."""
+
+    filename: str
+    content_type: str
+    data: bytes
+
+    def described(self) -> JsonDict:
+        """What the fake's record of calls shows of it (JSON, without the bytes)."""
+        return {"upload": self.filename, "content_type": self.content_type, "size": len(self.data)}
+
 
 _JSON_CONTENT_TYPE = "application/json"
 _FORM_CONTENT_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
@@ -62,8 +77,12 @@ async def read_request_params(request: web.Request) -> JsonDict:
         params.update(body)
     elif request.content_type in _FORM_CONTENT_TYPES:
         form = await request.post()
-        # Uploaded files are not supported by any implemented method, so only text fields count.
-        params.update({name: value for name, value in form.items() if isinstance(value, str)})
+        # Text fields as strings; files (sendPhoto, sendAnimation) read whole, as uploads.
+        for name, value in form.items():
+            if isinstance(value, str):
+                params[name] = value
+            elif isinstance(value, web.FileField):
+                params[name] = Upload(value.filename, value.content_type, value.file.read())
     return params
 
 

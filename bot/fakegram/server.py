@@ -32,7 +32,14 @@ from bot.fakegram.formatting import (
     parse_html,
     strip_formatted,
 )
-from bot.fakegram.params import ApiError, RequestParams, bad_request, read_request_params
+from bot.fakegram.media import StoredFile, media_json, store_file, uploaded_bytes
+from bot.fakegram.params import (
+    ApiError,
+    RequestParams,
+    Upload,
+    bad_request,
+    read_request_params,
+)
 
 JsonDict = dict[str, Any]
 _T = TypeVar("_T")
@@ -45,6 +52,7 @@ MEMBER_STATUSES = ("creator", "administrator", "member", "restricted", "left", "
 _FIRST_UPDATE_ID = 100_000_001
 _FIRST_CALLBACK_QUERY_ID = 4_000_000_000_000_000_001
 _MAX_TEXT_LENGTH = 4096
+_MAX_CAPTION_LENGTH = 1024
 _MAX_CALLBACK_ANSWER_LENGTH = 200
 _MAX_CALLBACK_DATA_BYTES = 64
 _MAX_COMMANDS = 100
@@ -160,6 +168,8 @@ class _Message:
     reply_markup: JsonDict | None = None
     reply_to_message_id: int | None = None
     edit_date: int | None = None
+    #: A photo's or an animation's file; ``content`` is then its caption.
+    media: StoredFile | None = None
 
 
 @dataclass
@@ -257,6 +267,7 @@ class FakeTelegram:
         self._version = 0
         self._changed = _Signal()
         self._closing = False
+        self._files: dict[str, StoredFile] = {}
         self._send_hold: _SendHold | None = None
         self._held_sends = 0
         self._runner: web.AppRunner | None = None
@@ -273,6 +284,8 @@ class FakeTelegram:
                 "deleteWebhook": self._delete_webhook,
                 "getWebhookInfo": self._get_webhook_info,
                 "sendMessage": self._send_message,
+                "sendPhoto": self._send_photo,
+                "sendAnimation": self._send_animation,
                 "editMessageText": self._edit_message_text,
                 "editMessageReplyMarkup": self._edit_message_reply_markup,
                 "deleteMessage": self._delete_message,
@@ -424,7 +437,9 @@ class FakeTelegram:
 
         Entries have ``kind`` ("send", "edit" or "delete"), ``message_id``, ``text`` (as the
         bot sent it), ``plain_text`` (as users see it), ``entities``, ``reply_markup``,
-        ``parse_mode``, ``reply_to_message_id`` and ``time`` (Unix seconds, float).
+        ``parse_mode``, ``reply_to_message_id``, ``media`` (None, or for a photo or an
+        animation its ``kind``, ``file_id``, ``width`` and ``height``; ``text`` is then its
+        caption: ``file_bytes`` gives its bytes) and ``time`` (Unix seconds, float).
         """
         chat = self._chats.get(chat_id)
         return copy.deepcopy(chat.transcript) if chat else []
@@ -440,10 +455,18 @@ class FakeTelegram:
             if message.sent_by_bot
         }
 
+    def file_bytes(self, file_id: str) -> bytes:
+        """The bytes of a photo or an animation the bot sent."""
+        stored = self._files.get(file_id)
+        if stored is None:
+            raise ValueError(f"no file {file_id!r} was ever sent")
+        return stored.data
+
     def hold_sends(self, pattern: str, *, delivered_first: bool = False) -> None:
-        """Hold every ``sendMessage`` whose text (as users see it) matches the regular
-        expression ``pattern``, until ``release_sends``: to kill a bot while it waits for
-        Telegram's answer (``held_sends`` counts the requests waiting).
+        """Hold every ``sendMessage`` whose text (as users see it; a photo's or an
+        animation's caption) matches the regular expression ``pattern``, until
+        ``release_sends``: to kill a bot while it waits for Telegram's answer
+        (``held_sends`` counts the requests waiting).
 
         Without ``delivered_first`` a request is held before its message exists, as if it
         had not reached Telegram yet: if the bot goes away meanwhile, no message is sent.
@@ -566,7 +589,11 @@ class FakeTelegram:
         return web.json_response({"ok": True, "result": result})
 
     def _record_call(self, method: str, params: JsonDict, error: ApiError | None) -> None:
-        call: JsonDict = {"method": method, "params": params, "time": time.time()}
+        shown = {
+            name: value.described() if isinstance(value, Upload) else value
+            for name, value in params.items()
+        }
+        call: JsonDict = {"method": method, "params": shown, "time": time.time()}
         if error is None:
             call["ok"] = True
         else:
@@ -661,9 +688,16 @@ class FakeTelegram:
         replied = chat.messages.get(message.reply_to_message_id or 0)
         if with_reply and replied is not None:
             result["reply_to_message"] = self._message_json(chat, replied, with_reply=False)
-        result["text"] = message.content.text
-        if message.content.entities:
-            result["entities"] = copy.deepcopy(message.content.entities)
+        if message.media is not None:
+            result.update(media_json(message.media))
+            if message.content.text:
+                result["caption"] = message.content.text
+            if message.content.entities:
+                result["caption_entities"] = copy.deepcopy(message.content.entities)
+        else:
+            result["text"] = message.content.text
+            if message.content.entities:
+                result["entities"] = copy.deepcopy(message.content.entities)
         if message.reply_markup is not None:
             result["reply_markup"] = copy.deepcopy(message.reply_markup)
         return result
@@ -677,6 +711,14 @@ class FakeTelegram:
             "reply_markup": copy.deepcopy(message.reply_markup),
             "parse_mode": message.parse_mode,
             "reply_to_message_id": message.reply_to_message_id,
+            "media": None
+            if message.media is None
+            else {
+                "kind": message.media.kind,
+                "file_id": message.media.file_id,
+                "width": message.media.width,
+                "height": message.media.height,
+            },
         }
 
     def _record_action(self, chat: _Chat, kind: str, message: _Message) -> None:
@@ -689,6 +731,7 @@ class FakeTelegram:
                 reply_markup=None,
                 parse_mode=None,
                 reply_to_message_id=None,
+                media=None,
             )
         else:
             entry.update(self._message_state(message))
@@ -696,11 +739,16 @@ class FakeTelegram:
 
     # ------------------------------------------------------- Bot API: text
 
-    def _formatted_text(self, params: RequestParams) -> tuple[str, FormattedText, str | None]:
-        """The ``text`` of a send/edit as Telegram stores it, validated the same way."""
-        source = params.optional_str("text") or ""
+    def _formatted_text(
+        self, params: RequestParams, field: str = "text"
+    ) -> tuple[str, FormattedText, str | None]:
+        """The ``text`` of a send/edit (or a ``caption``, which may be empty) as Telegram
+        stores it, validated the same way."""
+        source = params.optional_str(field) or ""
         parse_mode = params.optional_str("parse_mode")
-        explicit_entities = params.optional_json("entities")
+        explicit_entities = params.optional_json(
+            "entities" if field == "text" else f"{field}_entities"
+        )
         if explicit_entities is not None:
             if not isinstance(explicit_entities, list):
                 raise bad_request("can't parse entities JSON object")
@@ -715,9 +763,12 @@ class FakeTelegram:
         else:
             raise bad_request("unsupported parse_mode")
         formatted = strip_formatted(formatted)
-        if not formatted.text:
+        if field == "caption":
+            if len(formatted.text) > _MAX_CAPTION_LENGTH:
+                raise bad_request("message caption is too long")
+        elif not formatted.text:
             raise bad_request("message text is empty")
-        if len(formatted.text) > _MAX_TEXT_LENGTH:
+        elif len(formatted.text) > _MAX_TEXT_LENGTH:
             raise bad_request("message is too long")
         for entity in formatted.entities:
             if entity.get("type") == "text_mention":
@@ -816,8 +867,43 @@ class FakeTelegram:
         await self._hold_send(formatted.text, delivered=True)
         return self._message_json(chat, message)
 
+    async def _send_photo(self, params: RequestParams) -> JsonDict:
+        return await self._send_media(params, "photo")
+
+    async def _send_animation(self, params: RequestParams) -> JsonDict:
+        return await self._send_media(params, "animation")
+
+    async def _send_media(self, params: RequestParams, kind: str) -> JsonDict:
+        """A photo or an animation with its caption: an upload, or a file sent before."""
+        chat_id = params.chat_id()
+        source, formatted, parse_mode = self._formatted_text(params, "caption")
+        stored = store_file(kind, uploaded_bytes(params, kind, self._files), self._files)
+        markup = self._inline_markup(params)
+        chat = self._chat(chat_id)
+        reply_to = self._reply_target(params, chat)
+        await self._hold_send(formatted.text, delivered=False)
+        self._check_flood(chat_id, chat)
+        message = _Message(
+            message_id=chat.take_message_id(),
+            sender=dict(self.bot_user),
+            date=int(time.time()),
+            content=formatted,
+            source_text=source,
+            parse_mode=parse_mode,
+            sent_by_bot=True,
+            reply_markup=markup,
+            reply_to_message_id=reply_to,
+            media=stored,
+        )
+        chat.messages[message.message_id] = message
+        self._record_action(chat, "send", message)
+        await self._hold_send(formatted.text, delivered=True)
+        return self._message_json(chat, message)
+
     async def _edit_message_text(self, params: RequestParams) -> JsonDict:
         chat, message = self._editable_message(params)
+        if message.media is not None:
+            raise bad_request("there is no text in the message to edit")
         source, formatted, parse_mode = self._formatted_text(params)
         # As in Telegram, an edit without reply_markup removes the inline keyboard.
         markup = self._inline_markup(params)

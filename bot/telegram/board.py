@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import html
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -16,11 +17,12 @@ from telegram import InlineKeyboardMarkup
 
 from bot.engine.round import Phase, Round, RoundSettled, RoundStarted, RoundVoided
 from bot.engine.settings import MAX_WINDOW_SECONDS
-from bot.service.game import BOARD_REFUSED, GameService
+from bot.service.game import BOARD_REFUSED, GameService, Person
 from bot.telegram.budget import Priority
 from bot.telegram.delivery import ChatOutbox
 from bot.telegram.lookups import ChatSettings, People
-from bot.telegram.messenger import Messenger
+from bot.telegram.messenger import MAX_CAPTION_LENGTH, Messenger, plain_text
+from bot.telegram.pictures import PICTURES_ON, RoundPictures
 from bot.telegram.views import Views
 
 log = logging.getLogger(__name__)
@@ -40,6 +42,12 @@ ROOM_KEPT_FOR_ROUNDS = 3
 REPOST_BACKLOG_SECONDS = 1.0
 
 Rendered = tuple[str, InlineKeyboardMarkup | None]
+
+
+def caption_length(text: str) -> int:
+    """How long Telegram counts an HTML text as users see it: in UTF-16 code units (an
+    emoji counts 2), as its 1024 characters of a caption are counted."""
+    return len(plain_text(text).encode("utf-16-le")) // 2
 
 
 def board_people(state: Round) -> list[int]:
@@ -263,16 +271,57 @@ class Board:
         already)."""
         if not await self.service.claim_announcement(state.id, lease_ms=self.lease_ms):
             return
-        views = Views(state.settings)
         people = await self.people.names(list(state.participants) + board_people(state))
-        text = views.results(state, ended, people)
         await self._keeping_lease(
             self.service.renew_announcement_claim,
             state.id,
-            partial(self.messenger.send, state.chat_id, text, priority=Priority.RESULTS),
+            partial(self._send_results, state, ended, people),
         )
         # Sent, or refused for good (logged): either way Telegram answered.
         await self.service.mark_announced(state.id)
+
+    async def _send_results(
+        self, state: Round, ended: RoundSettled | RoundVoided, people: dict[int, Person]
+    ) -> None:
+        """The results as text, or (``pictures on``, a settled round) as a picture with the
+        text as its caption, after the dealer's cards turning over on a card table.
+
+        A caption holds at most ``MAX_CAPTION_LENGTH`` characters: longer results (many
+        players) go out as the picture with the title as its caption, then the whole text
+        as before. A picture that cannot be drawn or is refused leaves the text alone. The
+        results count as delivered once all of it went out (the lease around this): a
+        send that never reached Telegram fails the whole, which is sent again once the
+        lease ran out (a crash in between repeats what had gone out, the animation too)."""
+        views = Views(state.settings)
+        text = views.results(state, ended, people)
+        chat_id = state.chat_id
+        if isinstance(ended, RoundVoided) or state.settings.pictures != PICTURES_ON:
+            await self.messenger.send(chat_id, text, priority=Priority.RESULTS)
+            return
+        pictures = RoundPictures(state, ended, people)
+        # The turning cards are a show: only when the group's minute has room for them
+        # besides the results and the next round's board.
+        room = self.messenger.group_sends.room(chat_id) > ROOM_KEPT_FOR_ROUNDS
+        reveal = pictures.reveal() if room else None
+        try:
+            animation = None if reveal is None else await pictures.render_reveal(reveal)
+            picture = await pictures.render_results()
+        except Exception:  # a picture is a nicety; the results are not
+            log.exception("round %s: drawing its pictures failed", state.id)
+            await self.messenger.send(chat_id, text, priority=Priority.RESULTS)
+            return
+        if reveal is not None and animation is not None:
+            caption = html.escape(reveal.caption)
+            await self.messenger.send_media(
+                chat_id, "animation", animation, "dealer.gif", caption, priority=Priority.RESULTS
+            )
+        fits = caption_length(text) <= MAX_CAPTION_LENGTH
+        caption = text if fits else views.t("picture.caption_short", round_id=state.id)
+        sent = await self.messenger.send_media(
+            chat_id, "photo", picture, "results.png", caption, priority=Priority.RESULTS
+        )
+        if sent is None or not fits:
+            await self.messenger.send(chat_id, text, priority=Priority.RESULTS)
 
     async def _shoe_replaced(self, state: Round, started: RoundStarted) -> None:
         retired = started.retired_shoe

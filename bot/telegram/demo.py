@@ -82,7 +82,14 @@ class Transcript:
         entries = self.fake.transcript(GROUP)
         for entry in entries[self.seen :]:
             text = entry.get("plain_text") or _plain(entry.get("text") or "")
-            if entry["kind"] == "send":
+            media = entry.get("media")
+            if entry["kind"] == "send" and media:
+                # A picture cannot be printed: what it is, and its caption.
+                size = f"{media['width']}x{media['height']}"
+                self.out(f"\n[bot → group, message {entry['message_id']}: {media['kind']} {size}]")
+                if text:
+                    self.out(text)
+            elif entry["kind"] == "send":
                 self.out(f"\n[bot → group, message {entry['message_id']}]\n{text}")
             elif entry["kind"] == "edit":
                 first_lines = " | ".join(text.splitlines()[:2])

@@ -7,8 +7,9 @@ import asyncio
 import html
 import logging
 import re
+from typing import Literal
 
-from telegram import Bot, InlineKeyboardMarkup
+from telegram import Bot, InlineKeyboardMarkup, InputFile
 from telegram.constants import ParseMode
 from telegram.error import BadRequest, Forbidden, TelegramError
 
@@ -17,6 +18,8 @@ from bot.telegram.budget import GROUP_SENDS_PER_MINUTE, Priority, SendBudget, Se
 log = logging.getLogger(__name__)
 
 MAX_MESSAGE_LENGTH = 4096
+#: Telegram's limit on a photo's or an animation's caption (after entities are parsed).
+MAX_CAPTION_LENGTH = 1024
 #: What an edit counts for against the bot's overall rate, a message sent counting 1:
 #: Telegram's limits weigh edits less than new messages, but not nothing. Deleting a
 #: message is not counted.
@@ -115,6 +118,36 @@ class Messenger:
                 return first
             first = first or sent.message_id
         return first
+
+    async def send_media(
+        self,
+        chat_id: int,
+        kind: Literal["photo", "animation"],
+        data: bytes,
+        filename: str,
+        caption: str = "",
+        *,
+        priority: Priority = Priority.ANSWER,
+    ) -> int | None:
+        """Upload a picture (``kind`` "photo") or an animation ("animation": a GIF) with an
+        HTML caption of at most ``MAX_CAPTION_LENGTH`` characters as users see it (the
+        caller keeps it within); its message id, or ``None`` (logged) if refused."""
+        await self._slot(chat_id)
+        await self.rate.acquire(priority)
+        upload = InputFile(data, filename=filename)
+        try:
+            if kind == "photo":
+                sent = await self.bot.send_photo(
+                    chat_id, upload, caption=caption or None, parse_mode=ParseMode.HTML
+                )
+            else:
+                sent = await self.bot.send_animation(
+                    chat_id, upload, caption=caption or None, parse_mode=ParseMode.HTML
+                )
+        except (BadRequest, Forbidden) as error:
+            log.warning("chat %s refused a %s: %s", chat_id, kind, error)
+            return None
+        return sent.message_id
 
     async def _slot(self, chat_id: int) -> None:
         """Wait until a group may be sent one more message, and count it."""

@@ -58,6 +58,9 @@ FAST_GAME: dict[str, Any] = {
     "min_bet": "1",
     "max_bet": "50",
     "quick_bets": ["5", "10", "20"],
+    # The results as text alone: these tests read them; tests/e2e/test_pictures.py turns
+    # the pictures on (the default outside the tests).
+    "pictures": "off",
 }
 #: Replies a group may get per minute: more than the bot's default (10), so that tests of
 #: what one command answers can ask a dozen things in one group without waiting a minute

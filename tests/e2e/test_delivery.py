@@ -5,7 +5,8 @@ The fake Telegram holds that ``sendMessage`` (``hold_sends``) until the bot is d
 before the message exists (Telegram never got it: after a restart it goes out exactly
 once) or after it is in the chat (Telegram had it, the bot never learnt so: it goes out
 again, twice in all, the one duplicate at-least-once allows). The round's chips are left
-alone either way.
+alone either way. The results go out as a photo with the text as its caption
+(``pictures on``): the photo is delivered as the text was.
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ BOARD_TEXT = Texts().pattern("board.commitment")
 @pytest_asyncio.fixture(loop_scope="module")
 async def e2e(tmp_path: Path) -> AsyncIterator[E2E]:  # a fresh bot process: it gets killed
     async with running_bot(
-        tmp_path, game=FAST_GAME, delivery_lease_seconds=LEASE_SECONDS
+        tmp_path, game={**FAST_GAME, "pictures": "on"}, delivery_lease_seconds=LEASE_SECONDS
     ) as session:
         yield session
 
@@ -153,6 +154,7 @@ async def test_results_claimed_when_the_bot_was_killed_reach_the_group_after_a_r
     # Marked only after Telegram answered, and never sent again after that: final.
     results = sent_matching(e2e, verify)
     assert len(results) == results_in_all, [e["plain_text"] for e in e2e.sends(GROUP)]
+    assert all(entry["media"]["kind"] == "photo" for entry in results)
     ended = await e2e.service.round(round_id)
     assert ended is not None
     title = results_title(await e2e.texts(GROUP), ended)

@@ -166,6 +166,34 @@ class FakeBot:
         )
         return True
 
+    async def send_photo(
+        self, chat_id: int, photo: Any, caption: str | None = None, parse_mode: str | None = None
+    ) -> Message:
+        return self._media("send_photo", chat_id, photo, caption, parse_mode)
+
+    async def send_animation(
+        self,
+        chat_id: int,
+        animation: Any,
+        caption: str | None = None,
+        parse_mode: str | None = None,
+    ) -> Message:
+        return self._media("send_animation", chat_id, animation, caption, parse_mode)
+
+    def _media(
+        self, method: str, chat_id: int, upload: Any, caption: str | None, parse_mode: str | None
+    ) -> Message:
+        """A photo or an animation: recorded with the uploaded bytes (``data``)."""
+        self._call(
+            method,
+            chat_id=chat_id,
+            data=upload.input_file_content,
+            caption=caption,
+            parse_mode=parse_mode,
+        )
+        counter = self._message_ids.setdefault(chat_id, itertools.count(1))
+        return Message(next(counter), datetime.now(UTC), _chat(chat_id), caption=caption)
+
     async def delete_message(self, chat_id: int, message_id: int) -> bool:
         self._call("delete_message", chat_id=chat_id, message_id=message_id)
         return True

@@ -148,6 +148,13 @@ SETTING_REFUSALS = [
         "dealer is one of bid, house",
     ),
     (
+        "pictures",
+        "maybe",
+        "not_one_of",
+        {"name": "pictures", "choices": "on, off"},
+        "pictures is one of on, off",
+    ),
+    (
         "bid_seconds",
         "٣",
         "not_seconds",
@@ -258,3 +265,13 @@ def test_every_reason_of_a_setting_is_listed_and_each_is_given() -> None:
     assert given == ALL_SETTING_REASONS
     # A setting's own reasons and its values' reasons never share a name.
     assert not SETTING_REASONS & (AMOUNT_REASONS | {TOO_LARGE} | RATE_REASONS)
+
+
+def test_pictures_are_on_unless_a_group_turns_them_off() -> None:
+    assert Settings().pictures == "on"
+    name, settings = Settings().changed("pictures", " OFF ")
+    assert (name, settings.pictures, settings.display("pictures")) == ("pictures", "off", "off")
+    # Settings stored before the setting existed read as on.
+    stored = Settings().to_dict()
+    del stored["pictures"]
+    assert Settings.from_dict(stored).pictures == "on"

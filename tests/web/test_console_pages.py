@@ -120,6 +120,21 @@ async def test_a_player_outside_the_admins_groups_is_not_named(console: Console)
     assert "Stranger" in await console.text(f"/console/players/{stranger.id}")
 
 
+async def test_pictures_are_turned_off_in_the_console_as_set_does_it(console: Console) -> None:
+    await console.sign_in(ADMIN.id)
+    page = await console.text(f"/console/groups/{GROUP}")
+    assert 'id="set-pictures" name="value" value="on"' in page
+    csrf = await console.csrf(f"/console/groups/{GROUP}")
+    for value, saved in (("maybe", "on"), ("off", "off")):
+        response = await console.client.post(
+            f"/console/groups/{GROUP}/settings",
+            data={"csrf": csrf, "key": "pictures", "value": value},
+        )
+        assert response.status == 200
+        assert (await console.service.settings(GROUP)).pictures == saved
+    assert "Saved pictures." in await response.text()
+
+
 async def test_a_post_without_the_sessions_csrf_token_is_refused(console: Console) -> None:
     await console.sign_in(ADMIN.id)
     for data in ({"key": "rake", "value": "4%"}, {"csrf": "0" * 64, "key": "rake", "value": "4%"}):

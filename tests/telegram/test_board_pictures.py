@@ -1,0 +1,121 @@
+"""The results as pictures (Board): the dealer's cards turning over and the results photo
+with the text as its caption; a shorter caption and the text after it when the text is
+too long for one; the text alone with ``pictures off``, for a voided round, or whenever
+a picture cannot be drawn or is refused. The results are marked announced in every case.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+
+import pytest
+from PIL import Image
+from telegram.error import BadRequest, NetworkError
+
+from bench.picture_samples import people, settled_round
+from bot.engine.round import Round, RoundSettled
+from bot.telegram.board import ROOM_KEPT_FOR_ROUNDS, caption_length
+from bot.telegram.messenger import MAX_CAPTION_LENGTH
+from bot.telegram.pictures import RoundPictures
+from bot.telegram.views import Views
+from tests.telegram.fakes import GROUP
+from tests.telegram.test_board import BoardShell
+
+
+def settled(game: str, players: int, *, pictures: str = "on") -> tuple[Round, RoundSettled]:
+    state, ended = settled_round(game, players, chat_id=GROUP)
+    state = dataclasses.replace(
+        state, settings=dataclasses.replace(state.settings, pictures=pictures)
+    )
+    return state, ended
+
+
+async def announced(game: str, players: int, **options: str) -> tuple[BoardShell, Round, str]:
+    """A shell that announced a settled round of ``game``; the round and its text."""
+    shell = BoardShell(edit_seconds=0.0)
+    state, ended = settled(game, players, **options)
+    shell.service.put(state)
+    shell.service.people = people(players)
+    shell.board.announce(state, ended)
+    await shell.settle()
+    assert shell.service.announced == {state.id}
+    return shell, state, Views(state.settings).results(state, ended, people(players))
+
+
+async def test_a_card_round_turns_the_dealers_cards_then_sends_the_photo_with_its_text() -> None:
+    shell, _, text = await announced("bullbull", 3)
+    assert [call.method for call in shell.bot.calls] == ["send_animation", "send_photo"]
+    [animation], [photo] = shell.bot.of("send_animation"), shell.bot.of("send_photo")
+    assert Image.open(io.BytesIO(animation.args["data"])).n_frames == 6
+    assert Image.open(io.BytesIO(photo.args["data"])).format == "PNG"
+    assert photo.args["caption"] == text
+
+
+async def test_an_envelope_round_has_no_cards_to_turn() -> None:
+    shell, _, text = await announced("envelope68", 3)
+    assert [call.method for call in shell.bot.calls] == ["send_photo"]
+    assert shell.bot.of("send_photo")[0].args["caption"] == text
+
+
+async def test_results_too_long_for_a_caption_follow_the_photo_as_text() -> None:
+    shell, state, text = await announced("poker29", 30)
+    assert caption_length(text) > MAX_CAPTION_LENGTH
+    [photo] = shell.bot.of("send_photo")
+    assert photo.args["caption"] == Views(state.settings).t("picture.caption_short", round_id=42)
+    assert shell.bot.texts == [text]
+
+
+async def test_with_pictures_off_the_results_are_text_alone() -> None:
+    shell, _, text = await announced("bullbull", 3, pictures="off")
+    assert [call.method for call in shell.bot.calls] == ["send_message"]
+    assert shell.bot.texts == [text]
+
+
+async def test_a_picture_that_cannot_be_drawn_leaves_the_text(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    async def broken(self: RoundPictures) -> bytes:
+        raise OSError("no space left on device")
+
+    monkeypatch.setattr(RoundPictures, "render_results", broken)
+    shell, _, text = await announced("envelope68", 2)
+    assert shell.bot.texts == [text]
+    assert not shell.bot.of("send_photo")
+
+
+async def test_a_refused_photo_leaves_the_text() -> None:
+    shell = BoardShell(edit_seconds=0.0)
+    shell.bot.fail_next(BadRequest("PHOTO_INVALID_DIMENSIONS"), "send_photo")
+    state, ended = settled("envelope68", 2)
+    shell.service.put(state)
+    shell.board.announce(state, ended)
+    await shell.settle()
+    assert shell.bot.texts == [Views(state.settings).results(state, ended, {})]
+    assert shell.service.announced == {state.id}
+
+
+async def test_no_turning_cards_when_the_groups_minute_is_nearly_spent() -> None:
+    shell = BoardShell(edit_seconds=0.0)
+    while shell.sends.room(GROUP) > ROOM_KEPT_FOR_ROUNDS:
+        shell.sends.take(GROUP)
+    state, ended = settled("bullbull", 2)
+    shell.service.put(state)
+    shell.board.announce(state, ended)
+    await shell.settle()
+    assert [call.method for call in shell.bot.calls] == ["send_photo"]
+
+
+async def test_a_photo_that_never_reached_telegram_is_sent_again_once_the_lease_ran_out() -> None:
+    shell = BoardShell(edit_seconds=0.0)
+    shell.bot.fail_next(NetworkError("connection reset"), "send_photo")
+    state, ended = settled("envelope68", 2)
+    shell.service.put(state)
+    shell.board.announce(state, ended)
+    await shell.settle()
+    assert shell.service.announced == set()  # still to be sent
+    shell.service.announcement_claims.clear()  # the lease ran out: the sweep sends it
+    shell.board.announce(state, ended)
+    await shell.settle()
+    assert shell.service.announced == {state.id}
+    assert len(shell.bot.of("send_photo")) == 1 and not shell.bot.texts
