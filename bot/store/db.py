@@ -232,7 +232,12 @@ class Database:
         self.sqlite_reader = SqliteThread(path, begin="BEGIN") if sqlite else None
         #: The hot path's SQLite transactions, written together when they queue up.
         self.sqlite_batches = (
-            WriteBatches(self._on_writer_thread, self.write_turn, self.sqlite_writer.begin)
+            WriteBatches(
+                self._on_writer_thread,
+                self.write_turn,
+                self.sqlite_writer.begin,
+                writer_busy=lambda: self._write_turn is not None and self._write_turn.locked(),
+            )
             if self.sqlite_writer is not None
             else None
         )

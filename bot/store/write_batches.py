@@ -10,8 +10,10 @@ once the batch committed, exactly as if it had run alone; if the commit fails, e
 command of the batch fails and is retried like any transient error.
 
 A batch takes urgent work (a deadline's advance) first and holds at most ``BATCH_MOST``
-commands, so that a deadline waits behind one short batch, never a flood. One command at
-a time (nothing else waiting) is a batch of one.
+commands, so that a deadline waits behind one short batch, never a flood. A command that
+finds nothing else writing or waiting (the write turn free) is written alone, in its
+caller's task: no batch task to start and wake, so one command at a time costs only what
+the command costs.
 
 Written by hand: no driver or library batches independent callers' transactions.
 """
@@ -75,7 +77,8 @@ class WriteBatches:
 
     ``thread_run`` runs a function of the writer's connection on its thread (the
     ``SqliteThread``'s ``run_bare``); ``write_turn`` is the process's SQLite write turn,
-    which the general path takes too.
+    which the general path takes too; ``writer_busy`` says whether someone holds or
+    awaits it (then a command queues, to be written with those that come meanwhile).
     """
 
     def __init__(
@@ -85,14 +88,18 @@ class WriteBatches:
         begin: str = "BEGIN IMMEDIATE",
         *,
         most: int = BATCH_MOST,
+        writer_busy: Callable[[], bool] = lambda: False,
     ) -> None:
         self.thread_run = thread_run
         self.write_turn = write_turn
         self.begin = begin
         self.most = most
+        self.writer_busy = writer_busy
         self._urgent: deque[_Waiting] = deque()
         self._ordinary: deque[_Waiting] = deque()
         self._writing: asyncio.Task[None] | None = None
+        #: A command being written alone, in its caller's task (``_write_alone``).
+        self._alone = False
         #: Batches written and commands in them, for the benches.
         self.batches = 0
         self.commands = 0
@@ -100,17 +107,44 @@ class WriteBatches:
     async def run(self, body: Callable[[sqlite3.Connection], _T]) -> _T:
         """Run ``body(connection)`` in a transaction of the writer (perhaps with others');
         its result once that committed, or what it raised (its writes undone)."""
+        if self._writing is None and not self._alone and not self.writer_busy():
+            return await self._write_alone(body)
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Any] = loop.create_future()
         (self._urgent if is_urgent() else self._ordinary).append((body, future))
-        if self._writing is None:
-            # In a context of its own: urgent only while urgent work waits, whoever
-            # happened to start it.
-            self._writing = loop.create_task(
-                self._write_while_waiting(), context=contextvars.Context()
-            )
+        self._start_writing()
         result: _T = await future
         return result
+
+    async def _write_alone(self, body: Callable[[sqlite3.Connection], _T]) -> _T:
+        """A command while nothing else writes: written in its caller's task, a batch of
+        one without the batch's task and future. Commands that come meanwhile queue up
+        and are written together once it is done."""
+        self._alone = True
+        try:
+            async with self.write_turn():
+                outcome = (
+                    await self.thread_run(
+                        lambda connection: run_each(connection, self.begin, [body])
+                    )
+                )[0]
+        finally:
+            self._alone = False
+            self._start_writing()
+        self.batches += 1
+        self.commands += 1
+        if isinstance(outcome, _Raised):
+            raise outcome.error
+        result: _T = outcome
+        return result
+
+    def _start_writing(self) -> None:
+        if self._writing is None and not self._alone and (self._urgent or self._ordinary):
+            # In a context of its own: urgent only while urgent work waits, whoever
+            # happened to start it.
+            self._writing = asyncio.get_running_loop().create_task(
+                self._write_while_waiting(), context=contextvars.Context()
+            )
 
     def _take(self) -> list[_Waiting]:
         batch: list[_Waiting] = []

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+import threading
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
@@ -95,6 +96,29 @@ async def test_commands_that_wait_for_the_writer_are_committed_in_one_transactio
     assert results == list(range(1, 11))
     assert (batches.batches, batches.commands) == (1, 10)
     assert await counted(db) == 10
+
+
+async def test_a_lone_command_is_written_alone_and_those_arriving_meanwhile_together(
+    db: Database,
+) -> None:
+    batches = db.sqlite_batches
+    assert batches is not None
+    others_queued = threading.Event()
+
+    def first(connection: Any) -> int:
+        others_queued.wait(5)  # on the writer's thread: the others arrive meanwhile
+        return insert(1)(connection)
+
+    lone = asyncio.create_task(batches.run(first))
+    await asyncio.sleep(0.05)
+    assert batches._alone and batches._writing is None  # in its caller's task
+    others = [asyncio.create_task(batches.run(insert(n))) for n in (2, 3)]
+    await asyncio.sleep(0)
+    others_queued.set()
+
+    assert await asyncio.gather(lone, *others) == [1, 2, 3]
+    assert (batches.batches, batches.commands) == (2, 3)  # the lone one, then the two
+    assert await counted(db) == 3
 
 
 async def test_a_command_that_fails_in_a_batch_undoes_only_its_own_writes(db: Database) -> None:
