@@ -366,7 +366,8 @@ def describe_odds(odds: Odds, settings: Settings) -> str:
     margin = "exact" if odds.exact else f"each ± {100 * odds.half_width:.3f} %, 95 % confidence"
     lines = [
         f"{odds.ruleset}: rake {rake}, rebate {rebate}"
-        f"{share if odds.ruleset == RED_ENVELOPE.name else ''}, {bettors}",
+        # The share sizes envelopes: it means something only where envelopes are grabbed.
+        f"{share if get_ruleset(odds.ruleset).uses_grabs else ''}, {bettors}",
         odds.method,
         f"  player's bet   {100 * odds.player:+8.3f} % of the stake  ({margin})",
         f"  dealer         {100 * odds.dealer:+8.3f} % of the stake",
