@@ -193,6 +193,19 @@ class Ledger:
         amounts = dict(rows.tuples().all())
         return Balance(amounts.get("available", 0), amounts.get("held", 0))
 
+    async def available_of(self, chat_id: int, user_ids: Sequence[int]) -> dict[int, int]:
+        """Several players' free chips in a group, in one statement (absent: none)."""
+        if not user_ids:
+            return {}
+        rows = await self.session.execute(
+            select(Account.user_id, Account.balance).where(
+                Account.chat_id == chat_id,
+                Account.user_id.in_(list(user_ids)),
+                Account.kind == AccountKind.AVAILABLE.value,
+            )
+        )
+        return dict(rows.tuples().all())
+
     async def balances_of_user(self, user_id: int) -> dict[int, Balance]:
         """A player's chips in every group where they have an account."""
         rows = await self.session.execute(

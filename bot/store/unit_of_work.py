@@ -14,6 +14,7 @@ from contextlib import asynccontextmanager
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from bot.store.autobets import AutobetRepository
 from bot.store.chats import ChatRepository
 from bot.store.console import ConsoleLinkUses, ConsoleQueries
 from bot.store.db import Database
@@ -35,6 +36,7 @@ class UnitOfWork:
         self.ledger = Ledger(session)
         self.chats = ChatRepository(session)
         self.shoes = ShoeRepository(session)
+        self.autobets = AutobetRepository(session)
         self.users = UserRepository(session)
         self.audit = AuditLog(session)
         self.deliveries = Deliveries(session)

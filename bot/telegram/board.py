@@ -266,10 +266,11 @@ class Board:
         views = Views(state.settings)
         people = await self.people.names(list(state.participants) + board_people(state))
         text = views.results(state, ended, people)
+        markup = views.results_keyboard(state, ended)
         await self._keeping_lease(
             self.service.renew_announcement_claim,
             state.id,
-            partial(self.messenger.send, state.chat_id, text, priority=Priority.RESULTS),
+            partial(self.messenger.send, state.chat_id, text, markup, priority=Priority.RESULTS),
         )
         # Sent, or refused for good (logged): either way Telegram answered.
         await self.service.mark_announced(state.id)

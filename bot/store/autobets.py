@@ -1,0 +1,151 @@
+"""Standing bets in one unit of work: set, read and clear a player's, the group's due for a
+round, and what placing them for a round leaves (each considered once per round)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from sqlalchemy import and_, delete, exists, or_, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from bot.engine.autobets import Autobet
+from bot.engine.round import Phase
+from bot.store.db import dialect_insert
+from bot.store.models import AutobetRow, OutcomeRow, RoundRow
+
+_COLUMNS = (AutobetRow.user_id, AutobetRow.amount, AutobetRow.ruleset, AutobetRow.once)
+
+
+def _not_yet_for(round_id: int) -> object:
+    """Standing bets not yet considered for round ``round_id`` (ids only grow)."""
+    return or_(AutobetRow.last_round_id.is_(None), AutobetRow.last_round_id < round_id)
+
+
+@dataclass(frozen=True, slots=True)
+class BetInRound:
+    """A round as "same again" needs it, and the player's stake in it (if they bet)."""
+
+    chat_id: int
+    phase: Phase
+    ruleset: str
+    stake: int | None
+
+
+class AutobetRepository:
+    """Standing bets in one unit of work."""
+
+    def __init__(self, session: AsyncSession) -> None:
+        self.session = session
+
+    async def get(self, chat_id: int, user_id: int) -> Autobet | None:
+        """The player's standing bet in the group, if they have one."""
+        row = (
+            await self.session.execute(
+                select(*_COLUMNS).where(
+                    AutobetRow.chat_id == chat_id, AutobetRow.user_id == user_id
+                )
+            )
+        ).first()
+        return None if row is None else Autobet(row.user_id, row.amount, row.ruleset, row.once)
+
+    async def put(self, chat_id: int, autobet: Autobet, now_ms: int) -> None:
+        """Set (or replace) the player's standing bet; it is due from the next round that
+        opens betting (or the one betting now, if the player has not bet in it)."""
+        values = {
+            "amount": autobet.amount,
+            "ruleset": autobet.ruleset,
+            "once": autobet.once,
+            "set_at_ms": now_ms,
+            "last_round_id": None,
+        }
+        statement = dialect_insert(self.session, AutobetRow).values(
+            chat_id=chat_id, user_id=autobet.user_id, **values
+        )
+        await self.session.execute(
+            statement.on_conflict_do_update(
+                index_elements=[AutobetRow.chat_id, AutobetRow.user_id], set_=values
+            )
+        )
+
+    async def remove(self, chat_id: int, user_ids: Sequence[int]) -> int:
+        """Clear these players' standing bets; how many there were."""
+        if not user_ids:
+            return 0
+        result = await self.session.execute(
+            delete(AutobetRow).where(
+                AutobetRow.chat_id == chat_id, AutobetRow.user_id.in_(list(user_ids))
+            )
+        )
+        return int(result.rowcount)  # type: ignore[attr-defined]
+
+    async def due(self, chat_id: int, round_id: int) -> list[Autobet]:
+        """The group's standing bets not yet considered for the round, oldest set first."""
+        rows = await self.session.execute(
+            select(*_COLUMNS)
+            .where(AutobetRow.chat_id == chat_id, _not_yet_for(round_id))  # type: ignore[arg-type]
+            .order_by(AutobetRow.set_at_ms, AutobetRow.user_id)
+        )
+        return [Autobet(row.user_id, row.amount, row.ruleset, row.once) for row in rows]
+
+    async def considered(self, chat_id: int, round_id: int, user_ids: Sequence[int]) -> None:
+        """Mark these players' standing bets as considered for the round."""
+        if user_ids:
+            await self.session.execute(
+                update(AutobetRow)
+                .where(AutobetRow.chat_id == chat_id, AutobetRow.user_id.in_(list(user_ids)))
+                .values(last_round_id=round_id)
+            )
+
+    async def rounds_due(self) -> list[tuple[int, int]]:
+        """Rounds taking bets whose group has standing bets not yet considered for them:
+        (round id, chat id), in one statement (after a restart that came between a window
+        opening and its standing bets being placed)."""
+        rows = await self.session.execute(
+            select(RoundRow.id, RoundRow.chat_id)
+            .where(
+                RoundRow.phase == Phase.BETTING.value,
+                exists().where(
+                    and_(AutobetRow.chat_id == RoundRow.chat_id, _not_yet_for(RoundRow.id))  # type: ignore[arg-type]
+                ),
+            )
+            .order_by(RoundRow.id)
+        )
+        return [(row.id, row.chat_id) for row in rows]
+
+    async def bet_in(self, round_id: int, user_id: int) -> BetInRound | None:
+        """A round's group, phase and game, and what the player bet in it (``None``: no
+        such round)."""
+        stake = (
+            select(OutcomeRow.stake)
+            .where(
+                OutcomeRow.round_id == round_id,
+                OutcomeRow.user_id == user_id,
+                OutcomeRow.role == "player",
+            )
+            .scalar_subquery()
+        )
+        row = (
+            await self.session.execute(
+                select(
+                    RoundRow.chat_id, RoundRow.phase, RoundRow.ruleset, stake.label("stake")
+                ).where(RoundRow.id == round_id)
+            )
+        ).first()
+        if row is None:
+            return None
+        return BetInRound(row.chat_id, Phase(row.phase), row.ruleset, row.stake)
+
+    async def settled_since(self, chat_id: int, round_id: int) -> bool:
+        """Whether a round of the group settled after round ``round_id`` (its results are
+        then no longer the latest)."""
+        later = await self.session.scalar(
+            select(RoundRow.id)
+            .where(
+                RoundRow.chat_id == chat_id,
+                RoundRow.id > round_id,
+                RoundRow.phase == Phase.SETTLED.value,
+            )
+            .limit(1)
+        )
+        return later is not None
