@@ -131,9 +131,11 @@ class AutobetUseCases(RoundUseCases):
         raise RuntimeError(f"round {round_id}: standing bets not placed in {PLACING_ATTEMPTS}")
 
     async def _place_autobets(self, chat_id: int, round_id: int) -> AutobetRun | None:
-        async with self.store.writing() as uow:
+        # Most groups have none: a read that waits for no writer finds that out.
+        async with self.store.reading() as uow:
             if not await uow.autobets.due(chat_id, round_id):
                 return None
+        async with self.store.writing() as uow:
             state = await uow.rounds.load(round_id)  # locked: one worker places them
             now = self.clock()
             if state is None or state.chat_id != chat_id or not betting_open(state, now):
