@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from bot.engine.autobets import Autobet, AutobetRun, betting_open, place_autobets
 from bot.engine.errors import RuleViolation
-from bot.engine.round import DealerChosen, Phase, Round, RoundStarted, Transition
+from bot.engine.round import DealerChosen, Phase, Round, RoundStarted
 from bot.service.records import CommandResult, Person
 from bot.service.rounds import RoundUseCases
 from bot.store.ledger import transaction_kind
@@ -143,10 +143,16 @@ class AutobetUseCases(RoundUseCases):
             due = await uow.autobets.due(chat_id, round_id)  # again, under the lock
             free = await uow.ledger.available_of(chat_id, [autobet.user_id for autobet in due])
             run = place_autobets(state, due, free, now)
-            before = state
-            for placed in run.placed:
-                await self._write_bet(uow, before, placed.transition, now)
-                before = placed.transition.round
+            # One compare-and-set for the group's bets, and a ledger transaction per bet,
+            # each written in a fixed number of statements.
+            steps = [placed.transition for placed in run.placed]
+            await uow.rounds.save_bets_placed(state, steps, now)
+            await uow.ledger.post_each(
+                chat_id=chat_id,
+                transactions=[(transaction_kind(s.events), s.postings) for s in steps],
+                now_ms=now,
+                round_id=round_id,
+            )
             # A one-round bet ("same again") is used up once considered; a stopped one goes.
             finished = [s.autobet.user_id for s in run.stopped]
             finished += [autobet.user_id for autobet in run.autobets if autobet.once]
@@ -154,18 +160,6 @@ class AutobetUseCases(RoundUseCases):
             kept = [user for user in run.considered if user not in set(finished)]
             await uow.autobets.considered(chat_id, round_id, kept)
         return run
-
-    @staticmethod
-    async def _write_bet(uow: UnitOfWork, before: Round, transition: Transition, now: int) -> None:
-        """One bet as ``/bet`` writes it: compare-and-set, then its ledger transaction."""
-        await uow.rounds.save(before, transition, now)
-        await uow.ledger.post(
-            chat_id=before.chat_id,
-            kind=transaction_kind(transition.events),
-            postings=transition.postings,
-            now_ms=now,
-            round_id=before.id,
-        )
 
     async def place_due_autobets(self) -> list[CommandResult]:
         """Place the standing bets of rounds taking bets that have not had them (a window
@@ -215,10 +209,11 @@ class AutobetUseCases(RoundUseCases):
     async def _place_now(self, chat_id: int) -> CommandResult | None:
         """Place the group's standing bets in the round taking bets now, if one does."""
         async with self.store.reading() as uow:
-            state = await uow.rounds.load_open(chat_id, lock=False)
-        if state is None or not betting_open(state, self.clock()):
+            phase = await uow.queries.open_phase(chat_id)
+            round_id = await uow.rounds.open_round_id(chat_id)
+        if phase != Phase.BETTING.value or round_id is None:
             return None
-        run = await self.place_autobets(chat_id, state.id)
+        run = await self.place_autobets(chat_id, round_id)
         if run is None:
             return None
         return CommandResult(run.round, autobets=run)

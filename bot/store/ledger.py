@@ -181,6 +181,71 @@ class Ledger:
             raise RuleViolation("chips_changed") from None
         return transaction_id
 
+    async def post_each(
+        self,
+        *,
+        chat_id: int,
+        transactions: Sequence[tuple[str, Sequence[Posting]]],
+        now_ms: int,
+        round_id: int | None = None,
+    ) -> None:
+        """Write several balanced transactions (``(kind, postings)`` each, in order) as
+        ``post`` writes one, in a fixed number of statements however many there are:
+        what placing a group's standing bets writes, a transaction per bet."""
+        legs = [(kind, merge_postings(postings)) for kind, postings in transactions]
+        for kind, merged in legs:
+            if sum(posting.amount for posting in merged) != 0:
+                raise UnbalancedTransaction(
+                    f"postings of {kind} sum to {sum(p.amount for p in merged)}"
+                )
+        legs = [(kind, merged) for kind, merged in legs if merged]
+        if not legs:
+            return
+        ids = await self.account_ids(
+            chat_id, (posting.account for _, merged in legs for posting in merged)
+        )
+        transaction_ids = (
+            await self.session.scalars(
+                insert(LedgerTransaction).returning(
+                    LedgerTransaction.id, sort_by_parameter_order=True
+                ),
+                [
+                    {
+                        "chat_id": chat_id,
+                        "kind": kind,
+                        "round_id": round_id,
+                        "actor_id": None,
+                        "memo": "",
+                        "created_at_ms": now_ms,
+                    }
+                    for kind, _ in legs
+                ],
+            )
+        ).all()
+        await self.session.execute(
+            insert(PostingRow),
+            [
+                {"transaction_id": transaction_id, "account_id": ids[p.account], "amount": p.amount}
+                for transaction_id, (_, merged) in zip(transaction_ids, legs, strict=True)
+                for p in merged
+            ],
+        )
+        deltas: dict[int, int] = {}
+        for _, merged in legs:
+            for posting in merged:
+                account = ids[posting.account]
+                deltas[account] = deltas.get(account, 0) + posting.amount
+        # A fixed order of row locks keeps two concurrent transactions from deadlocking.
+        try:
+            await self.session.execute(
+                _ADD_TO_BALANCE,
+                [{"account": account, "delta": deltas[account]} for account in sorted(deltas)],
+            )
+        except IntegrityError as error:
+            if violated_constraint(error) != NOT_NEGATIVE:
+                raise
+            raise RuleViolation("chips_changed") from None
+
     async def balance(self, chat_id: int, user_id: int) -> Balance:
         """A player's available and held chips in a group (zero where no account exists)."""
         rows = await self.session.execute(
