@@ -4,10 +4,11 @@ betting opens. Pure.
 ``place_autobets`` takes a round whose betting window just opened, the group's standing
 bets and each player's free chips, and places each as an ordinary bet (``engine.bet``):
 one transition per bet, each with its own balanced postings and one version higher, so
-that the store writes each exactly like a ``/bet`` (compare-and-set, one ledger
-transaction). What cannot be placed is either skipped for this round (the player deals,
-already bet, or the table is full) or stopped for good (their free chips run short for it,
-the table now plays another game, or the table's limits no longer allow the amount).
+that each is a ``/bet`` as the store keeps it (a bet row in bet order, one ledger
+transaction; the group's together under one compare-and-set). What cannot be placed is
+either skipped for this round (the player deals, already bet, or the table is full) or
+stopped for good (their free chips run short for it, the table now plays another game, or
+the table's limits no longer allow the amount).
 """
 
 from __future__ import annotations

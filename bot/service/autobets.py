@@ -2,12 +2,15 @@
 
 A player sets one with ``/autobet``, or for one round with the results' "same again"; as
 each round's betting opens, the group's standing bets are placed in one unit of work, each
-as an ordinary bet (``bot.engine.autobets``): its own compare-and-set on the round's
-version and its own balanced ledger transaction, so they are held and settled like any
-bet. Placement hooks onto every round command and start (betting opens as bidding ends,
-or as a round starts when the house deals), and ``place_due_autobets`` catches up on a
-window that opened just before a restart. Each standing bet is considered once per round
-(``last_round_id``), so a second worker or a restart never places one twice.
+as an ordinary bet (``bot.engine.autobets``: ``engine.bet``, one version higher, its own
+balanced ledger transaction), so they are held and settled like any bet. The group's bets
+are written together: one compare-and-set on the round's version from before the first to
+after the last (all or none), and the bets and their ledger transactions in a fixed number
+of statements however many there are. Placement hooks onto every round command and start
+(betting opens as bidding ends, or as a round starts when the house deals), and
+``place_due_autobets`` catches up on a window that opened just before a restart. Each
+standing bet is considered once per round (``last_round_id``), so a second worker or a
+restart never places one twice.
 """
 
 from __future__ import annotations
@@ -117,8 +120,8 @@ class AutobetUseCases(RoundUseCases):
 
     async def place_autobets(self, chat_id: int, round_id: int) -> AutobetRun | None:
         """Place the group's standing bets not yet considered for this round, if it takes
-        bets: one unit of work for the group, a compare-and-set and a ledger transaction
-        per bet. ``None`` when there were none to consider (one indexed read)."""
+        bets: one unit of work for the group, one compare-and-set for all, a ledger
+        transaction per bet. ``None`` when there were none to consider (one indexed read)."""
         for _ in range(PLACING_ATTEMPTS):
             try:
                 return await self._place_autobets(chat_id, round_id)
@@ -140,9 +143,10 @@ class AutobetUseCases(RoundUseCases):
             now = self.clock()
             if state is None or state.chat_id != chat_id or not betting_open(state, now):
                 return None
-            due = await uow.autobets.due(chat_id, round_id)  # again, under the lock
-            free = await uow.ledger.available_of(chat_id, [autobet.user_id for autobet in due])
-            run = place_autobets(state, due, free, now)
+            # Again, under the round's lock; with the chips and accounts the bets move.
+            due = await uow.autobets.due_with_chips(chat_id, round_id)
+            free = {d.autobet.user_id: d.free_chips for d in due}
+            run = place_autobets(state, [d.autobet for d in due], free, now)
             # One compare-and-set for the group's bets, and a ledger transaction per bet,
             # each written in a fixed number of statements.
             steps = [placed.transition for placed in run.placed]
@@ -152,6 +156,7 @@ class AutobetUseCases(RoundUseCases):
                 transactions=[(transaction_kind(s.events), s.postings) for s in steps],
                 now_ms=now,
                 round_id=round_id,
+                known_accounts={ref: id_ for d in due for ref, id_ in d.accounts.items()},
             )
             # A one-round bet ("same again") is used up once considered; a stopped one goes.
             finished = [s.autobet.user_id for s in run.stopped]

@@ -3,16 +3,19 @@ round, and what placing them for a round leaves (each considered once per round)
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from sqlalchemy import and_, delete, exists, or_, select, update
+from sqlalchemy import ColumnElement, and_, delete, exists, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import aliased
 
 from bot.engine.autobets import Autobet
-from bot.engine.round import Phase
+from bot.engine.round import AccountKind, AccountRef, Phase, available
+from bot.engine.round import held as engine_held
 from bot.store.db import dialect_insert
-from bot.store.models import AutobetRow, OutcomeRow, RoundRow
+from bot.store.models import Account, AutobetRow, OutcomeRow, RoundRow
 
 _COLUMNS = (AutobetRow.user_id, AutobetRow.amount, AutobetRow.ruleset, AutobetRow.once)
 
@@ -30,6 +33,25 @@ class BetInRound:
     phase: Phase
     ruleset: str
     stake: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class DueAutobet:
+    """A standing bet due for a round, its player's free chips, and the ids of their
+    available and held accounts (none if they have no chips here)."""
+
+    autobet: Autobet
+    free_chips: int
+    accounts: Mapping[AccountRef, int]
+
+
+def _account_of(account: Any, kind: AccountKind) -> ColumnElement[bool]:
+    """The join of a standing bet to its player's account of ``kind`` in the group."""
+    return and_(
+        account.chat_id == AutobetRow.chat_id,
+        account.user_id == AutobetRow.user_id,
+        account.kind == kind.value,
+    )
 
 
 class AutobetRepository:
@@ -87,6 +109,25 @@ class AutobetRepository:
             .order_by(AutobetRow.set_at_ms, AutobetRow.user_id)
         )
         return [Autobet(row.user_id, row.amount, row.ruleset, row.once) for row in rows]
+
+    async def due_with_chips(self, chat_id: int, round_id: int) -> list[DueAutobet]:
+        """``due``, with each player's free chips and the ids of their available and held
+        accounts (what placing the bets moves chips between), in one statement."""
+        free, held = aliased(Account), aliased(Account)
+        rows = await self.session.execute(
+            select(*_COLUMNS, free.balance, free.id, held.id)
+            .outerjoin(free, _account_of(free, AccountKind.AVAILABLE))
+            .outerjoin(held, _account_of(held, AccountKind.HELD))
+            .where(AutobetRow.chat_id == chat_id, _not_yet_for(round_id))  # type: ignore[arg-type]
+            .order_by(AutobetRow.set_at_ms, AutobetRow.user_id)
+        )
+        due = []
+        for user_id, amount, ruleset, once, balance, available_id, held_id in rows:
+            accounts = {}
+            if available_id is not None and held_id is not None:
+                accounts = {available(user_id): available_id, engine_held(user_id): held_id}
+            due.append(DueAutobet(Autobet(user_id, amount, ruleset, once), balance or 0, accounts))
+        return due
 
     async def considered(self, chat_id: int, round_id: int, user_ids: Sequence[int]) -> None:
         """Mark these players' standing bets as considered for the round."""

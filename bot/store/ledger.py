@@ -6,7 +6,7 @@ database transaction as the state change that causes them.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from sqlalchemy import bindparam, insert, select, update
@@ -188,10 +188,12 @@ class Ledger:
         transactions: Sequence[tuple[str, Sequence[Posting]]],
         now_ms: int,
         round_id: int | None = None,
+        known_accounts: Mapping[AccountRef, int] | None = None,
     ) -> None:
         """Write several balanced transactions (``(kind, postings)`` each, in order) as
         ``post`` writes one, in a fixed number of statements however many there are:
-        what placing a group's standing bets writes, a transaction per bet."""
+        what placing a group's standing bets writes, a transaction per bet.
+        ``known_accounts``: account ids the caller read already (the rest are looked up)."""
         legs = [(kind, merge_postings(postings)) for kind, postings in transactions]
         for kind, merged in legs:
             if sum(posting.amount for posting in merged) != 0:
@@ -201,14 +203,16 @@ class Ledger:
         legs = [(kind, merged) for kind, merged in legs if merged]
         if not legs:
             return
-        ids = await self.account_ids(
-            chat_id, (posting.account for _, merged in legs for posting in merged)
-        )
-        transaction_ids = (
-            await self.session.scalars(
-                insert(LedgerTransaction).returning(
-                    LedgerTransaction.id, sort_by_parameter_order=True
-                ),
+        ids = dict(known_accounts or {})
+        unknown = [p.account for _, merged in legs for p in merged if p.account not in ids]
+        if unknown:
+            ids.update(await self.account_ids(chat_id, unknown))
+        # One statement for every transaction. Transactions of one kind are rows alike
+        # (chat, round, time), so which id goes with which postings does not matter, and
+        # the order the ids come back in need not be the order of the rows.
+        created = await self.session.execute(
+            insert(LedgerTransaction)
+            .values(
                 [
                     {
                         "chat_id": chat_id,
@@ -219,9 +223,15 @@ class Ledger:
                         "created_at_ms": now_ms,
                     }
                     for kind, _ in legs
-                ],
+                ]
             )
-        ).all()
+            .returning(LedgerTransaction.kind, LedgerTransaction.id)
+        )
+        ids_of_kind: dict[str, list[int]] = {}
+        for kind, transaction_id in sorted(created, key=lambda row: -row[1]):
+            ids_of_kind.setdefault(kind, []).append(transaction_id)
+        # Lowest id first, so that (ids being given in order) the ledger reads in bet order.
+        transaction_ids = [ids_of_kind[kind].pop() for kind, _ in legs]
         await self.session.execute(
             insert(PostingRow),
             [
@@ -257,19 +267,6 @@ class Ledger:
         )
         amounts = dict(rows.tuples().all())
         return Balance(amounts.get("available", 0), amounts.get("held", 0))
-
-    async def available_of(self, chat_id: int, user_ids: Sequence[int]) -> dict[int, int]:
-        """Several players' free chips in a group, in one statement (absent: none)."""
-        if not user_ids:
-            return {}
-        rows = await self.session.execute(
-            select(Account.user_id, Account.balance).where(
-                Account.chat_id == chat_id,
-                Account.user_id.in_(list(user_ids)),
-                Account.kind == AccountKind.AVAILABLE.value,
-            )
-        )
-        return dict(rows.tuples().all())
 
     async def balances_of_user(self, user_id: int) -> dict[int, Balance]:
         """A player's chips in every group where they have an account."""
