@@ -9,7 +9,7 @@ from typing import Any
 
 from sqlalchemy import ColumnElement, and_, delete, exists, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlalchemy.orm import aliased
+from sqlalchemy.orm import InstrumentedAttribute, aliased
 
 from bot.engine.autobets import Autobet
 from bot.engine.round import AccountKind, AccountRef, Phase, available
@@ -20,7 +20,9 @@ from bot.store.models import Account, AutobetRow, OutcomeRow, RoundRow
 _COLUMNS = (AutobetRow.user_id, AutobetRow.amount, AutobetRow.ruleset, AutobetRow.once)
 
 
-def _not_yet_for(round_id: int) -> object:
+def _not_yet_for(
+    round_id: int | ColumnElement[int] | InstrumentedAttribute[int],
+) -> ColumnElement[bool]:
     """Standing bets not yet considered for round ``round_id`` (ids only grow)."""
     return or_(AutobetRow.last_round_id.is_(None), AutobetRow.last_round_id < round_id)
 
@@ -105,7 +107,7 @@ class AutobetRepository:
         """The group's standing bets not yet considered for the round, oldest set first."""
         rows = await self.session.execute(
             select(*_COLUMNS)
-            .where(AutobetRow.chat_id == chat_id, _not_yet_for(round_id))  # type: ignore[arg-type]
+            .where(AutobetRow.chat_id == chat_id, _not_yet_for(round_id))
             .order_by(AutobetRow.set_at_ms, AutobetRow.user_id)
         )
         return [Autobet(row.user_id, row.amount, row.ruleset, row.once) for row in rows]
@@ -118,7 +120,7 @@ class AutobetRepository:
             select(*_COLUMNS, free.balance, free.id, held.id)
             .outerjoin(free, _account_of(free, AccountKind.AVAILABLE))
             .outerjoin(held, _account_of(held, AccountKind.HELD))
-            .where(AutobetRow.chat_id == chat_id, _not_yet_for(round_id))  # type: ignore[arg-type]
+            .where(AutobetRow.chat_id == chat_id, _not_yet_for(round_id))
             .order_by(AutobetRow.set_at_ms, AutobetRow.user_id)
         )
         due = []
@@ -147,7 +149,7 @@ class AutobetRepository:
             .where(
                 RoundRow.phase == Phase.BETTING.value,
                 exists().where(
-                    and_(AutobetRow.chat_id == RoundRow.chat_id, _not_yet_for(RoundRow.id))  # type: ignore[arg-type]
+                    and_(AutobetRow.chat_id == RoundRow.chat_id, _not_yet_for(RoundRow.id))
                 ),
             )
             .order_by(RoundRow.id)
