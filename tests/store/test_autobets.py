@@ -7,6 +7,7 @@ the database after each test."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 
 import pytest
@@ -209,3 +210,25 @@ async def test_a_window_opened_before_a_restart_gets_its_standing_bets_after_it(
     assert [result.round.id for result in placed if result.round] == [betting.round.id]
     assert placed[0].round is not None and stakes(placed[0].round) == {ALICE.id: 1_000}
     assert await service.place_due_autobets() == []
+
+
+async def test_two_workers_placing_the_same_rounds_standing_bets_place_them_once(
+    service: GameService, db: Database, clock: Clock
+) -> None:
+    await bull_bull_table(service)
+    await fund(service, DEALER, 100_000)
+    for person in (ALICE, BOB):
+        await fund(service, person, 100_000)
+    opened = await open_betting(service, clock)
+    assert opened.round is not None
+    async with service.store.writing() as uow:
+        for person in (ALICE, BOB):
+            await uow.autobets.put(GROUP, Autobet(person.id, 1_000, "bullbull"), clock())
+    other = GameService(db, TEST_SETTINGS, clock=clock)  # a second worker
+    runs = await asyncio.gather(
+        service.place_autobets(GROUP, opened.round.id),
+        other.place_autobets(GROUP, opened.round.id),
+    )
+    placed = [p.autobet.user_id for run in runs if run is not None for p in run.placed]
+    assert sorted(placed) == sorted([ALICE.id, BOB.id])
+    assert await round_transactions(db, opened.round.id) == ["bid", "bet", "bet"]
