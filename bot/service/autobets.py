@@ -134,10 +134,9 @@ class AutobetUseCases(RoundUseCases):
         raise RuntimeError(f"round {round_id}: standing bets not placed in {PLACING_ATTEMPTS}")
 
     async def _place_autobets(self, chat_id: int, round_id: int) -> AutobetRun | None:
-        # Most groups have none: a read that waits for no writer finds that out.
-        async with self.store.reading() as uow:
-            if not await uow.autobets.due(chat_id, round_id):
-                return None
+        # Most groups have none: one round trip that waits for no writer finds that out.
+        if not await self.store.autobet_lookup.any_due(chat_id, round_id):
+            return None
         async with self.store.writing() as uow:
             state = await uow.rounds.load(round_id)  # locked: one worker places them
             now = self.clock()

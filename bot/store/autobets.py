@@ -14,8 +14,9 @@ from sqlalchemy.orm import InstrumentedAttribute, aliased
 from bot.engine.autobets import Autobet
 from bot.engine.round import AccountKind, AccountRef, Phase, available
 from bot.engine.round import held as engine_held
-from bot.store.db import dialect_insert
+from bot.store.db import Database, dialect_insert
 from bot.store.models import Account, AutobetRow, OutcomeRow, RoundRow
+from bot.store.round_sql import Positional
 
 _COLUMNS = (AutobetRow.user_id, AutobetRow.amount, AutobetRow.ruleset, AutobetRow.once)
 
@@ -103,18 +104,10 @@ class AutobetRepository:
         )
         return int(result.rowcount)  # type: ignore[attr-defined]
 
-    async def due(self, chat_id: int, round_id: int) -> list[Autobet]:
-        """The group's standing bets not yet considered for the round, oldest set first."""
-        rows = await self.session.execute(
-            select(*_COLUMNS)
-            .where(AutobetRow.chat_id == chat_id, _not_yet_for(round_id))
-            .order_by(AutobetRow.set_at_ms, AutobetRow.user_id)
-        )
-        return [Autobet(row.user_id, row.amount, row.ruleset, row.once) for row in rows]
-
     async def due_with_chips(self, chat_id: int, round_id: int) -> list[DueAutobet]:
-        """``due``, with each player's free chips and the ids of their available and held
-        accounts (what placing the bets moves chips between), in one statement."""
+        """The group's standing bets not yet considered for the round, oldest set first,
+        with each player's free chips and the ids of their available and held accounts
+        (what placing the bets moves chips between), in one statement."""
         free, held = aliased(Account), aliased(Account)
         rows = await self.session.execute(
             select(*_COLUMNS, free.balance, free.id, held.id)
@@ -192,3 +185,37 @@ class AutobetRepository:
             .limit(1)
         )
         return later is not None
+
+
+#: Whether a group has a standing bet not yet considered for a round (its primary key's
+#: first column finds the group's few rows).
+_ANY_DUE = (
+    "SELECT EXISTS (SELECT 1 FROM autobets WHERE chat_id = :chat_id "
+    "AND (last_round_id IS NULL OR last_round_id < :round_id))"
+)
+_ANY_DUE_POSTGRES = Positional.of(_ANY_DUE)
+
+
+class AutobetLookup:
+    """The look every betting window takes, whether its group has standing bets to place:
+    one round trip on a connection of the hot path's (SQLite: the reader's thread;
+    PostgreSQL: the bare driver's pool), no transaction of SQLAlchemy's around it."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    async def any_due(self, chat_id: int, round_id: int) -> bool:
+        """Whether the group has a standing bet not yet considered for the round."""
+        params = {"chat_id": chat_id, "round_id": round_id}
+        reader = self.db.sqlite_reader
+        if reader is not None:
+            row = await reader.run(
+                lambda connection: connection.execute(_ANY_DUE, params).fetchone()
+            )
+            return bool(row[0])
+        assert self.db.driver_pool is not None
+        async with self.db.driver_pool.connection() as driver:
+            found = await driver.fetchval(
+                _ANY_DUE_POSTGRES.sql, *_ANY_DUE_POSTGRES.arguments(params)
+            )
+        return bool(found)

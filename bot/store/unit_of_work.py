@@ -14,7 +14,7 @@ from contextlib import asynccontextmanager
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from bot.store.autobets import AutobetRepository
+from bot.store.autobets import AutobetLookup, AutobetRepository
 from bot.store.chats import ChatRepository
 from bot.store.console import ConsoleLinkUses, ConsoleQueries
 from bot.store.db import Database
@@ -55,6 +55,7 @@ class Store:
         self.db = db
         self.bot_id = bot_id
         self.round_commands = RoundCommands(db, bot_id=bot_id)
+        self.autobet_lookup = AutobetLookup(db)
 
     @asynccontextmanager
     async def writing(self) -> AsyncIterator[UnitOfWork]:
