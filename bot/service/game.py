@@ -8,13 +8,17 @@ group, or raises a ``GameError`` whose ``key`` names the message to show; then n
 changed.
 
 The use cases live by family, each in a module of its own: ``rounds``, ``tables``,
-``chips``, ``deliveries`` and ``reading``. ``GameService`` puts them together so that the
-shell has one object to call (the families share one ``ServiceCore``: the store, the
-clock, the seeds, the defaults).
+``chips``, ``deliveries``, ``reading`` and ``autobets`` (which extends ``rounds``: a
+round command that opens betting places the standing bets). ``GameService`` puts them
+together so that the shell has one object to call (the families share one
+``ServiceCore``: the store, the clock, the seeds, the defaults).
 """
 
 from __future__ import annotations
 
+from bot.service.autobets import AutobetChange as AutobetChange
+from bot.service.autobets import AutobetUseCases
+from bot.service.autobets import SameAgain as SameAgain
 from bot.service.chips import ChipUseCases
 from bot.service.deliveries import BOARD_REFUSED as BOARD_REFUSED
 from bot.service.deliveries import DELIVERY_LEASE_MS as DELIVERY_LEASE_MS
@@ -32,13 +36,12 @@ from bot.service.records import ShoeInfo as ShoeInfo
 from bot.service.records import StatementLine as StatementLine
 from bot.service.records import random_seed as random_seed
 from bot.service.records import wall_clock_ms as wall_clock_ms
-from bot.service.rounds import RoundUseCases
 from bot.service.stats import StatsUseCases
 from bot.service.tables import TableUseCases
 
 
 class GameService(
-    RoundUseCases,
+    AutobetUseCases,
     TableUseCases,
     ChipUseCases,
     DeliveryUseCases,

@@ -8,6 +8,7 @@ import time
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from bot.engine.autobets import AutobetRun
 from bot.engine.errors import GameError
 from bot.engine.round import Event, Phase, Round
 from bot.rules.split import SEED_BYTES
@@ -64,8 +65,9 @@ class CommandResult:
     ``round`` is the round after the command (``None`` if none was involved), ``events``
     what happened to it, ``started`` a round that began as a consequence (after a
     re-deal) and ``started_events`` what its start did, ``duplicate`` is true when the
-    update had been processed before, and ``refused`` is why a round due to start by
-    itself could not.
+    update had been processed before, ``refused`` is why a round due to start by
+    itself could not, and ``autobets`` what placing the standing bets did when the
+    command opened betting (``bot.service.autobets``).
     """
 
     round: Round | None = None
@@ -74,6 +76,7 @@ class CommandResult:
     duplicate: bool = False
     refused: GameError | None = None
     started_events: tuple[Event, ...] = ()
+    autobets: AutobetRun | None = None
 
 
 @dataclass(frozen=True, slots=True)

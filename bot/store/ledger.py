@@ -6,7 +6,7 @@ database transaction as the state change that causes them.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from sqlalchemy import bindparam, insert, select, update
@@ -180,6 +180,81 @@ class Ledger:
                 raise
             raise RuleViolation("chips_changed") from None
         return transaction_id
+
+    async def post_each(
+        self,
+        *,
+        chat_id: int,
+        transactions: Sequence[tuple[str, Sequence[Posting]]],
+        now_ms: int,
+        round_id: int | None = None,
+        known_accounts: Mapping[AccountRef, int] | None = None,
+    ) -> None:
+        """Write several balanced transactions (``(kind, postings)`` each, in order) as
+        ``post`` writes one, in a fixed number of statements however many there are:
+        what placing a group's standing bets writes, a transaction per bet.
+        ``known_accounts``: account ids the caller read already (the rest are looked up)."""
+        legs = [(kind, merge_postings(postings)) for kind, postings in transactions]
+        for kind, merged in legs:
+            if sum(posting.amount for posting in merged) != 0:
+                raise UnbalancedTransaction(
+                    f"postings of {kind} sum to {sum(p.amount for p in merged)}"
+                )
+        legs = [(kind, merged) for kind, merged in legs if merged]
+        if not legs:
+            return
+        ids = dict(known_accounts or {})
+        unknown = [p.account for _, merged in legs for p in merged if p.account not in ids]
+        if unknown:
+            ids.update(await self.account_ids(chat_id, unknown))
+        # One statement for every transaction. Transactions of one kind are rows alike
+        # (chat, round, time), so which id goes with which postings does not matter, and
+        # the order the ids come back in need not be the order of the rows.
+        created = await self.session.execute(
+            insert(LedgerTransaction)
+            .values(
+                [
+                    {
+                        "chat_id": chat_id,
+                        "kind": kind,
+                        "round_id": round_id,
+                        "actor_id": None,
+                        "memo": "",
+                        "created_at_ms": now_ms,
+                    }
+                    for kind, _ in legs
+                ]
+            )
+            .returning(LedgerTransaction.kind, LedgerTransaction.id)
+        )
+        ids_of_kind: dict[str, list[int]] = {}
+        for kind, transaction_id in sorted(created, key=lambda row: -row[1]):
+            ids_of_kind.setdefault(kind, []).append(transaction_id)
+        # Lowest id first, so that (ids being given in order) the ledger reads in bet order.
+        transaction_ids = [ids_of_kind[kind].pop() for kind, _ in legs]
+        await self.session.execute(
+            insert(PostingRow),
+            [
+                {"transaction_id": transaction_id, "account_id": ids[p.account], "amount": p.amount}
+                for transaction_id, (_, merged) in zip(transaction_ids, legs, strict=True)
+                for p in merged
+            ],
+        )
+        deltas: dict[int, int] = {}
+        for _, merged in legs:
+            for posting in merged:
+                account = ids[posting.account]
+                deltas[account] = deltas.get(account, 0) + posting.amount
+        # A fixed order of row locks keeps two concurrent transactions from deadlocking.
+        try:
+            await self.session.execute(
+                _ADD_TO_BALANCE,
+                [{"account": account, "delta": deltas[account]} for account in sorted(deltas)],
+            )
+        except IntegrityError as error:
+            if violated_constraint(error) != NOT_NEGATIVE:
+                raise
+            raise RuleViolation("chips_changed") from None
 
     async def balance(self, chat_id: int, user_id: int) -> Balance:
         """A player's available and held chips in a group (zero where no account exists)."""

@@ -359,3 +359,21 @@ class ConsoleLinkUse(Base):
     user_id: Mapped[int]
     used_at_ms: Mapped[int]
     expires_at_ms: Mapped[int] = mapped_column(index=True)
+
+
+class AutobetRow(Base):
+    """A player's standing bet in a group (seed 001: the bet stays in the box), placed
+    for them as each round's betting opens. ``ruleset`` is the game it was set for (a
+    table that changes game stops it); ``once`` is the results' "same again", for one
+    round; ``last_round_id`` is the last round it was considered for, so that no round
+    places it twice (a restart, a second worker)."""
+
+    __tablename__ = "autobets"
+    __table_args__ = (CheckConstraint("amount > 0", name="positive"),)
+    chat_id: Mapped[int] = mapped_column(ForeignKey("chats.id"), primary_key=True)
+    user_id: Mapped[int] = mapped_column(primary_key=True, autoincrement=False)
+    amount: Mapped[int]
+    ruleset: Mapped[str] = mapped_column(String(32))
+    once: Mapped[bool] = mapped_column(Boolean, default=False)
+    set_at_ms: Mapped[int]
+    last_round_id: Mapped[int | None]

@@ -14,6 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.engine.round import (
     Bet,
+    BetPlaced,
     BidPlaced,
     Grab,
     Phase,
@@ -271,6 +272,42 @@ class RoundRepository:
                 )
             elif isinstance(event, RoundSettled):
                 await self._save_outcomes(after, event)
+
+    async def save_bets_placed(
+        self, before: Round, steps: Sequence[Transition], now_ms: int
+    ) -> None:
+        """Write steps that each placed one new bet (standing bets placed as betting
+        opens): one compare-and-set from ``before``'s version to the last step's, and the
+        bets in one statement, each at its own step's place in the bet order. Raises
+        ``StaleRound`` if another writer got there first."""
+        if not steps:
+            return
+        after = steps[-1].round
+        result = await self.session.execute(
+            update(RoundRow)
+            .where(RoundRow.id == before.id, RoundRow.version == before.version)
+            .values(**round_columns(after))
+        )
+        if result.rowcount != 1:  # type: ignore[attr-defined]
+            raise StaleRound(before.id)
+        rows = []
+        for step in steps:
+            (placed,) = step.events
+            if not isinstance(placed, BetPlaced) or placed.previous:
+                raise ValueError(f"not a new bet: {step.events}")
+            bet = step.round.bet_of(placed.user_id)
+            assert bet is not None
+            rows.append(
+                {
+                    "round_id": after.id,
+                    "user_id": bet.user_id,
+                    "amount": bet.amount,
+                    "hold": bet.hold,
+                    "position": step.round.version,
+                    "placed_at_ms": now_ms,
+                }
+            )
+        await self.session.execute(insert(BetRow), rows)
 
     async def _save_bets(self, before: Round, after: Round, now_ms: int) -> None:
         old = {bet.user_id: bet for bet in before.bets}

@@ -14,6 +14,7 @@ from contextlib import asynccontextmanager
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from bot.store.autobets import AutobetLookup, AutobetRepository
 from bot.store.chats import ChatRepository
 from bot.store.console import ConsoleLinkUses, ConsoleQueries
 from bot.store.db import Database
@@ -36,6 +37,7 @@ class UnitOfWork:
         self.ledger = Ledger(session)
         self.chats = ChatRepository(session)
         self.shoes = ShoeRepository(session)
+        self.autobets = AutobetRepository(session)
         self.users = UserRepository(session)
         self.audit = AuditLog(session)
         self.deliveries = Deliveries(session)
@@ -55,6 +57,7 @@ class Store:
         self.db = db
         self.bot_id = bot_id
         self.round_commands = RoundCommands(db, bot_id=bot_id)
+        self.autobet_lookup = AutobetLookup(db)
 
     @asynccontextmanager
     async def writing(self) -> AsyncIterator[UnitOfWork]:

@@ -294,9 +294,12 @@ class Board:
         lease ran out (a crash in between repeats what had gone out, the animation too)."""
         views = Views(state.settings)
         text = views.results(state, ended, people)
+        # "Same again" goes on the message that ends the results: the text, or the
+        # picture when the text is its caption.
+        markup = views.results_keyboard(state, ended)
         chat_id = state.chat_id
         if isinstance(ended, RoundVoided) or state.settings.pictures != PICTURES_ON:
-            await self.messenger.send(chat_id, text, priority=Priority.RESULTS)
+            await self.messenger.send(chat_id, text, markup, priority=Priority.RESULTS)
             return
         pictures = RoundPictures(state, ended, people)
         # The turning cards are a show: only when the group's minute has room for them
@@ -308,7 +311,7 @@ class Board:
             picture = await pictures.render_results()
         except Exception:  # a picture is a nicety; the results are not
             log.exception("round %s: drawing its pictures failed", state.id)
-            await self.messenger.send(chat_id, text, priority=Priority.RESULTS)
+            await self.messenger.send(chat_id, text, markup, priority=Priority.RESULTS)
             return
         if reveal is not None and animation is not None:
             caption = html.escape(reveal.caption)
@@ -318,10 +321,16 @@ class Board:
         fits = caption_length(text) <= MAX_CAPTION_LENGTH
         caption = text if fits else views.t("picture.caption_short", round_id=state.id)
         sent = await self.messenger.send_media(
-            chat_id, "photo", picture, "results.png", caption, priority=Priority.RESULTS
+            chat_id,
+            "photo",
+            picture,
+            "results.png",
+            caption,
+            markup if fits else None,
+            priority=Priority.RESULTS,
         )
         if sent is None or not fits:
-            await self.messenger.send(chat_id, text, priority=Priority.RESULTS)
+            await self.messenger.send(chat_id, text, markup, priority=Priority.RESULTS)
 
     async def _shoe_replaced(self, state: Round, started: RoundStarted) -> None:
         retired = started.retired_shoe

@@ -126,6 +126,7 @@ class Messenger:
         data: bytes,
         filename: str,
         caption: str = "",
+        markup: InlineKeyboardMarkup | None = None,
         *,
         priority: Priority = Priority.ANSWER,
     ) -> int | None:
@@ -138,11 +139,19 @@ class Messenger:
         try:
             if kind == "photo":
                 sent = await self.bot.send_photo(
-                    chat_id, upload, caption=caption or None, parse_mode=ParseMode.HTML
+                    chat_id,
+                    upload,
+                    caption=caption or None,
+                    parse_mode=ParseMode.HTML,
+                    reply_markup=markup,
                 )
             else:
                 sent = await self.bot.send_animation(
-                    chat_id, upload, caption=caption or None, parse_mode=ParseMode.HTML
+                    chat_id,
+                    upload,
+                    caption=caption or None,
+                    parse_mode=ParseMode.HTML,
+                    reply_markup=markup,
                 )
         except (BadRequest, Forbidden) as error:
             log.warning("chat %s refused a %s: %s", chat_id, kind, error)

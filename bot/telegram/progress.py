@@ -22,6 +22,7 @@ from bot.engine.round import (
 )
 from bot.priority import urgent
 from bot.service.game import CommandResult, GameService
+from bot.telegram.autobet_notices import AutobetNotices
 from bot.telegram.board import Board
 from bot.telegram.deadlines import DeadlineObserver, Deadlines
 from bot.telegram.observers import ShellObserver, Unobserved
@@ -58,6 +59,7 @@ class RoundProgress:
         sweep_concurrency: int = SWEEP_CONCURRENCY,
         observer: DeadlineObserver | None = None,
         shell_observer: ShellObserver | None = None,
+        autobet_notices: AutobetNotices | None = None,
     ) -> None:
         self.service = service
         self.locks = locks
@@ -68,6 +70,7 @@ class RoundProgress:
         self.sweep_concurrency = sweep_concurrency
         self.observer = observer
         self.shell_observer: ShellObserver = shell_observer or Unobserved()
+        self.autobet_notices = autobet_notices
 
     def publish(self, chat_id: int, result: CommandResult) -> None:
         """Tell the group what a command or deadline did (through the chat's outbox, so
@@ -88,12 +91,24 @@ class RoundProgress:
                 self.shell_observer.round_ended(state.id, state.settings.ruleset, void_reason)
         self.deadlines.schedule(state)
         self._show_on_board(state, result)
+        self._show_autobets(chat_id, result)
         if result.started is not None:
             for event in result.started_events:
                 if isinstance(event, RoundStarted) and event.retired_shoe is not None:
                     self.board.shoe_replaced(result.started, event)
             self.board.post(chat_id, result.started.id)
             self.deadlines.schedule(result.started)
+
+    def _show_autobets(self, chat_id: int, result: CommandResult) -> None:
+        """Standing bets placed by themselves (not as betting opened, whose new board
+        shows them) ride the throttled edit; those that stopped are named to the group."""
+        run = result.autobets
+        if run is None:
+            return
+        if run.placed and not result.events:
+            self.board.refresh(run.round)
+        if self.autobet_notices is not None:
+            self.autobet_notices.stopped(chat_id, run)
 
     def _show_on_board(self, state: Round, result: CommandResult) -> None:
         """A new phase for players to act in is a new board message (it notifies); the end
@@ -174,6 +189,10 @@ class RoundProgress:
             self.board.announce(state, ended)
         # Overdue rounds are advanced side by side (bounded), as the sweep does.
         await self.catch_up()
+        for result in await self.service.place_due_autobets():
+            # A window that opened just before the stop has its standing bets now.
+            assert result.round is not None
+            self.publish(result.round.chat_id, result)
         open_rounds = await self.service.open_rounds()
         for state in open_rounds:
             self.deadlines.schedule(state)

@@ -29,6 +29,7 @@ from bot.config import Config
 from bot.engine.errors import GameError
 from bot.service.game import GameService, wall_clock_ms
 from bot.telegram.admins import AdminCheck
+from bot.telegram.autobet_notices import AutobetNotices
 from bot.telegram.board import Board
 from bot.telegram.commands import Command, CommandRegistry, Handler, Where
 from bot.telegram.deadlines import DeadlineObserver, Deadlines
@@ -70,6 +71,7 @@ def command_registry(
             Command("newround", play.newround, group),
             Command("bid", play.bid, group),
             Command("bet", play.bet, group),
+            Command("autobet", play.autobet, group),
             Command("balance", info.balance, group),
             Command("balance", info.balance_private, private),
             Command("history", info.history, group),
@@ -141,6 +143,7 @@ class GameBot:
             sweep_seconds=config.sweep_seconds,
             observer=deadline_observer,
             shell_observer=self.observer,
+            autobet_notices=AutobetNotices(self.outbox, self.people, self.replies),
         )
         self.admins = AdminCheck(
             service, self.messenger, config.operators, cache_seconds=config.admin_cache_seconds

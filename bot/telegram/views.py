@@ -38,8 +38,9 @@ def display_name(user_id: int, people: Mapping[int, Person]) -> str:
     return html.escape(name[:64])
 
 
-#: What a board's buttons do; a bid or a bet carries its amount, the others 0.
-BUTTON_ACTIONS = ("bid", "bet", "cancel", "grab")
+#: What a board's buttons do, and the results' "same again" (``again``: the round is the
+#: settled one whose bet is repeated); a bid or a bet carries its amount, the others 0.
+BUTTON_ACTIONS = ("bid", "bet", "cancel", "grab", "again")
 _WITH_AMOUNT = ("bid", "bet")
 
 
@@ -217,6 +218,20 @@ class Views:
         return InlineKeyboardButton(self.t(key, amount=press.amount), callback_data=press.encode())
 
     # -- results --------------------------------------------------------------------
+
+    def results_keyboard(
+        self, state: Round, ended: RoundSettled | RoundVoided
+    ) -> InlineKeyboardMarkup | None:
+        """The results message's buttons, whatever form the message takes (text, or a
+        picture's caption): "same again" for a settled round with bets, which bets each
+        presser's stake of this round again (``again`` carries this round's id, so a
+        press on older results is refused)."""
+        if not isinstance(ended, RoundSettled) or not state.bets:
+            return None
+        again = InlineKeyboardButton(
+            self.t("button.same_again"), callback_data=ButtonPress(state.id, "again").encode()
+        )
+        return InlineKeyboardMarkup([[again]])
 
     def results(
         self, state: Round, ended: RoundSettled | RoundVoided, people: Mapping[int, Person]

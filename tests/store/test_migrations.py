@@ -423,3 +423,25 @@ async def _row(url: str, statement: str) -> tuple[Any, ...]:
             return tuple((await connection.execute(text(statement))).one())
     finally:
         await database.dispose()
+
+
+def test_standing_bets_are_a_table_of_their_own_after_0011_and_go_with_a_downgrade(
+    empty_database_url: str,
+) -> None:
+    upgrade(empty_database_url, "0010")
+    chats = (
+        "INSERT INTO chats (id, title, is_group, is_open, settings, created_at_ms) "
+        "VALUES (-7, 'a', true, true, '{}', 0)"
+    )
+    asyncio.run(_execute(empty_database_url, [chats]))
+    upgrade(empty_database_url, "0011")
+    columns = "INSERT INTO autobets (chat_id, user_id, amount, ruleset, once, set_at_ms) VALUES "
+    asyncio.run(_execute(empty_database_url, [columns + "(-7, 5, 500, 'bullbull', false, 0)"]))
+    assert asyncio.run(_count(empty_database_url, "autobets")) == 1
+    # A standing bet is of something, in a group the bot knows.
+    for refused in ("(-7, 6, 0, 'bullbull', false, 0)", "(-8, 5, 500, 'bullbull', false, 0)"):
+        with pytest.raises(Exception, match=r"(?i)check|foreign"):
+            asyncio.run(_execute(empty_database_url, [columns + refused]))
+    command.downgrade(alembic_config(empty_database_url), "0010")
+    _, tables, revision = asyncio.run(schema_of(empty_database_url))
+    assert revision == "0010" and "autobets" not in tables

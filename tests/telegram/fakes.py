@@ -351,6 +351,10 @@ class FakeService:
         self._note("start_due_round", chat_id)
         return self.start_results.get(chat_id, CommandResult())
 
+    async def place_due_autobets(self) -> list[CommandResult]:
+        self._note("place_due_autobets")
+        return []
+
     async def due_rounds(self) -> list[tuple[int, int]]:
         self._note("due_rounds")
         return list(self.due)

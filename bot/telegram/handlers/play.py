@@ -1,4 +1,5 @@
-"""Playing a round: /newround, /bid, /bet, bare numbers, board buttons."""
+"""Playing a round: /newround, /bid, /bet, /autobet, bare numbers, board and results
+buttons."""
 
 from __future__ import annotations
 
@@ -39,8 +40,13 @@ class PlayHandlers:
 
     async def bet(self, update: Update, context: Any) -> None:
         """``/bet AMOUNT``: bet, change the bet, or cancel it with 0."""
+        amount = await self._bet_amount(update, context, "/bet 20")
+        await self._play(update, self.service.bet, amount)
+
+    async def _bet_amount(self, update: Update, context: Any, example: str) -> int:
+        """The amount of a bet a command was given (``/bet``, ``/autobet``)."""
         try:
-            amount = amount_argument(context, "/bet 20")
+            return amount_argument(context, example)
         except GameError as error:
             if error.key != "amount_too_large":
                 raise
@@ -49,7 +55,40 @@ class PlayHandlers:
             state = await self.service.current_round(chat_id)
             settings = state.settings if state is not None else await self.parts.chats.get(chat_id)
             raise GameError("bet_too_large", maximum=settings.max_bet) from None
-        await self._play(update, self.service.bet, amount)
+
+    async def autobet(self, update: Update, context: Any) -> None:
+        """``/autobet AMOUNT``: keep a bet every round; ``/autobet off`` (or 0) stops it;
+        ``/autobet`` alone shows it."""
+        chat_id, person, update_id = sender(update)
+        chats = self.parts.chats
+        args: list[str] = context.args or []
+        if not args:
+            current = await self.service.autobet(chat_id, person.id)
+            if current is None:
+                text = await chats.text(chat_id, "answer.autobet_none")
+            elif current.once:
+                text = await chats.text(chat_id, "answer.autobet_once", amount=current.amount)
+            else:
+                text = await chats.text(chat_id, "answer.autobet_is", amount=current.amount)
+            self.parts.replies.reply(update, text)
+            return
+        off = args[0].casefold() == "off"
+        amount = 0 if off else await self._bet_amount(update, context, "/autobet 20")
+        change = await self.service.set_autobet(chat_id, person, amount, update_id=update_id)
+        if change is None:
+            return  # Telegram sent it again: it was answered the first time
+        if change.placed is not None:
+            self.parts.progress.publish(chat_id, change.placed)
+        if change.after is None:
+            if change.before is None:
+                text = await chats.text(chat_id, "answer.autobet_none")
+            else:
+                text = await chats.text(chat_id, "answer.autobet_off", amount=change.before.amount)
+        elif _placed_for(person.id, change.placed):
+            text = await chats.text(chat_id, "answer.autobet_on_now", amount=change.after.amount)
+        else:
+            text = await chats.text(chat_id, "answer.autobet_on", amount=change.after.amount)
+        self.parts.replies.reply(update, text)
 
     async def bare_number(self, update: Update, context: Any) -> None:
         """A bare number is a bid during bidding and a bet during betting (as in the seed);
@@ -90,8 +129,25 @@ class PlayHandlers:
             await self._play(update, self.service.bet, press.amount, round_id=round_id)
         elif press.action == "cancel":
             await self._play(update, self.service.bet, 0, round_id=round_id)
+        elif press.action == "again":
+            await self._same_again(update, round_id)
         else:
             await self._play(update, self.service.grab, round_id=round_id)
+
+    async def _same_again(self, update: Update, round_id: int) -> None:
+        """The results' "same again": the presser's bet of that round, now if the round
+        takes bets, else kept for the next round's betting."""
+        chat_id, person, update_id = sender(update)
+        chats = self.parts.chats
+        again = await self.service.same_again(chat_id, person, round_id, update_id=update_id)
+        if again is None:
+            self.parts.replies.reply(update, await chats.text(chat_id, "answer.duplicate"))
+        elif again.placed is not None:
+            self.parts.progress.publish(chat_id, again.placed)
+            await self._confirm(update, chat_id, again.placed)
+        else:
+            text = await chats.text(chat_id, "answer.same_again_next", amount=again.amount)
+            self.parts.replies.reply(update, text)
 
     async def _play(
         self,
@@ -131,3 +187,9 @@ class PlayHandlers:
                 continue
             self.parts.replies.confirm(update, text)
             return
+
+
+def _placed_for(user_id: int, result: CommandResult | None) -> bool:
+    """Whether placing standing bets (``result``) placed this player's."""
+    run = result.autobets if result is not None else None
+    return run is not None and any(p.autobet.user_id == user_id for p in run.placed)
