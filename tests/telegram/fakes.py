@@ -167,9 +167,14 @@ class FakeBot:
         return True
 
     async def send_photo(
-        self, chat_id: int, photo: Any, caption: str | None = None, parse_mode: str | None = None
+        self,
+        chat_id: int,
+        photo: Any,
+        caption: str | None = None,
+        parse_mode: str | None = None,
+        reply_markup: Any = None,
     ) -> Message:
-        return self._media("send_photo", chat_id, photo, caption, parse_mode)
+        return self._media("send_photo", chat_id, photo, caption, parse_mode, reply_markup)
 
     async def send_animation(
         self,
@@ -177,11 +182,18 @@ class FakeBot:
         animation: Any,
         caption: str | None = None,
         parse_mode: str | None = None,
+        reply_markup: Any = None,
     ) -> Message:
-        return self._media("send_animation", chat_id, animation, caption, parse_mode)
+        return self._media("send_animation", chat_id, animation, caption, parse_mode, reply_markup)
 
     def _media(
-        self, method: str, chat_id: int, upload: Any, caption: str | None, parse_mode: str | None
+        self,
+        method: str,
+        chat_id: int,
+        upload: Any,
+        caption: str | None,
+        parse_mode: str | None,
+        reply_markup: Any,
     ) -> Message:
         """A photo or an animation: recorded with the uploaded bytes (``data``)."""
         self._call(
@@ -190,6 +202,7 @@ class FakeBot:
             data=upload.input_file_content,
             caption=caption,
             parse_mode=parse_mode,
+            reply_markup=reply_markup,
         )
         counter = self._message_ids.setdefault(chat_id, itertools.count(1))
         return Message(next(counter), datetime.now(UTC), _chat(chat_id), caption=caption)

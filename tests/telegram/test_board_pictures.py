@@ -11,6 +11,7 @@ import io
 
 import pytest
 from PIL import Image
+from telegram import InlineKeyboardMarkup
 from telegram.error import BadRequest, NetworkError
 
 from bench.picture_samples import people, settled_round
@@ -18,9 +19,19 @@ from bot.engine.round import Round, RoundSettled
 from bot.telegram.board import ROOM_KEPT_FOR_ROUNDS, caption_length
 from bot.telegram.messenger import MAX_CAPTION_LENGTH
 from bot.telegram.pictures import RoundPictures
-from bot.telegram.views import Views
+from bot.telegram.views import ButtonPress, Views
 from tests.telegram.fakes import GROUP
 from tests.telegram.test_board import BoardShell
+
+
+def same_again(markup: InlineKeyboardMarkup | None) -> bool:
+    """Whether ``markup`` is the results' "same again" button."""
+    if markup is None:
+        return False
+    pressed = [
+        ButtonPress.decode(str(b.callback_data)) for row in markup.inline_keyboard for b in row
+    ]
+    return [press.action if press else None for press in pressed] == ["again"]
 
 
 def settled(game: str, players: int, *, pictures: str = "on") -> tuple[Round, RoundSettled]:
@@ -50,6 +61,8 @@ async def test_a_card_round_turns_the_dealers_cards_then_sends_the_photo_with_it
     assert Image.open(io.BytesIO(animation.args["data"])).n_frames == 6
     assert Image.open(io.BytesIO(photo.args["data"])).format == "PNG"
     assert photo.args["caption"] == text
+    # "Same again" rides on the photo, whose caption is the results; not on the cards.
+    assert same_again(photo.args["reply_markup"]) and animation.args["reply_markup"] is None
 
 
 async def test_an_envelope_round_has_no_cards_to_turn() -> None:
@@ -64,6 +77,9 @@ async def test_results_too_long_for_a_caption_follow_the_photo_as_text() -> None
     [photo] = shell.bot.of("send_photo")
     assert photo.args["caption"] == Views(state.settings).t("picture.caption_short", round_id=42)
     assert shell.bot.texts == [text]
+    # The button goes with the whole text, the results' last message.
+    [message] = shell.bot.of("send_message")
+    assert photo.args["reply_markup"] is None and same_again(message.args["reply_markup"])
 
 
 async def test_with_pictures_off_the_results_are_text_alone() -> None:
