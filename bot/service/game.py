@@ -33,8 +33,16 @@ from bot.service.records import StatementLine as StatementLine
 from bot.service.records import random_seed as random_seed
 from bot.service.records import wall_clock_ms as wall_clock_ms
 from bot.service.rounds import RoundUseCases
+from bot.service.seeds import SeedUseCases
 from bot.service.tables import TableUseCases
 
 
-class GameService(RoundUseCases, TableUseCases, ChipUseCases, DeliveryUseCases, ReadingUseCases):
+class GameService(
+    RoundUseCases,
+    TableUseCases,
+    ChipUseCases,
+    DeliveryUseCases,
+    ReadingUseCases,
+    SeedUseCases,
+):
     """Every use case of the bot, over one database."""

@@ -15,6 +15,7 @@ from contextlib import asynccontextmanager
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.store.chats import ChatRepository
+from bot.store.client_seeds import ClientSeeds
 from bot.store.console import ConsoleLinkUses, ConsoleQueries
 from bot.store.db import Database
 from bot.store.deliveries import Deliveries
@@ -36,6 +37,7 @@ class UnitOfWork:
         self.chats = ChatRepository(session)
         self.shoes = ShoeRepository(session)
         self.users = UserRepository(session)
+        self.client_seeds = ClientSeeds(session)
         self.audit = AuditLog(session)
         self.deliveries = Deliveries(session)
         self.updates = ProcessedUpdates(session, bot_id)
