@@ -304,7 +304,8 @@ class Round:
     client_seeds: tuple[str, ...] = ()
     #: The client seeds the participants have set now, by user (only those who set one);
     #: None when not loaded. Derivation 2 needs them to deal (``PartialRound`` otherwise).
-    player_seeds: Mapping[UserId, str] | None = None
+    #: What was loaded, not the round's state: rounds compare without it.
+    player_seeds: Mapping[UserId, str] | None = dataclasses.field(default=None, compare=False)
 
     @property
     def is_whole(self) -> bool:

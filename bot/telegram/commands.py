@@ -35,7 +35,7 @@ Handler = Callable[[Update, Any], Coroutine[Any, Any, None]]
 DESCRIBED = frozenset(
     {
         *("newround", "bid", "bet", "balance", "balance.private", "history", "rules"),
-        *("verify", "bank", "help", "start.private", "open", "close", "config", "set"),
+        *("verify", "seed", "bank", "help", "start.private", "open", "close", "config", "set"),
         *("credit", "debit", "fund", "ledger", "audit", "console", "console.private"),
     }
 )

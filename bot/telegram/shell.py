@@ -73,6 +73,7 @@ def command_registry(
             Command("history", info.history, group),
             Command("rules", info.rules, anywhere),
             Command("verify", verify.verify, group),
+            Command("seed", verify.seed, anywhere),
             Command("bank", info.bank, group),
             Command("help", info.help, anywhere),
             Command("start", info.start, private, listed=False),
