@@ -268,12 +268,13 @@ class Views:
                 fees=0 if state.house_deals else state.settings.dealer_fees,
             )
         )
+        # The client seeds, then where the seed is (the line that says how to check).
+        lines += self._client_seeds(state.fairness, state.client_seeds)
         if state.shoe is not None:
             first, last = state.cards_dealt()
             lines.append(self.t("results.shoe", shoe_id=state.shoe.id, first=first, last=last))
         else:
             lines.append(self.t("results.seed", seed=ended.seed.hex(), round_id=state.id))
-        lines += self._client_seeds(state.fairness, state.client_seeds)
         return "\n".join(lines)
 
     def _client_seeds(self, derivation: int, seeds: Sequence[str]) -> list[str]:
