@@ -4,10 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from sqlalchemy import select, update
+from sqlalchemy import select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.store.models import ClientSeedRow
+
+#: SQLite and PostgreSQL both read this upsert.
+_UPSERT = text(
+    "INSERT INTO client_seeds (user_id, seed, updated_at_ms) VALUES (:user_id, :seed, :now)"
+    " ON CONFLICT (user_id) DO UPDATE SET seed = excluded.seed,"
+    " updated_at_ms = excluded.updated_at_ms"
+)
 
 
 class ClientSeeds:
@@ -36,12 +43,6 @@ class ClientSeeds:
         return {user_id: seed for user_id, seed in rows}
 
     async def set(self, user_id: int, seed: str, now_ms: int) -> None:
-        """Set (or replace) the player's client seed."""
-        changed = await self.session.execute(
-            update(ClientSeedRow)
-            .where(ClientSeedRow.user_id == user_id)
-            .values(seed=seed, updated_at_ms=now_ms)
-        )
-        if not changed.rowcount:  # type: ignore[attr-defined]
-            self.session.add(ClientSeedRow(user_id=user_id, seed=seed, updated_at_ms=now_ms))
-            await self.session.flush()
+        """Set (or replace) the player's client seed, in one statement: two at once (the
+        same player in two groups) both succeed, the later one kept."""
+        await self.session.execute(_UPSERT, {"user_id": user_id, "seed": seed, "now": now_ms})

@@ -733,3 +733,26 @@ def test_when_the_house_deals_the_round_opens_for_bets_with_the_bank_as_pool() -
         # The bank's result, and no dealer fees (the house does not pay itself).
         assert book.balances[engine.BANK] == settled.settlement.dealer_net
         assert book.balances.get(HOUSE, 0) == settled.settlement.platform_net
+
+
+# -- client seeds (seed derivation 2) ----------------------------------------------------
+
+
+def test_the_deal_takes_every_participants_client_seed_whoever_bet_first() -> None:
+    seeds = {ALICE: "alice", BOB: "bob", DEALER: "dealer", CAROL: "not-playing"}
+    dealt = []
+    for order in ((ALICE, BOB), (BOB, ALICE)):
+        state, book = betting()
+        for user in order:
+            state = book.apply(state, engine.bet(state, user, 100, free_chips=RICH, now_ms=T0 + 9))
+        state = dataclasses.replace(state, player_seeds=seeds)
+        dealt.append(book.apply(state, engine.advance(state, state.deadline_ms)))
+    first, second = dealt
+    assert first.client_seeds == second.client_seeds == ("alice", "bob", "dealer")
+    assert engine.deal_seed_of(first) == engine.deal_seed_of(second)
+    assert first.shares == second.shares  # the same split; grabs take it in turn
+    # Without the participants' seeds loaded the engine cannot deal: it asks for them.
+    state, book = betting()
+    state = book.apply(state, engine.bet(state, ALICE, 100, free_chips=RICH, now_ms=T0 + 9))
+    with pytest.raises(engine.PartialRound):
+        engine.advance(dataclasses.replace(state, player_seeds=None), state.deadline_ms)
