@@ -98,6 +98,7 @@ def parse_read(
         tally = None
     shoe = None
     if row["shoe_id"] is not None:
+        # Read only when the step may deal (as the participants' seeds are).
         fixed = _json(row["shoe_client_seeds"])
         shoe = ShoeRef(
             row["shoe_id"],

@@ -5,7 +5,9 @@ The read brings the round row, the player's own bet and grab, the round's counts
 player's free chips, the ids of the accounts a bid may move chips between, whether the
 update was processed, and whether the table is open. When the step may need every bet
 (the last grab, or a deadline of betting or grabbing) it brings them too, with the grabs
-and every account of the round's players, as JSON arrays: still one statement.
+and every account of the round's players, as JSON arrays, and what a deal mixes in (the
+participants' client seeds at the close of betting, the shoe's fixed ones): still one
+statement.
 
 PostgreSQL's write is one statement of data-modifying CTEs, each fed by arrays and
 conditioned on the compare-and-set; SQLite has no such CTEs, so its write is several
@@ -59,7 +61,8 @@ SELECT r.id, r.chat_id, r.phase, r.version, r.deadline_ms, r.commitment, r.seed,
        r.void_reason, r.shoe_id, r.deal_offset, r.bet_count, r.grab_count,
        r.fairness, r.client_seeds,
        (SELECT s.seed FROM shoes AS s WHERE s.id = r.shoe_id) AS shoe_seed,
-       (SELECT s.client_seeds FROM shoes AS s WHERE s.id = r.shoe_id) AS shoe_client_seeds,
+       CASE WHEN {whole} THEN (SELECT s.client_seeds FROM shoes AS s WHERE s.id = r.shoe_id)
+       END AS shoe_client_seeds,
        b.amount AS bet_amount, b.hold AS bet_hold,
        g.amount AS grab_amount, g.auto AS grab_auto,
        av.id AS available_id, av.balance AS free_chips, hd.id AS held_id,
