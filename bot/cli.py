@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import re
 import signal
 import sys
 from collections import Counter
@@ -15,8 +16,9 @@ from typing import Any
 from bot.config import Config, ConfigError, load_config
 from bot.engine.odds import Odds, table_odds
 from bot.engine.settings import DEALERS, LANGUAGES, SettingError, Settings
-from bot.engine.verification import recompute_deal
+from bot.engine.verification import SERVER_SEED_ONLY, Derivation, recompute_deal
 from bot.money import format_amount, format_bps, parse_amount, parse_bps
+from bot.rules import fairness as fair
 from bot.rules.cards import HAND_SIZE, Card, pack, parse_cards
 from bot.rules.hand_view import DecidingRule, Decision, HandView
 from bot.rules.ruleset import RED_ENVELOPE, RULESETS, Ruleset, get_ruleset
@@ -193,6 +195,49 @@ def _check_decks(ruleset: Ruleset[Any], hands: Sequence[tuple[Card, ...]], where
             )
 
 
+def _client_seeds(text: str) -> tuple[str, ...]:
+    """Client seeds as a round's results list them, separated by commas (or spaces)."""
+    seeds = tuple(seed for seed in re.split(r"[\s,]+", text.strip()) if seed)
+    try:
+        return fair.canonical_seeds(seeds)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: client seeds are 1-{fair.CLIENT_SEED_MAX} characters of"
+            f" {fair.CLIENT_SEED_ALPHABET} each, separated by commas"
+        ) from None
+
+
+def _add_derivation_options(parser: argparse.ArgumentParser, *, shoe: bool) -> None:
+    """Derivation 2's options: the round (or shoe) and the client seeds its results list."""
+    scope = parser.add_mutually_exclusive_group()
+    scope.add_argument(
+        "--round", type=_whole_number, help="the round's number: its client seeds count (v2)"
+    )
+    if shoe:
+        scope.add_argument(
+            "--shoe", type=_whole_number, help="the shoe's number: its client seeds count (v2)"
+        )
+    parser.add_argument(
+        "--client-seeds",
+        type=_client_seeds,
+        help="the client seeds the results list, separated by commas (with --round"
+        + (" or --shoe)" if shoe else ")"),
+    )
+
+
+def _derivation(args: argparse.Namespace) -> Derivation | None:
+    """The derivation the options name (None when they are inconsistent: say so)."""
+    shoe_id = getattr(args, "shoe", None)
+    seeds: tuple[str, ...] = args.client_seeds or ()
+    if args.round is not None:
+        return Derivation(fair.V2, fair.Scope.ROUND, args.round, seeds)
+    if shoe_id is not None:
+        return Derivation(fair.V2, fair.Scope.SHOE, shoe_id, seeds)
+    if args.client_seeds is not None:
+        return None
+    return SERVER_SEED_ONLY
+
+
 def _build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="niuniu-bot", description="Host 68 NiuNiu in Telegram groups.")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -206,6 +251,7 @@ def _build_parser() -> argparse.ArgumentParser:
     verify.add_argument("--count", required=True, type=_positive_int, help="number of shares")
     verify.add_argument("--total", required=True, type=_amount, help="the envelope total")
     verify.add_argument("--max-share", default=999, type=_amount, help="largest share")
+    _add_derivation_options(verify, shoe=False)
 
     cards = commands.add_parser("cards", help="show the hand five cards make in a card game")
     cards.add_argument(
@@ -225,6 +271,7 @@ def _build_parser() -> argparse.ArgumentParser:
     deal.add_argument(
         "--offset", default=0, type=_whole_number, help="cards the shoe dealt before the round"
     )
+    _add_derivation_options(deal, shoe=True)
 
     odds = commands.add_parser("odds", help="expected return of a bet and the house edge")
     odds.add_argument("--ruleset", required=True, choices=sorted(RULESETS), help="the game")
@@ -327,8 +374,15 @@ def _run_deal(args: argparse.Namespace) -> int:
             f"a {ruleset.name} shoe is replaced once more than {ruleset.reshuffle_after} of its"
             f" cards are dealt: no round starts at offset {offset}"
         )
+    derivation = _derivation(args)
+    if derivation is None:
+        return _usage_error("--client-seeds needs --round (or --shoe) N: whose deal they are")
+    if derivation.scope is fair.Scope.ROUND and derivation.version != fair.V1 and offset:
+        return _usage_error("a round's own seed deals from a fresh deck: give --shoe, not --round")
     try:
-        deal = recompute_deal(ruleset, args.seed, count, mean_share=0, offset=offset)
+        deal = recompute_deal(
+            ruleset, args.seed, count, mean_share=0, offset=offset, derivation=derivation
+        )
     except ValueError as error:
         return _usage_error(str(error))
     assert deal.cards is not None, "the deal command takes card games only"
@@ -355,6 +409,7 @@ def _run_deal(args: argparse.Namespace) -> int:
                 line += "; ties the dealer: the stake back"
         print(line)
     print(f"commitment (SHA-256 of the seed): {deal.commitment}")
+    _print_derivation(derivation, deal.deal_seed)
     return 0
 
 
@@ -404,15 +459,30 @@ def _run_odds(args: argparse.Namespace) -> int:
     return 0
 
 
+def _print_derivation(derivation: Derivation, deal_seed: bytes) -> None:
+    if derivation.version == fair.V1:
+        return
+    seeds = ", ".join(derivation.client_seeds) or "none"
+    print(
+        f"deal seed (v{derivation.version}, {derivation.scope.value} {derivation.scope_id},"
+        f" client seeds: {seeds}): {deal_seed.hex()}"
+    )
+
+
 def _run_verify(args: argparse.Namespace) -> int:
+    derivation = _derivation(args)
+    if derivation is None:
+        return _usage_error("--client-seeds needs --round N: whose split they are")
     try:
-        shares = split_envelope(args.seed, args.count, args.total, max_share=args.max_share)
+        deal_seed = derivation.deal_seed(args.seed)
+        shares = split_envelope(deal_seed, args.count, args.total, max_share=args.max_share)
     except ValueError as error:
         print(f"niuniu-bot: error: {error}", file=sys.stderr)
         return EXIT_USAGE
     for position, share in enumerate(shares, start=1):
         print(f"{position:>3}. {format_amount(share)}")
     print(f"total {format_amount(sum(shares))}")
+    _print_derivation(derivation, deal_seed)
     return 0
 
 

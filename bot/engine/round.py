@@ -16,7 +16,7 @@ bid plus the dealer's fees, a bet holds stake x the ruleset's largest loss multi
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -24,6 +24,7 @@ from typing import Any
 from bot.engine.errors import NotDue, RuleViolation
 from bot.engine.settings import Settings
 from bot.engine.settlement import Settlement, Stake, settle
+from bot.rules import fairness as fair
 from bot.rules.cards import HAND_SIZE
 from bot.rules.ruleset import AnyHand, Ruleset, get_ruleset
 from bot.rules.split import commitment
@@ -242,11 +243,14 @@ Event = (
 @dataclass(frozen=True, slots=True)
 class ShoeRef:
     """The shoe a round deals from: its id, seed (secret until the shoe is replaced) and
-    how many of its cards were dealt before this round."""
+    how many of its cards were dealt before this round. ``client_seeds``: those its order
+    was derived with (derivation 2), fixed by the first round dealt from it; None until
+    then."""
 
     id: int
     seed: bytes
     offset: int
+    client_seeds: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -292,6 +296,16 @@ class Round:
     void_reason: VoidReason | None = None
     shoe: ShoeRef | None = None
     tally: Tally | None = None
+    #: How the deal seed derives from the server seed (``bot.rules.fairness``): 1 for
+    #: rounds before client seeds, 2 since (a shoe round: its shoe's derivation).
+    fairness: int = fair.V1
+    #: The client seeds the deal was derived with (canonical order), fixed as it is dealt;
+    #: for a shoe round, the shoe's.
+    client_seeds: tuple[str, ...] = ()
+    #: The client seeds the participants have set now, by user (only those who set one);
+    #: None when not loaded. Derivation 2 needs them to deal (``PartialRound`` otherwise).
+    #: What was loaded, not the round's state: rounds compare without it.
+    player_seeds: Mapping[UserId, str] | None = dataclasses.field(default=None, compare=False)
 
     @property
     def is_whole(self) -> bool:
@@ -450,10 +464,12 @@ def start_round(
     bank: int = 0,
     shoe: ShoeRef | None = None,
     retired_shoe: RetiredShoe | None = None,
+    derivation: int = fair.CURRENT,
 ) -> Transition:
-    """Open a round. ``seed`` (32 random bytes from the caller) fixes the outcomes; only its
-    commitment is published until the round ends. A shoe game deals from ``shoe`` instead
-    (whose seed stays secret until the shoe is replaced).
+    """Open a round. ``seed`` (32 random bytes from the caller) fixes the outcomes with the
+    participants' client seeds (seed ``derivation``, ``bot.rules.fairness``: for a shoe
+    game, the shoe's); only its commitment is published until the round ends. A shoe game
+    deals from ``shoe`` instead (whose seed stays secret until the shoe is replaced).
 
     When the house deals the round opens straight for bets, with ``bank`` (the group's
     bank balance) as the pool; otherwise it opens for bids.
@@ -466,6 +482,8 @@ def start_round(
     if bank < 0:
         raise ValueError("the bank cannot be negative")
     kept_shoe = shoe if ruleset.shoe_decks else None
+    if derivation not in fair.VERSIONS:
+        raise ValueError(f"no seed derivation version {derivation!r}")
     window = settings.bet_seconds if house else settings.bid_seconds
     state = Round(
         id=round_id,
@@ -478,6 +496,9 @@ def start_round(
         commitment=commitment(kept_shoe.seed if kept_shoe is not None else seed),
         pool=bank if house else 0,
         shoe=kept_shoe,
+        fairness=derivation,
+        # Nobody's seed is known yet; the caller that loads the round fills them in.
+        player_seeds={},
     )
     return Transition(state, (RoundStarted(state.commitment, state.deadline_ms, retired_shoe),))
 
@@ -655,17 +676,15 @@ def advance(state: Round, now_ms: int) -> Transition:
             return void(state, VoidReason.NO_BETS)
         count = state.bet_count + 1
         ruleset = state.ruleset
-        if not ruleset.uses_grabs:
-            state.require_whole()  # the cards are dealt and settled at once
-        if state.shoe is not None:
-            shares = ruleset.deal(
-                state.shoe.seed,
-                count,
-                mean_share=settings.envelope_mean_share,
-                offset=state.shoe.offset,
-            )
-        else:
-            shares = ruleset.deal(state.seed, count, mean_share=settings.envelope_mean_share)
+        if not ruleset.uses_grabs or state.fairness != fair.V1:
+            # The cards are dealt and settled at once; the client seeds are every
+            # participant's.
+            state.require_whole()
+        state = fix_client_seeds(state)
+        offset = state.shoe.offset if state.shoe is not None else 0
+        shares = ruleset.deal(
+            deal_seed_of(state), count, mean_share=settings.envelope_mean_share, offset=offset
+        )
         if not ruleset.uses_grabs:
             # When the house deals, the last hand is its own and nobody's grab.
             players = state.participants
@@ -690,6 +709,41 @@ def advance(state: Round, now_ms: int) -> Transition:
     final = _finish(after)
     events = tuple(Grabbed(g.user_id, g.amount, True) for g in auto_grabs) + final.events
     return Transition(final.round, events, final.postings)
+
+
+def fix_client_seeds(state: Round) -> Round:
+    """The round with the client seeds its deal derives from fixed (as the deal is made,
+    once the participants are final): the participants' (a shoe's first round: the shoe's
+    too), or a shoe's fixed before. Raises ``PartialRound`` when the participants' seeds
+    were not loaded."""
+    if state.fairness == fair.V1:
+        return state
+    shoe = state.shoe
+    if shoe is not None and shoe.client_seeds is not None:
+        return dataclasses.replace(state, client_seeds=shoe.client_seeds)
+    if state.player_seeds is None:
+        raise PartialRound(state.id)
+    seeds = state.player_seeds
+    fixed = fair.canonical_seeds(seeds[user] for user in state.participants if user in seeds)
+    if shoe is not None:
+        shoe = dataclasses.replace(shoe, client_seeds=fixed)
+    return dataclasses.replace(state, client_seeds=fixed, shoe=shoe)
+
+
+def deal_seed_of(state: Round) -> bytes:
+    """The seed a round's outcomes are drawn from (``bot.rules.fairness``), once its client
+    seeds are fixed: derived from its own seed, or for a shoe round from the shoe's."""
+    if state.shoe is not None:
+        scope, scope_id, server_seed = fair.Scope.SHOE, state.shoe.id, state.shoe.seed
+    else:
+        scope, scope_id, server_seed = fair.Scope.ROUND, state.id, state.seed
+    return fair.deal_seed(
+        state.fairness,
+        server_seed,
+        scope=scope,
+        scope_id=scope_id,
+        client_seeds=state.client_seeds,
+    )
 
 
 def _finish(state: Round) -> Transition:

@@ -10,6 +10,7 @@ from typing import Protocol, TypeVar
 from cachetools import TTLCache
 
 from bot.engine.settings import Settings
+from bot.rules import fairness as fair
 from bot.service.records import Person, random_seed, wall_clock_ms
 from bot.store.chats import ChatRecord
 from bot.store.db import Database
@@ -51,6 +52,7 @@ class ServiceCore:
         *,
         clock: Callable[[], int] = wall_clock_ms,
         seed_source: Callable[[], bytes] = random_seed,
+        seed_derivation: int = fair.CURRENT,
         bot_id: int = 0,
         observer: ServiceObserver | None = None,
     ) -> None:
@@ -61,6 +63,8 @@ class ServiceCore:
         self.defaults = defaults or Settings()
         self.clock = clock
         self.seed_source = seed_source
+        #: How new rounds and shoes derive their deal seed (``bot.rules.fairness``).
+        self.seed_derivation = seed_derivation
         self._people_stored: TTLCache[int, Person] = TTLCache(
             PEOPLE_REMEMBERED, PEOPLE_REMEMBERED_SECONDS
         )

@@ -36,6 +36,7 @@ from bot.service.records import ShoeInfo as ShoeInfo
 from bot.service.records import StatementLine as StatementLine
 from bot.service.records import random_seed as random_seed
 from bot.service.records import wall_clock_ms as wall_clock_ms
+from bot.service.seeds import SeedUseCases
 from bot.service.stats import StatsUseCases
 from bot.service.tables import TableUseCases
 
@@ -47,5 +48,6 @@ class GameService(
     DeliveryUseCases,
     ReadingUseCases,
     StatsUseCases,
+    SeedUseCases,
 ):
     """Every use case of the bot, over one database."""

@@ -102,7 +102,9 @@ class RoundUseCases(ServiceCore):
             bank = await uow.ledger.account_balance(chat.id, BANK)
             if bank <= 0:
                 raise RuleViolation("bank_empty")
-        shoe, retired = await self._shoe_for(uow, chat.id, get_ruleset(settings.ruleset), now)
+        shoe, retired, shoe_fairness = await self._shoe_for(
+            uow, chat.id, get_ruleset(settings.ruleset), now
+        )
         transition = engine.start_round(
             round_id=0,
             chat_id=chat.id,
@@ -112,6 +114,8 @@ class RoundUseCases(ServiceCore):
             bank=bank,
             shoe=shoe,
             retired_shoe=retired,
+            # A shoe round deals by its shoe's derivation (an older shoe's stays 1).
+            derivation=self.seed_derivation if shoe_fairness is None else shoe_fairness,
         )
         stored = await uow.rounds.insert(transition.round, now)
         await uow.chats.change(chat.id, next_round_at_ms=None)
@@ -121,12 +125,12 @@ class RoundUseCases(ServiceCore):
 
     async def _shoe_for(
         self, uow: UnitOfWork, chat_id: int, ruleset: Ruleset[Any], now: int
-    ) -> tuple[ShoeRef | None, RetiredShoe | None]:
+    ) -> tuple[ShoeRef | None, RetiredShoe | None, int | None]:
         """The shoe the group's next round deals from (``None`` for a game without one),
         and the shoe retired for it, whose seed is revealed: a spent shoe is replaced, and
         a table that moved to another game retires its shoe, so that the rounds dealt from
-        it can be verified. (The round being started is the chat's only open round, so
-        none is still to be dealt from a retired shoe.)"""
+        it can be verified; and the shoe's seed derivation. (The round being started is the
+        chat's only open round, so none is still to be dealt from a retired shoe.)"""
         shoe = await uow.shoes.current(chat_id)
         retired = None
         decks = ruleset.shoe_decks
@@ -135,13 +139,19 @@ class RoundUseCases(ServiceCore):
             retired = RetiredShoe(shoe.id, shoe.seed)
             shoe = None
         if not decks:
-            return None, retired
+            return None, retired, None
         if shoe is None:
             seed = self.seed_source()
             shoe = await uow.shoes.create(
-                chat_id, decks=decks, seed=seed, commitment=commitment(seed), now_ms=now
+                chat_id,
+                decks=decks,
+                seed=seed,
+                commitment=commitment(seed),
+                now_ms=now,
+                fairness=self.seed_derivation,
             )
-        return ShoeRef(shoe.id, shoe.seed, shoe.dealt), retired
+        ref = ShoeRef(shoe.id, shoe.seed, shoe.dealt, shoe.client_seeds)
+        return ref, retired, shoe.fairness
 
     async def start_due_round(self, chat_id: int) -> CommandResult:
         """Start the round of a table whose pause is over; if it cannot start (closed, a
@@ -380,7 +390,12 @@ class RoundUseCases(ServiceCore):
         dealt = next((e for e in transition.events if isinstance(e, CardsDealt)), None)
         if dealt is not None and before.shoe is not None:
             shoe = before.shoe
-            if not await uow.shoes.deal(shoe.id, offset=shoe.offset, cards=dealt.cards):
+            # The shoe's first deal fixes the client seeds its order derives from.
+            fixed = transition.round.shoe.client_seeds if transition.round.shoe else None
+            first = fixed if shoe.client_seeds is None else None
+            if not await uow.shoes.deal(
+                shoe.id, offset=shoe.offset, cards=dealt.cards, client_seeds=first
+            ):
                 raise RuntimeError(f"shoe {shoe.id} was dealt from by another round")
         if transition.postings:
             kind = transaction_kind(transition.events)

@@ -197,6 +197,10 @@ class RoundRow(Base):
     #: How many bets and grabs the round has (so a command loads only its player's own).
     bet_count: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     grab_count: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    #: How the deal seed derives from the seed (``bot.rules.fairness``): 1 before client
+    #: seeds; and the client seeds it was derived with, fixed as the round was dealt.
+    fairness: Mapped[int] = mapped_column(Integer, default=1, server_default="1")
+    client_seeds: Mapped[list[Any] | None] = mapped_column(nullable=True)
 
 
 class ShoeRow(Base):
@@ -225,6 +229,20 @@ class ShoeRow(Base):
     dealt: Mapped[int] = mapped_column(Integer, default=0)
     created_at_ms: Mapped[int]
     replaced_at_ms: Mapped[int | None]
+    #: The shoe's seed derivation (``bot.rules.fairness``), and the client seeds its order
+    #: derives from: those of its first round's participants, fixed as it was dealt.
+    fairness: Mapped[int] = mapped_column(Integer, default=1, server_default="1")
+    client_seeds: Mapped[list[Any] | None] = mapped_column(nullable=True)
+
+
+class ClientSeedRow(Base):
+    """A player's client seed (``/seed``): one per player, for every group they play in,
+    mixed into each deal they take part in (``bot.rules.fairness``)."""
+
+    __tablename__ = "client_seeds"
+    user_id: Mapped[int] = mapped_column(primary_key=True, autoincrement=False)
+    seed: Mapped[str] = mapped_column(String(64))
+    updated_at_ms: Mapped[int]
 
 
 class BidRow(Base):

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 from bot.engine import round as engine
@@ -97,7 +98,17 @@ def parse_read(
         tally = None
     shoe = None
     if row["shoe_id"] is not None:
-        shoe = ShoeRef(row["shoe_id"], bytes(row["shoe_seed"]), row["deal_offset"])
+        # Read only when the step may deal (as the participants' seeds are).
+        fixed = _json(row["shoe_client_seeds"])
+        shoe = ShoeRef(
+            row["shoe_id"],
+            bytes(row["shoe_seed"]),
+            row["deal_offset"],
+            None if fixed is None else tuple(fixed),
+        )
+    player_seeds = None
+    if row["player_seeds"] is not None:  # betting may close: the participants' seeds
+        player_seeds = MappingProxyType({user: seed for user, seed in _json(row["player_seeds"])})
     state = Round(
         id=row["id"],
         chat_id=row["chat_id"],
@@ -118,6 +129,9 @@ def parse_read(
         void_reason=VoidReason(row["void_reason"]) if row["void_reason"] else None,
         shoe=shoe,
         tally=tally,
+        fairness=row["fairness"],
+        client_seeds=tuple(_json(row["client_seeds"]) or ()),
+        player_seeds=player_seeds,
     )
     return RoundRead(
         state, row["free_chips"] or 0, accounts, bool(row["seen"]), bool(row["chat_open"])
@@ -140,6 +154,8 @@ class RoundWrite:
     legs: list[tuple[int, int]] = field(default_factory=list)
     #: (shoe id, cards dealt before, cards dealt now) when the step dealt from a shoe.
     shoe: tuple[int, int, int] | None = None
+    #: The client seeds a shoe's first deal fixed into its order (JSON text), else None.
+    shoe_client_seeds: str | None = None
     #: When the table's next round starts, if this step ended the round.
     next_round_at: int | None = None
 
@@ -165,6 +181,8 @@ def round_write(read: RoundRead, transition: Transition, now: int) -> RoundWrite
     legs.sort()
     old_values, new_values = round_columns(before), round_columns(after)
     changed = {column: value for column, value in new_values.items() if old_values[column] != value}
+    if "client_seeds" in changed:
+        changed["client_seeds"] = json.dumps(changed["client_seeds"])
     if "shares" in changed:
         changed["shares"] = json.dumps(list(after.shares))
     if not after.phase.is_open:
@@ -203,8 +221,17 @@ def round_write(read: RoundRead, transition: Transition, now: int) -> RoundWrite
         shoe=None
         if dealt is None or before.shoe is None
         else (before.shoe.id, before.shoe.offset, dealt.cards),
+        shoe_client_seeds=_first_shoe_seeds(before, after) if dealt is not None else None,
         next_round_at=next_round_at,
     )
+
+
+def _first_shoe_seeds(before: Round, after: Round) -> str | None:
+    """The client seeds a shoe's first deal fixes (JSON text); None for a later deal."""
+    if before.shoe is None or before.shoe.client_seeds is not None or after.shoe is None:
+        return None
+    fixed = after.shoe.client_seeds
+    return None if fixed is None else json.dumps(list(fixed))
 
 
 def postgres_parts(write: RoundWrite, *, update: bool) -> frozenset[str]:

@@ -210,6 +210,7 @@ class RoundCommands:
             "shoe_id": shoe_id,
             "shoe_offset": shoe_offset,
             "shoe_cards": shoe_cards,
+            "shoe_client_seeds": write.shoe_client_seeds,
             "next_round_at": write.next_round_at,
             "bot_id": self.bot_id,
             "update_id": update_id,
@@ -265,7 +266,13 @@ class RoundCommands:
         if write.shoe is not None:
             shoe_id, offset, cards = write.shoe
             moved = connection.execute(
-                sql.SQLITE_DEAL, {"shoe_id": shoe_id, "shoe_offset": offset, "shoe_cards": cards}
+                sql.SQLITE_DEAL,
+                {
+                    "shoe_id": shoe_id,
+                    "shoe_offset": offset,
+                    "shoe_cards": cards,
+                    "shoe_client_seeds": write.shoe_client_seeds,
+                },
             )
             if moved.rowcount != 1:
                 raise RuntimeError(f"shoe {shoe_id} was dealt from by another round")

@@ -5,7 +5,9 @@ The read brings the round row, the player's own bet and grab, the round's counts
 player's free chips, the ids of the accounts a bid may move chips between, whether the
 update was processed, and whether the table is open. When the step may need every bet
 (the last grab, or a deadline of betting or grabbing) it brings them too, with the grabs
-and every account of the round's players, as JSON arrays: still one statement.
+and every account of the round's players, as JSON arrays, and what a deal mixes in (the
+participants' client seeds at the close of betting, the shoe's fixed ones): still one
+statement.
 
 PostgreSQL's write is one statement of data-modifying CTEs, each fed by arrays and
 conditioned on the compare-and-set; SQLite has no such CTEs, so its write is several
@@ -57,7 +59,10 @@ SELECT r.id, r.chat_id, r.phase, r.version, r.deadline_ms, r.commitment, r.seed,
        CAST(r.settings AS text) AS settings, r.high_bidder, r.high_bid, r.bid_hold,
        r.dealer_id, r.pool, r.shares,
        r.void_reason, r.shoe_id, r.deal_offset, r.bet_count, r.grab_count,
+       r.fairness, r.client_seeds,
        (SELECT s.seed FROM shoes AS s WHERE s.id = r.shoe_id) AS shoe_seed,
+       CASE WHEN {whole} THEN (SELECT s.client_seeds FROM shoes AS s WHERE s.id = r.shoe_id)
+       END AS shoe_client_seeds,
        b.amount AS bet_amount, b.hold AS bet_hold,
        g.amount AS grab_amount, g.auto AS grab_auto,
        av.id AS available_id, av.balance AS free_chips, hd.id AS held_id,
@@ -77,7 +82,13 @@ SELECT r.id, r.chat_id, r.phase, r.version, r.deadline_ms, r.commitment, r.seed,
            WHERE aa.chat_id = r.chat_id AND (
                aa.kind IN ('house', 'bank') OR aa.user_id = r.dealer_id
                OR aa.user_id IN (SELECT ab.user_id FROM bets AS ab WHERE ab.round_id = r.id))
-           ), {empty}) END AS all_accounts
+           ), {empty}) END AS all_accounts,
+       CASE WHEN {whole} AND r.phase = 'betting' THEN coalesce((
+           SELECT {array}({row}(cs.user_id, cs.seed))
+           FROM client_seeds AS cs
+           WHERE cs.user_id = r.dealer_id
+              OR cs.user_id IN (SELECT ab.user_id FROM bets AS ab WHERE ab.round_id = r.id)
+           ), {empty}) END AS player_seeds
 FROM rounds AS r
 LEFT JOIN bets AS b ON b.round_id = r.id AND b.user_id = :user_id
 LEFT JOIN grabs AS g ON g.round_id = r.id AND g.user_id = :user_id
@@ -150,11 +161,17 @@ POSTGRES_TOUCH_USER = Positional.of(TOUCH_USER)
 # -- the write ----------------------------------------------------------------------------
 
 
-def _assignments(columns: tuple[str, ...], shares: str) -> str:
+#: The round's JSON columns: a parameter of JSON text, cast on PostgreSQL.
+_JSON_COLUMNS = ("shares", "client_seeds")
+
+
+def _assignments(columns: tuple[str, ...], cast: bool) -> str:
     # Only the columns that changed: an index whose columns are not assigned is not
     # touched (SQLite), and the update can stay on the row's page (PostgreSQL).
     return ", ".join(
-        f"shares = {shares}" if column == "shares" else f"{column} = :{column}"
+        f"{column} = CAST(:{column} AS json)"
+        if cast and column in _JSON_COLUMNS
+        else f"{column} = :{column}"
         for column in columns
     )
 
@@ -228,7 +245,8 @@ _POSTGRES_PARTS = {
     WHERE accounts.id = t.account_id
 )""",
     "shoe": """dealt AS (
-    UPDATE shoes SET dealt = shoes.dealt + CAST(:shoe_cards AS integer)
+    UPDATE shoes SET dealt = shoes.dealt + CAST(:shoe_cards AS integer),
+        client_seeds = coalesce(shoes.client_seeds, CAST(:shoe_client_seeds AS json))
     FROM cas
     WHERE shoes.id = CAST(:shoe_id AS bigint) AND shoes.dealt = CAST(:shoe_offset AS integer)
     RETURNING 1
@@ -252,7 +270,7 @@ def postgres_write(columns: tuple[str, ...], parts: frozenset[str]) -> Positiona
     and needs the named ``parts`` (see ``_POSTGRES_PARTS``). It answers whether the
     compare-and-set took (``swapped``), the update was new (``claimed``) and the shoe
     moved (``dealt``)."""
-    assignments = _assignments(columns, "CAST(:shares AS json)")
+    assignments = _assignments(columns, cast=True)
     ctes = [
         f"cas AS (\n    UPDATE rounds SET {assignments}\n"
         "    WHERE id = :round_id AND version = :old_version\n    RETURNING id\n)"
@@ -270,7 +288,7 @@ def postgres_write(columns: tuple[str, ...], parts: frozenset[str]) -> Positiona
 def sqlite_compare_and_set(columns: tuple[str, ...]) -> str:
     """The round's compare-and-set, for a step that changes ``columns``."""
     return (
-        f"UPDATE rounds SET {_assignments(columns, ':shares')}"
+        f"UPDATE rounds SET {_assignments(columns, cast=False)}"
         " WHERE id = :round_id AND version = :old_version"
     )
 
@@ -304,7 +322,9 @@ SQLITE_POSTING = (
 )
 SQLITE_BALANCE = "UPDATE accounts SET balance = balance + :amount WHERE id = :account_id"
 SQLITE_DEAL = (
-    "UPDATE shoes SET dealt = dealt + :shoe_cards WHERE id = :shoe_id AND dealt = :shoe_offset"
+    "UPDATE shoes SET dealt = dealt + :shoe_cards,"
+    " client_seeds = coalesce(client_seeds, :shoe_client_seeds)"
+    " WHERE id = :shoe_id AND dealt = :shoe_offset"
 )
 SQLITE_NEXT_ROUND = "UPDATE chats SET next_round_at_ms = :next_round_at WHERE id = :chat_id"
 SQLITE_CLAIM = (

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections import defaultdict
 from collections.abc import Hashable, Iterable, Sequence
 from types import MappingProxyType
@@ -27,6 +28,7 @@ from bot.engine.round import (
 )
 from bot.engine.settings import Settings
 from bot.engine.settlement import Outcome, Result, Settlement
+from bot.store.client_seeds import ClientSeeds
 from bot.store.errors import ONE_OPEN_ROUND, RoundAlreadyOpen, violated_constraint
 from bot.store.models import BetRow, BidRow, GrabRow, OutcomeRow, RoundRow, ShoeRow
 
@@ -63,7 +65,15 @@ def _to_round(
         grabs=tuple(grabs),
         void_reason=VoidReason(row.void_reason) if row.void_reason else None,
         shoe=shoe,
+        fairness=row.fairness,
+        client_seeds=tuple(row.client_seeds or ()),
     )
+
+
+def stored_client_seeds(seeds: tuple[str, ...] | None, derivation: int) -> list[str] | None:
+    """Client seeds as a JSON column stores them: ``NULL`` for derivation 1 (none took
+    part) and for a shoe's not fixed yet."""
+    return None if seeds is None or derivation == 1 else list(seeds)
 
 
 def round_columns(state: Round) -> dict[str, object]:
@@ -81,6 +91,7 @@ def round_columns(state: Round) -> dict[str, object]:
         "void_reason": state.void_reason.value if state.void_reason else None,
         "bet_count": state.bet_count,
         "grab_count": state.grab_count,
+        "client_seeds": stored_client_seeds(state.client_seeds, state.fairness),
     }
 
 
@@ -103,6 +114,13 @@ def ending_of(state: Round, rows: Iterable[Any]) -> RoundSettled | RoundVoided:
     platform_net = -dealer_net - sum(outcome.net for outcome in ordered.values())
     settlement = Settlement(False, MappingProxyType(ordered), dealer_net, platform_net)
     return RoundSettled(settlement, state.seed)
+
+
+def _client_seeds(stored: Any) -> tuple[str, ...] | None:
+    # A scalar subquery of a JSON column comes back as text on some drivers.
+    if isinstance(stored, str):
+        stored = json.loads(stored)
+    return None if stored is None else tuple(stored)
 
 
 class RoundRepository:
@@ -129,7 +147,17 @@ class RoundRepository:
         self, *where: ColumnElement[bool], lock: bool, skip_locked: bool = False
     ) -> Round | None:
         found = await self.load_many(*where, lock=lock, skip_locked=skip_locked)
-        return found[0] if found else None
+        if not found:
+            return None
+        state = found[0]
+        if state.phase is Phase.BETTING and state.fairness != 1:
+            # Betting may close in this step: the deal mixes in the participants' seeds.
+            participants = [bet.user_id for bet in state.bets]
+            if state.dealer_id is not None:
+                participants.append(state.dealer_id)
+            seeds = await ClientSeeds(self.session).of(participants)
+            state = dataclasses.replace(state, player_seeds=MappingProxyType(seeds))
+        return state
 
     async def load_many(
         self, *where: ColumnElement[bool], lock: bool = False, skip_locked: bool = False
@@ -141,8 +169,15 @@ class RoundRepository:
         # The shoe's seed comes in the same query (a subquery, so that FOR UPDATE locks only
         # the rounds).
         shoe_seed = select(ShoeRow.seed).where(ShoeRow.id == RoundRow.shoe_id).scalar_subquery()
+        shoe_client_seeds = (
+            select(ShoeRow.client_seeds).where(ShoeRow.id == RoundRow.shoe_id).scalar_subquery()
+        )
         query = (
-            select(*RoundRow.__table__.c, shoe_seed.label("shoe_seed"))
+            select(
+                *RoundRow.__table__.c,
+                shoe_seed.label("shoe_seed"),
+                shoe_client_seeds.label("shoe_client_seeds"),
+            )
             .where(*where)
             .order_by(RoundRow.id)
         )
@@ -175,7 +210,12 @@ class RoundRepository:
                 grabs[row.id],
                 None
                 if row.shoe_id is None
-                else ShoeRef(row.shoe_id, bytes(row.shoe_seed), row.deal_offset),
+                else ShoeRef(
+                    row.shoe_id,
+                    bytes(row.shoe_seed),
+                    row.deal_offset,
+                    _client_seeds(row.shoe_client_seeds),
+                ),
             )
             for row in rows
         ]
@@ -219,6 +259,7 @@ class RoundRepository:
             started_at_ms=now_ms,
             shoe_id=state.shoe.id if state.shoe else None,
             deal_offset=state.shoe.offset if state.shoe else None,
+            fairness=state.fairness,
             **round_columns(state),
         )
         self.session.add(row)

@@ -23,6 +23,10 @@ class ShoeRecord:
     commitment: str
     dealt: int
     replaced_at_ms: int | None
+    #: Its seed derivation (``bot.rules.fairness``) and the client seeds fixed into its
+    #: order by its first round (None until then, and for derivation 1).
+    fairness: int = 1
+    client_seeds: tuple[str, ...] | None = None
 
 
 _COLUMNS = (
@@ -33,6 +37,8 @@ _COLUMNS = (
     ShoeRow.commitment,
     ShoeRow.dealt,
     ShoeRow.replaced_at_ms,
+    ShoeRow.fairness,
+    ShoeRow.client_seeds,
 )
 
 
@@ -45,6 +51,8 @@ def _record(row: Any) -> ShoeRecord:
         row.commitment,
         row.dealt,
         row.replaced_at_ms,
+        row.fairness,
+        None if row.client_seeds is None else tuple(row.client_seeds),
     )
 
 
@@ -77,9 +85,17 @@ class ShoeRepository:
         )
 
     async def create(
-        self, chat_id: int, *, decks: int, seed: bytes, commitment: str, now_ms: int
+        self,
+        chat_id: int,
+        *,
+        decks: int,
+        seed: bytes,
+        commitment: str,
+        now_ms: int,
+        fairness: int = 1,
     ) -> ShoeRecord:
-        """A new shoe for the chat, nothing dealt from it yet."""
+        """A new shoe for the chat, nothing dealt from it yet, its order derived by seed
+        derivation ``fairness``."""
         row = ShoeRow(
             chat_id=chat_id,
             decks=decks,
@@ -87,17 +103,27 @@ class ShoeRepository:
             commitment=commitment,
             dealt=0,
             created_at_ms=now_ms,
+            fairness=fairness,
         )
         self.session.add(row)
         await self.session.flush()
-        return ShoeRecord(row.id, chat_id, decks, seed, commitment, 0, None)
+        return ShoeRecord(row.id, chat_id, decks, seed, commitment, 0, None, fairness)
 
-    async def deal(self, shoe_id: int, *, offset: int, cards: int) -> bool:
+    async def deal(
+        self,
+        shoe_id: int,
+        *,
+        offset: int,
+        cards: int,
+        client_seeds: tuple[str, ...] | None = None,
+    ) -> bool:
         """Move the shoe on by ``cards`` if ``offset`` were dealt from it before (compare-and-
-        set); False if another round dealt from it first."""
+        set); False if another round dealt from it first. ``client_seeds``: those its first
+        deal fixed into its order."""
+        values: dict[str, Any] = {"dealt": ShoeRow.dealt + cards}
+        if client_seeds is not None:
+            values["client_seeds"] = list(client_seeds)
         moved = await self.session.execute(
-            update(ShoeRow)
-            .where(ShoeRow.id == shoe_id, ShoeRow.dealt == offset)
-            .values(dealt=ShoeRow.dealt + cards)
+            update(ShoeRow).where(ShoeRow.id == shoe_id, ShoeRow.dealt == offset).values(**values)
         )
         return bool(moved.rowcount)  # type: ignore[attr-defined]

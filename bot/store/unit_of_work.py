@@ -16,6 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.store.autobets import AutobetLookup, AutobetRepository
 from bot.store.chats import ChatRepository
+from bot.store.client_seeds import ClientSeeds
 from bot.store.console import ConsoleLinkUses, ConsoleQueries
 from bot.store.db import Database
 from bot.store.deliveries import Deliveries
@@ -39,6 +40,7 @@ class UnitOfWork:
         self.shoes = ShoeRepository(session)
         self.autobets = AutobetRepository(session)
         self.users = UserRepository(session)
+        self.client_seeds = ClientSeeds(session)
         self.audit = AuditLog(session)
         self.deliveries = Deliveries(session)
         self.updates = ProcessedUpdates(session, bot_id)

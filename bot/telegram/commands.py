@@ -34,8 +34,9 @@ Handler = Callable[[Update, Any], Coroutine[Any, Any, None]]
 #: works in private chats differently has ``<name>.private`` too).
 DESCRIBED = frozenset(
     {
-        *("newround", "bid", "bet", "autobet", "balance", "balance.private", "history", "rules"),
-        *("verify", "bank", "help", "start.private", "open", "close", "config", "set"),
+        *("newround", "bid", "bet", "autobet", "balance", "balance.private", "history"),
+        *("rules", "verify", "seed", "bank", "help", "start.private", "open", "close"),
+        *("config", "set"),
         *("credit", "debit", "fund", "ledger", "audit", "console", "console.private"),
         *("stats", "top", "odds"),
     }

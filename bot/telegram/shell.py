@@ -79,6 +79,7 @@ def command_registry(
             Command("top", stats.top, group),
             Command("rules", info.rules, anywhere),
             Command("verify", verify.verify, group),
+            Command("seed", verify.seed, anywhere),
             Command("bank", info.bank, group),
             Command("help", info.help, anywhere),
             Command("start", info.start, private, listed=False),

@@ -9,7 +9,7 @@ told apart and refused.
 from __future__ import annotations
 
 import html
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup
@@ -18,6 +18,7 @@ from bot.engine.round import HOUSE_DEALER, Phase, Round, RoundSettled, RoundVoid
 from bot.engine.settings import Settings
 from bot.engine.verification import Mismatch, NothingDealt, ShoeSecret, Verification, Verified
 from bot.money import MAX_AMOUNT_CENTS, format_amount, format_bps, format_signed
+from bot.rules import fairness as fair
 from bot.rules.hand_view import HandView
 from bot.rules.ruleset import get_ruleset
 from bot.service.game import Person
@@ -282,12 +283,24 @@ class Views:
                 fees=0 if state.house_deals else state.settings.dealer_fees,
             )
         )
+        # The client seeds, then where the seed is (the line that says how to check).
+        lines += self._client_seeds(state.fairness, state.client_seeds)
         if state.shoe is not None:
             first, last = state.cards_dealt()
             lines.append(self.t("results.shoe", shoe_id=state.shoe.id, first=first, last=last))
         else:
             lines.append(self.t("results.seed", seed=ended.seed.hex(), round_id=state.id))
         return "\n".join(lines)
+
+    def _client_seeds(self, derivation: int, seeds: Sequence[str]) -> list[str]:
+        """The line naming the client seeds a deal was derived with (none for derivation 1,
+        which had none). Client seeds are plain ASCII (``bot.rules.fairness``): safe HTML."""
+        if derivation == fair.V1:
+            return []
+        if not seeds:
+            return [self.t("results.client_seeds_none", version=derivation)]
+        listed = " ".join(f"<code>{seed}</code>" for seed in seeds)
+        return [self.t("results.client_seeds", version=derivation, seeds=listed)]
 
     def verification(self, result: Verification, people: Mapping[int, Person]) -> str:
         """The answer to ``/verify``: the recomputed deal and who got what, or why a round
@@ -310,6 +323,23 @@ class Views:
         return self._verified(result, people)
 
     def _verified(self, result: Verified, people: Mapping[int, Person]) -> str:
+        text = self._verified_deal(result, people)
+        derivation = result.derivation
+        if derivation.version == fair.V1:
+            return text
+        lines = [text, *self._client_seeds(derivation.version, derivation.client_seeds)]
+        lines.append(
+            self.t(
+                "verify.derivation",
+                version=derivation.version,
+                scope=derivation.scope.value,
+                scope_id=derivation.scope_id,
+                deal_seed=result.deal_seed.hex(),
+            )
+        )
+        return "\n".join(lines)
+
+    def _verified_deal(self, result: Verified, people: Mapping[int, Person]) -> str:
         seed = result.seed.hex()
         # One participant a line: a long round's message can then be split between lines.
         if result.cards is None:
@@ -328,6 +358,7 @@ class Views:
                 count=count,
                 total=total,
                 total_plain=format_amount(total),
+                derivation=_cli_derivation(result),
                 grabbed=grabbed,
                 shares=" ".join(self.money(share) for share in result.shares),
             )
@@ -370,3 +401,13 @@ class Views:
                 fees=self.money(settings.dealer_fees),
             )
         )
+
+
+def _cli_derivation(result: Verified) -> str:
+    """What ``niuniu-bot verify`` needs besides the seed to recompute a split: nothing for
+    derivation 1, else the round and the client seeds."""
+    derivation = result.derivation
+    if derivation.version == fair.V1:
+        return ""
+    seeds = ",".join(derivation.client_seeds)
+    return f" --{derivation.scope.value} {derivation.scope_id} --client-seeds '{seeds}'"

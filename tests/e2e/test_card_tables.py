@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from bot.engine.round import Phase, Round
+from bot.engine.round import Phase, Round, deal_seed_of
 from bot.engine.settlement import Settlement, Stake, settle
 from bot.money import format_signed
 from bot.rules.cards import deal_packed, unpack
@@ -114,8 +114,10 @@ async def check_settlement(
     assert {key: getattr(settings, key) for key in CARD_TABLE} == CARD_TABLE, settings
 
     # The deal: five cards each, bettors in bet order, the dealer (or the house) last.
+    # Its seed (or the shoe's) mixed with the client seeds (seed derivation 2).
     deal = await deal_of(e2e, ended)
-    hands = deal_packed(deal.seed, deal.decks, len(bettors) + 1, deal.offset)
+    assert ended.fairness == 2
+    hands = deal_packed(deal_seed_of(ended), deal.decks, len(bettors) + 1, deal.offset)
     assert ended.shares == hands
     assert commitment(deal.seed) == ended.commitment
     assert [bet.user_id for bet in ended.bets] == [b["id"] for b in bettors]
@@ -316,7 +318,20 @@ async def house_round(
 
 async def test_bullbull_with_a_bidding_dealer_settles_from_the_rounds_seed(e2e: E2E) -> None:
     group = -1_001_000_000_601
+    # A player sets their client seed; a bad one is refused and changes nothing.
+    await e2e.expect_reply(group, BETTORS[0], "/seed", "seed.none", most=64)
+    await e2e.expect_reply(group, BETTORS[0], "/seed lucky-7", "seed.set", seed="lucky-7")
+    await e2e.expect_reply(
+        group,
+        BETTORS[0],
+        "/seed 幸运 <b>",
+        "error.bad_client_seed",
+        most=64,
+        alphabet="A-Z a-z 0-9 _ . -",
+    )
+    await e2e.expect_reply(group, BETTORS[0], "/seed", "seed.current", seed="lucky-7")
     ended = await bid_round(e2e, group, "bullbull")
+    assert ended.client_seeds == ("lucky-7",)  # fixed into the deal as betting closed
     hands, lines, _ = await check_settlement(
         e2e, group, ended, BETTORS, [stake for _, stake in BETS], DEALER
     )
@@ -325,6 +340,7 @@ async def test_bullbull_with_a_bidding_dealer_settles_from_the_rounds_seed(e2e: 
     labels = [b["first_name"] for b in BETTORS] + [DEALER["first_name"]]
     check_results_text(await e2e.texts(group), text, ended, hands, lines, labels)
     assert ended.seed.hex() in text  # the round's seed is revealed as it ends
+    assert "lucky-7" in text.splitlines()[-2]  # and the client seeds mixed in
     check_no_grab_button(e2e, group)
     await final_board(e2e, ended.id, group)
 

@@ -21,9 +21,13 @@ from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import inspect, text
 
+from bot.engine.verification import Verified, verify_round
+from bot.rules.cards import deal_packed
+from bot.rules.split import commitment
 from bot.store.db import Database
 from bot.store.migrate import alembic_config, upgrade
 from bot.store.models import Base
+from bot.store.rounds import RoundRepository
 from tests.conftest import _admin_execute, _postgres_url_for
 
 REPO = Path(__file__).resolve().parents[2]
@@ -425,6 +429,18 @@ async def _row(url: str, statement: str) -> tuple[Any, ...]:
         await database.dispose()
 
 
+async def _verify_stored(url: str, round_id: int) -> Any:
+    """A stored round loaded as the bot loads it, and verified as ``/verify`` does."""
+    database = Database.from_url(url)
+    try:
+        async with database.transaction() as session:
+            state = await RoundRepository(session).load(round_id, lock=False)
+            assert state is not None
+            return state, verify_round(state)
+    finally:
+        await database.dispose()
+
+
 def test_standing_bets_are_a_table_of_their_own_after_0011_and_go_with_a_downgrade(
     empty_database_url: str,
 ) -> None:
@@ -445,3 +461,45 @@ def test_standing_bets_are_a_table_of_their_own_after_0011_and_go_with_a_downgra
     command.downgrade(alembic_config(empty_database_url), "0010")
     _, tables, revision = asyncio.run(schema_of(empty_database_url))
     assert revision == "0010" and "autobets" not in tables
+
+
+def test_a_round_dealt_before_client_seeds_verifies_by_derivation_1_after_0012(
+    empty_database_url: str,
+) -> None:
+    upgrade(empty_database_url, "0009")
+    seed = bytes(range(32))
+    hands = deal_packed(seed, 1, 2)  # one bettor, then the house: derivation 1
+    statements = [
+        "INSERT INTO chats (id, title, is_group, is_open, settings, created_at_ms) "
+        "VALUES (-7, 'a', true, true, '{}', 0)",
+        "INSERT INTO rounds (id, chat_id, phase, version, deadline_ms, commitment, seed, "
+        "settings, ruleset, high_bid, bid_hold, pool, shares, started_at_ms, ended_at_ms, "
+        "bet_count, grab_count) VALUES (1, -7, 'settled', 4, 0, "
+        f"'{commitment(seed)}', {_blob(empty_database_url, seed)}, "
+        '\'{"ruleset": "bullbull", "dealer": "house"}\', \'bullbull\', 0, 0, 1000, '
+        f"'[{hands[0]}, {hands[1]}]', 0, 1, 1, 1)",
+        "INSERT INTO bets (round_id, user_id, amount, hold, position, placed_at_ms) "
+        "VALUES (1, 5, 100, 500, 2, 0)",
+        f"INSERT INTO grabs (round_id, user_id, amount, position, auto) "
+        f"VALUES (1, 5, {hands[0]}, 0, true)",
+        "INSERT INTO shoes (id, chat_id, decks, seed, commitment, dealt, created_at_ms) "
+        f"VALUES (1, -7, 6, {_blob(empty_database_url, b'shoe')}, 'c', 0, 0)",
+    ]
+    asyncio.run(_execute(empty_database_url, statements))
+    upgrade(empty_database_url)
+
+    assert asyncio.run(_by_round(empty_database_url, "fairness")) == {1: 1}
+    assert asyncio.run(_by_round(empty_database_url, "client_seeds")) == {1: None}
+    assert asyncio.run(_scalar(empty_database_url, "SELECT fairness FROM shoes")) == 1
+    assert asyncio.run(_count(empty_database_url, "client_seeds")) == 0
+    state, result = asyncio.run(_verify_stored(empty_database_url, 1))
+    assert (state.fairness, state.client_seeds) == (1, ())
+    assert isinstance(result, Verified) and result.deal_seed == seed
+    assert result.shares == hands
+
+
+def _blob(url: str, value: bytes) -> str:
+    """A bytes literal in the database's SQL."""
+    if url.startswith("sqlite"):
+        return f"X'{value.hex()}'"
+    return f"'\\x{value.hex()}'::bytea"

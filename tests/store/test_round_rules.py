@@ -57,6 +57,14 @@ P0, P1, P2, P3 = PLAYERS[:4]
 RAKE_BPS, REBATE_BPS = TEST_SETTINGS.rake_bps, TEST_SETTINGS.rebate_bps
 
 
+@pytest.fixture
+def service(v1_service: GameService) -> GameService:
+    """These rules are checked on splits pinned by a queued seed (``find_seed``): rounds
+    dealt by seed derivation 1, whose deal seed is the seed itself (``bot.rules.fairness``;
+    derivation 2 is tested in tests/unit/test_fairness.py and test_card_tables.py)."""
+    return v1_service
+
+
 @pytest.fixture(autouse=True)
 async def _ledger_checked_after_each_test(db: Database) -> AsyncIterator[None]:
     yield

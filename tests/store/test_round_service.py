@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from bot.engine.errors import RuleViolation
-from bot.engine.round import Phase, RoundSettled, RoundVoided, VoidReason
+from bot.engine.round import Phase, RoundSettled, RoundVoided, VoidReason, deal_seed_of
 from bot.engine.settlement import Result
 from bot.rules.split import commitment, split_envelope
 from bot.service.game import GameService
@@ -72,7 +72,7 @@ async def test_the_seed_commitment_is_published_and_the_split_comes_from_the_see
     state = result.round
     assert state is not None
     assert state.commitment == commitment(state.seed)
-    assert list(state.shares) == split_envelope(state.seed, 2, 1_000)
+    assert list(state.shares) == split_envelope(deal_seed_of(state), 2, 1_000)
 
 
 async def test_outbid_bidder_hold_is_released_at_once(service: GameService, db: Database) -> None:

@@ -126,9 +126,9 @@ async def test_each_menu_lists_what_works_there_once(
         assert len(names) == len(set(names))
         assert "start" not in names  # Telegram sends /start itself
         if scope == BotCommandScopeAllPrivateChats.ALL_PRIVATE_CHATS:
-            assert names == ["balance", "rules", "help", "console"]
+            assert names == ["balance", "rules", "seed", "help", "console"]
         else:
-            assert {"newround", "bid", "bet", "verify"} <= set(names)
+            assert {"newround", "bid", "bet", "verify", "seed"} <= set(names)
 
 
 async def test_each_menu_is_in_its_language_and_english_for_everyone_else(
@@ -188,7 +188,7 @@ def test_group_help_lists_every_listed_command_once_players_then_admins(language
 def test_private_help_lists_what_works_in_a_private_chat() -> None:
     text = registry().help_private("en")
 
-    assert help_names(text) == ["balance", "rules", "help", "console"]
+    assert help_names(text) == ["balance", "rules", "seed", "help", "console"]
     assert f"/balance – {translate('en', 'command.balance.private')}" in text.splitlines()
 
 

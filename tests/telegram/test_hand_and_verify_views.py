@@ -180,5 +180,35 @@ def test_a_real_shoe_round_is_answered_without_its_shoes_seed_until_revealed() -
     assert shoe_seed.hex() not in secret and "cards 41–55" in secret
     revealed = EN.verification(verify_round(state, RevealedShoe(shoe_seed, 6)), PEOPLE)
     assert f"<code>{shoe_seed.hex()}</code>" in revealed and "✅" in revealed
-    named = [line.split(":")[0] for line in revealed.splitlines()[-3:]]
+    named = [line.split(":")[0] for line in revealed.splitlines() if line.startswith("•")]
     assert named == ["• Alice", "• &lt;b&gt;Bob&lt;/b&gt;", "• (the house)"]
+    # Nobody set a client seed; the deal seed derived from the shoe's is shown to check.
+    assert revealed.splitlines()[-2].startswith("No participant had set a client seed")
+    deal_seed = verify_round(state, RevealedShoe(shoe_seed, 6))
+    assert isinstance(deal_seed, Verified)
+    assert "niuniu/seed/v2|shoe|5|" in revealed and deal_seed.deal_seed.hex() in revealed
+
+
+@pytest.mark.parametrize("views", [EN, ZH], ids=["en", "zh"])
+def test_a_round_with_client_seeds_lists_them_in_its_results_and_its_verification(
+    views: Views,
+) -> None:
+    settings = dataclasses.replace(Settings(), dealer="house")
+    state = engine.start_round(
+        round_id=9, chat_id=-1, settings=settings, seed=b"r" * 32, now_ms=0, bank=10**6
+    ).round
+    for user in (ALICE, BOB):
+        state = engine.bet(state, user, 100, free_chips=10**9, now_ms=state.deadline_ms - 1).round
+    state = dataclasses.replace(state, player_seeds={ALICE: "zed", BOB: "alpha.1"})
+    state = engine.advance(state, state.deadline_ms).round
+    transition = engine.advance(state, state.deadline_ms)  # the deadline grabs for them
+    state = transition.round
+    ended = transition.events[-1]
+    assert isinstance(ended, engine.RoundSettled | engine.RoundVoided)
+    if isinstance(ended, engine.RoundSettled):
+        results = views.results(state, ended, PEOPLE)
+        assert "<code>alpha.1</code> <code>zed</code>" in results.splitlines()[-2]
+    verified = views.verification(verify_round(state), PEOPLE)
+    # The command to recompute it names the round and its client seeds.
+    assert "--round 9 --client-seeds 'alpha.1,zed'</code>" in verified
+    assert "<code>alpha.1</code> <code>zed</code>" in verified

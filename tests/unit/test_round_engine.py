@@ -37,6 +37,7 @@ from bot.engine.round import (
 )
 from bot.engine.settings import Settings
 from bot.engine.settlement import Result
+from bot.rules import fairness
 from bot.rules.cards import deal_packed
 from bot.rules.split import commitment, split_envelope
 from tests.store.helpers import find_seed
@@ -86,26 +87,34 @@ class Ledger:
         assert held_now == {user: hold for user, hold in state.holds().items() if hold}
 
 
-def started(settings: Settings = SETTINGS, seed: bytes = b"\x07" * 32) -> Round:
+def started(
+    settings: Settings = SETTINGS, seed: bytes = b"\x07" * 32, derivation: int = fairness.CURRENT
+) -> Round:
     return engine.start_round(
-        round_id=7, chat_id=-100, settings=settings, seed=seed, now_ms=T0
+        round_id=7, chat_id=-100, settings=settings, seed=seed, now_ms=T0, derivation=derivation
     ).round
 
 
 def betting(
-    settings: Settings = SETTINGS, seed: bytes = b"\x07" * 32, pool: int = 10_000
+    settings: Settings = SETTINGS,
+    seed: bytes = b"\x07" * 32,
+    pool: int = 10_000,
+    derivation: int = fairness.CURRENT,
 ) -> tuple[Round, Ledger]:
     book = Ledger()
-    state = started(settings, seed)
+    state = started(settings, seed, derivation)
     state = book.apply(state, engine.bid(state, DEALER, pool, free_chips=RICH, now_ms=T0 + 1))
     state = book.apply(state, engine.advance(state, state.deadline_ms))
     return state, book
 
 
 def grabbing(
-    bets: dict[int, int], settings: Settings = SETTINGS, seed: bytes = b"\x07" * 32
+    bets: dict[int, int],
+    settings: Settings = SETTINGS,
+    seed: bytes = b"\x07" * 32,
+    derivation: int = fairness.CURRENT,
 ) -> tuple[Round, Ledger]:
-    state, book = betting(settings, seed)
+    state, book = betting(settings, seed, derivation=derivation)
     for user, amount in bets.items():
         state = book.apply(
             state, engine.bet(state, user, amount, free_chips=RICH, now_ms=state.deadline_ms - 1)
@@ -449,7 +458,7 @@ def test_the_betting_deadline_splits_the_envelope_from_the_seed() -> None:
     assert transition.postings == ()
     assert state.phase is Phase.GRABBING
     assert state.participants == (ALICE, BOB, DEALER)
-    assert state.shares == tuple(split_envelope(state.seed, 3, 1_500))
+    assert state.shares == tuple(split_envelope(engine.deal_seed_of(state), 3, 1_500))
     assert sum(state.shares) == 3 * SETTINGS.envelope_mean_share
 
 
@@ -531,7 +540,7 @@ def test_a_player_on_one_cent_is_immune() -> None:
 def test_a_dealer_on_one_cent_redeals_and_refunds_everything() -> None:
     seed = find_seed(2, 10, lambda s: s[1] == 1)
     settings_ = dataclasses.replace(SETTINGS, envelope_mean_share=5)
-    state, _ = grabbing({ALICE: 100}, settings_, seed)
+    state, _ = grabbing({ALICE: 100}, settings_, seed, fairness.V1)  # the seed pins the split
     transition = engine.advance(state, state.deadline_ms)
     assert transition.round.phase is Phase.VOID
     assert transition.round.void_reason is VoidReason.REDEAL
@@ -545,7 +554,7 @@ def test_a_dealer_on_one_cent_redeals_and_refunds_everything() -> None:
 def test_a_redeal_moves_the_version_by_one(how: str) -> None:
     seed = find_seed(2, 10, lambda s: s[1] == 1)
     settings_ = dataclasses.replace(SETTINGS, envelope_mean_share=5)
-    state, _ = grabbing({ALICE: 100}, settings_, seed)
+    state, _ = grabbing({ALICE: 100}, settings_, seed, fairness.V1)
     if how == "last grab":
         state = engine.grab(state, ALICE, state.deadline_ms - 1).round
         transition = engine.grab(state, DEALER, state.deadline_ms - 1)
@@ -625,7 +634,7 @@ def test_a_card_round_deals_as_betting_closes_and_settles_at_once() -> None:
     assert isinstance(transition.events[0], engine.CardsDealt)
     assert transition.events[0] == engine.CardsDealt(3, 15)
     assert isinstance(transition.events[-1], RoundSettled)
-    assert state.shares == deal_packed(b"\x05" * 32, 1, 3)
+    assert state.shares == deal_packed(engine.deal_seed_of(state), 1, 3)
     assert [(g.user_id, g.amount, g.auto) for g in state.grabs] == [
         (ALICE, state.shares[0], True),
         (BOB, state.shares[1], True),
@@ -678,7 +687,7 @@ def test_a_shoe_round_deals_from_the_shoe_at_its_offset_and_commits_to_the_shoe(
     state = book.apply(state, engine.advance(state, state.deadline_ms))
     state = book.apply(state, engine.bet(state, ALICE, 100, free_chips=RICH, now_ms=T0 + 1))
     state = book.apply(state, engine.advance(state, state.deadline_ms))
-    assert state.shares == deal_packed(b"the shoe's seed", 6, 2, 77)
+    assert state.shares == deal_packed(engine.deal_seed_of(state), 6, 2, 77)
     with pytest.raises(ValueError):
         engine.start_round(
             round_id=1, chat_id=-1, settings=card_settings("poker29"), seed=b"r" * 32, now_ms=T0
@@ -724,3 +733,26 @@ def test_when_the_house_deals_the_round_opens_for_bets_with_the_bank_as_pool() -
         # The bank's result, and no dealer fees (the house does not pay itself).
         assert book.balances[engine.BANK] == settled.settlement.dealer_net
         assert book.balances.get(HOUSE, 0) == settled.settlement.platform_net
+
+
+# -- client seeds (seed derivation 2) ----------------------------------------------------
+
+
+def test_the_deal_takes_every_participants_client_seed_whoever_bet_first() -> None:
+    seeds = {ALICE: "alice", BOB: "bob", DEALER: "dealer", CAROL: "not-playing"}
+    dealt = []
+    for order in ((ALICE, BOB), (BOB, ALICE)):
+        state, book = betting()
+        for user in order:
+            state = book.apply(state, engine.bet(state, user, 100, free_chips=RICH, now_ms=T0 + 9))
+        state = dataclasses.replace(state, player_seeds=seeds)
+        dealt.append(book.apply(state, engine.advance(state, state.deadline_ms)))
+    first, second = dealt
+    assert first.client_seeds == second.client_seeds == ("alice", "bob", "dealer")
+    assert engine.deal_seed_of(first) == engine.deal_seed_of(second)
+    assert first.shares == second.shares  # the same split; grabs take it in turn
+    # Without the participants' seeds loaded the engine cannot deal: it asks for them.
+    state, book = betting()
+    state = book.apply(state, engine.bet(state, ALICE, 100, free_chips=RICH, now_ms=T0 + 9))
+    with pytest.raises(engine.PartialRound):
+        engine.advance(dataclasses.replace(state, player_seeds=None), state.deadline_ms)

@@ -1,5 +1,9 @@
 """Verifying a finished round (``bot.engine.verification``): one test per outcome, the
-ways a stored round can disagree with its seed, and the deal recomputed from a seed."""
+ways a stored round can disagree with its seed, and the deal recomputed from a seed.
+
+``play`` deals by seed derivation 1 unless told otherwise: those are the rounds stored
+before client seeds, which must verify exactly as they always did; the tests of
+derivation 2 (client seeds mixed in) follow them."""
 
 from __future__ import annotations
 
@@ -13,6 +17,7 @@ from bot.engine.settings import Settings
 from bot.engine.verification import (
     CardRange,
     DealtHand,
+    Derivation,
     Mismatch,
     NothingDealt,
     RevealedShoe,
@@ -21,6 +26,7 @@ from bot.engine.verification import (
     recompute_deal,
     verify_round,
 )
+from bot.rules import fairness
 from bot.rules.cards import deal_hands, pack
 from bot.rules.hand_view import HandView
 from bot.rules.ruleset import get_ruleset
@@ -33,21 +39,36 @@ SHOE_ID, SHOE_OFFSET = 5, 40
 
 
 def play(
-    ruleset: str, *, dealer: str = "bid", grab_order: tuple[int, ...] = (), bettors: int = 3
+    ruleset: str,
+    *,
+    dealer: str = "bid",
+    grab_order: tuple[int, ...] = (),
+    bettors: int = 3,
+    derivation: int = fairness.V1,
+    client_seeds: dict[int, str] | None = None,
 ) -> Round:
     """A finished round: ``DEALER`` bids (unless the house deals), ``bettors`` bet, the
-    players in ``grab_order`` grab, and the deadline grabs for the rest."""
+    players in ``grab_order`` grab, and the deadline grabs for the rest. By seed
+    ``derivation``, with the participants' ``client_seeds`` as betting closes."""
     settings = dataclasses.replace(Settings(), ruleset=ruleset, dealer=dealer)
     uses_shoe = get_ruleset(ruleset).shoe_decks > 0
     shoe = engine.ShoeRef(SHOE_ID, SHOE_SEED, SHOE_OFFSET) if uses_shoe else None
     state = engine.start_round(
-        round_id=9, chat_id=-1, settings=settings, seed=SEED, now_ms=0, bank=10**6, shoe=shoe
+        round_id=9,
+        chat_id=-1,
+        settings=settings,
+        seed=SEED,
+        now_ms=0,
+        bank=10**6,
+        shoe=shoe,
+        derivation=derivation,
     ).round
     if dealer == "bid":
         state = engine.bid(state, DEALER, 50_000, free_chips=10**9, now_ms=1).round
         state = engine.advance(state, state.deadline_ms).round
     for user in (ALICE, BOB, CARL)[:bettors]:
         state = engine.bet(state, user, 1_000, free_chips=10**9, now_ms=state.deadline_ms - 1).round
+    state = dataclasses.replace(state, player_seeds=client_seeds or {})
     state = engine.advance(state, state.deadline_ms).round
     for user in grab_order:
         state = engine.grab(state, user, state.deadline_ms - 1).round
@@ -193,7 +214,13 @@ def no_bids(ruleset: str) -> Round:
     uses_shoe = get_ruleset(ruleset).shoe_decks > 0
     shoe = engine.ShoeRef(SHOE_ID, SHOE_SEED, 0) if uses_shoe else None
     state = engine.start_round(
-        round_id=9, chat_id=-1, settings=settings, seed=SEED, now_ms=0, shoe=shoe
+        round_id=9,
+        chat_id=-1,
+        settings=settings,
+        seed=SEED,
+        now_ms=0,
+        shoe=shoe,
+        derivation=fairness.V1,
     ).round
     ended = engine.advance(state, state.deadline_ms).round
     assert ended.phase is Phase.VOID
@@ -248,3 +275,74 @@ def test_recompute_deal_of_an_envelope_splits_it_and_deals_no_cards() -> None:
 def test_recompute_deal_refuses_more_cards_than_the_deck_holds() -> None:
     with pytest.raises(ValueError, match="hands need"):
         recompute_deal(get_ruleset("bullbull"), SEED, 11, mean_share=0)
+
+
+# --- derivation 2: the client seeds mixed in -------------------------------------------------
+
+SEEDS = {ALICE: "alice-lucky-7", DEALER: "dealer.seed", BOB: "b0b"}
+
+
+@pytest.mark.parametrize("ruleset", ["envelope68", "bullbull"])
+def test_a_round_deals_from_its_seed_mixed_with_every_participants_client_seed(
+    ruleset: str,
+) -> None:
+    state = play(ruleset, derivation=fairness.V2, client_seeds=SEEDS)
+    # Carl set none: he adds nothing. The list is sorted, whoever bet first.
+    assert state.client_seeds == ("alice-lucky-7", "b0b", "dealer.seed")
+    derivation = Derivation(fairness.V2, fairness.Scope.ROUND, 9, state.client_seeds)
+    deal_seed = fairness.deal_seed(
+        2, SEED, scope=fairness.Scope.ROUND, scope_id=9, client_seeds=state.client_seeds
+    )
+    result = verify_round(state)
+    assert isinstance(result, Verified)
+    assert (result.seed, result.derivation, result.deal_seed) == (SEED, derivation, deal_seed)
+    count, mean_share = len(state.shares), state.settings.envelope_mean_share
+    recomputed = get_ruleset(ruleset).deal(deal_seed, count, mean_share=mean_share)
+    assert state.shares == recomputed
+    # The server seed alone deals otherwise: the client seeds took part.
+    assert get_ruleset(ruleset).deal(SEED, count, mean_share=mean_share) != recomputed
+
+
+def test_a_client_seed_left_out_or_changed_is_a_mismatch() -> None:
+    state = play("bullbull", derivation=fairness.V2, client_seeds=SEEDS)
+    assert isinstance(verify_round(state), Verified)
+    for seeds in (state.client_seeds[1:], ("alice-lucky-8", *state.client_seeds[1:])):
+        assert verify_round(dataclasses.replace(state, client_seeds=seeds)) == Mismatch(9)
+    # Another round's id derives another seed: a reveal replayed for it does not verify.
+    assert verify_round(dataclasses.replace(state, id=10)) == Mismatch(10)
+
+
+def test_a_shoe_round_derives_from_the_shoes_seed_and_id_with_its_first_rounds_seeds() -> None:
+    state = play("poker29", bettors=2, derivation=fairness.V2, client_seeds=SEEDS)
+    assert state.shoe is not None and state.shoe.client_seeds == state.client_seeds
+    result = verify_round(state, RevealedShoe(SHOE_SEED, 6))
+    assert isinstance(result, Verified)
+    assert result.derivation == Derivation(2, fairness.Scope.SHOE, SHOE_ID, state.client_seeds)
+    assert result.deal_seed == fairness.deal_seed(
+        2, SHOE_SEED, scope=fairness.Scope.SHOE, scope_id=SHOE_ID, client_seeds=state.client_seeds
+    )
+
+
+def test_a_later_round_of_a_shoe_keeps_the_seeds_its_first_round_fixed() -> None:
+    settings = dataclasses.replace(Settings(), ruleset="poker29")
+    fixed = ("first-round",)
+    shoe = engine.ShoeRef(SHOE_ID, SHOE_SEED, SHOE_OFFSET, fixed)
+    state = engine.start_round(
+        round_id=9, chat_id=-1, settings=settings, seed=SEED, now_ms=0, shoe=shoe
+    ).round
+    state = engine.bid(state, DEALER, 50_000, free_chips=10**9, now_ms=1).round
+    state = engine.advance(state, state.deadline_ms).round
+    state = engine.bet(state, ALICE, 1_000, free_chips=10**9, now_ms=state.deadline_ms - 1).round
+    # Whatever the players of this round set, the shoe's order is already fixed.
+    state = dataclasses.replace(state, player_seeds=SEEDS)
+    state = engine.advance(state, state.deadline_ms).round
+    assert state.client_seeds == fixed
+    assert isinstance(verify_round(state, RevealedShoe(SHOE_SEED, 6)), Verified)
+
+
+def test_recompute_deal_by_derivation_2_is_the_deal_of_the_derived_seed() -> None:
+    derivation = Derivation(2, fairness.Scope.ROUND, 41, ("x",))
+    deal = recompute_deal(get_ruleset("bullbull"), SEED, 3, mean_share=0, derivation=derivation)
+    assert deal.deal_seed == derivation.deal_seed(SEED) != SEED
+    assert deal.commitment == commitment(SEED)  # the commitment is the server seed's
+    assert deal.outcomes == tuple(pack(hand) for hand in deal_hands(deal.deal_seed, 1, 3))

@@ -1,21 +1,27 @@
 """``/verify N``: recompute a finished round's envelope split or card deal from its
-revealed seed, so that anyone can check the bot dealt what it had committed to. The
-computation is the engine's (``verify_round``), shared with the command line."""
+revealed seed and the client seeds mixed into it, so that anyone can check the bot dealt
+what it had committed to. The computation is the engine's (``verify_round``), shared with
+the command line. ``/seed``: a player's own client seed, mixed into every deal they take
+part in (``bot.rules.fairness``)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from telegram import Update
+from telegram.constants import ChatType
 
 from bot.engine.errors import GameError
 from bot.engine.verification import RevealedShoe, verify_round
+from bot.rules.fairness import CLIENT_SEED_MAX
 from bot.telegram.handlers.base import ShellParts, sender
+from bot.telegram.handlers.info import private_language
+from bot.telegram.i18n import translate
 from bot.telegram.parsing import MAX_ROUND_ID, ascii_number
 
 
 class VerifyHandlers:
-    """``/verify``."""
+    """``/verify`` and ``/seed``."""
 
     def __init__(self, parts: ShellParts) -> None:
         self.parts = parts
@@ -43,3 +49,28 @@ class VerifyHandlers:
         people = await self.parts.people.names(state.participants)
         views = await self.parts.chats.views(chat_id)
         self.parts.replies.reply(update, views.verification(result, people))
+
+    async def seed(self, update: Update, context: Any) -> None:
+        """``/seed TEXT``: set your client seed (one for every group); ``/seed`` alone shows
+        it. Refused with the rule (nothing changes) unless TEXT is 1-64 of A-Z a-z 0-9 _ . -."""
+        chat_id, person, update_id = sender(update)
+        args: list[str] = context.args or []
+        params: dict[str, Any] = {"most": CLIENT_SEED_MAX}
+        if args:
+            seed = await self.service.set_client_seed(person, " ".join(args), update_id=update_id)
+            if seed is None:  # the update was handled before
+                return
+            key = "seed.set"
+            params["seed"] = seed
+        else:
+            current = await self.service.client_seed(person.id)
+            key = "seed.none"
+            if current is not None:
+                key = "seed.current"
+                params["seed"] = current
+        chat = update.effective_chat
+        if chat is not None and chat.type == ChatType.PRIVATE:
+            text = translate(private_language(update), key, **params)
+        else:
+            text = await self.parts.chats.text(chat_id, key, **params)
+        self.parts.replies.reply(update, text)
