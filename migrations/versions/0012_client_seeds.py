@@ -22,13 +22,17 @@ depends_on: str | Sequence[str] | None = None
 _TABLES = ("rounds", "shoes")
 
 
+# Columns are added and dropped in place (SQLite's ALTER TABLE ... ADD / DROP COLUMN, 3.35
+# and later), not by batch mode's copy of the table: renaming the copy back to ``rounds``
+# fails while 0010's trigger on outcomes names ``rounds``.
+
+
 def upgrade() -> None:
     for table in _TABLES:
-        with op.batch_alter_table(table, schema=None) as batch_op:
-            batch_op.add_column(
-                sa.Column("fairness", sa.Integer(), nullable=False, server_default="1")
-            )
-            batch_op.add_column(sa.Column("client_seeds", sa.JSON(), nullable=True))
+        op.add_column(
+            table, sa.Column("fairness", sa.Integer(), nullable=False, server_default="1")
+        )
+        op.add_column(table, sa.Column("client_seeds", sa.JSON(), nullable=True))
     op.create_table(
         "client_seeds",
         sa.Column("user_id", sa.BigInteger(), autoincrement=False, nullable=False),
@@ -41,6 +45,5 @@ def upgrade() -> None:
 def downgrade() -> None:
     op.drop_table("client_seeds")
     for table in _TABLES:
-        with op.batch_alter_table(table, schema=None) as batch_op:
-            batch_op.drop_column("client_seeds")
-            batch_op.drop_column("fairness")
+        op.drop_column(table, "client_seeds")
+        op.drop_column(table, "fairness")
