@@ -410,4 +410,4 @@ def _cli_derivation(result: Verified) -> str:
     if derivation.version == fair.V1:
         return ""
     seeds = ",".join(derivation.client_seeds)
-    return f" --{derivation.scope.value} {derivation.scope_id} --client-seeds '{seeds}'"
+    return f" --{derivation.scope.value} {derivation.scope_id} --client-seeds='{seeds}'"

@@ -1,6 +1,6 @@
 """docs/verify.html in a real headless Chromium: it recomputes, from what a round's results
-show, the same split or deal as the bot's own Python (``recompute_deal``, which the
-``niuniu-bot verify``/``deal`` commands and ``/verify`` use), on 100 rounds of every game:
+show, the same split or deal as the bot's own Python (``recompute_deal``, which ``/verify``
+uses) and as ``niuniu-bot verify``/``deal`` print it, on 100 rounds of every game:
 both seed derivations, client seeds in any order, shoes at any offset.
 
 The rounds go to the page in one batch (``execute_async_script``), so the test costs one
@@ -8,16 +8,21 @@ page load and one round trip."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import io
 import random
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from bot import cli
 from bot.engine.verification import SERVER_SEED_ONLY, Derivation, recompute_deal
+from bot.money import format_amount
 from bot.rules import fairness
-from bot.rules.cards import unpack
+from bot.rules.cards import Card, unpack
 from bot.rules.envelope import MAX_AMOUNT
 from bot.rules.ruleset import RULESETS, get_ruleset
 from tests.browser.conftest import PAGE_LIMIT_SECONDS, screenshot
@@ -106,6 +111,42 @@ def test_the_page_recomputes_100_rounds_of_every_game_as_the_python_code_does(pa
     assert len(results) == len(cases)
     for (shown, expected), got in zip(cases, results, strict=True):
         assert got == expected, shown
+        assert shows_the_same(cli_output(shown), got), shown
+
+
+def cli_output(shown: dict[str, Any]) -> str:
+    """What ``niuniu-bot verify`` or ``deal`` prints for a round that shows ``shown``
+    (run in this process: the same ``main`` as the installed command)."""
+    argv = ["--seed", shown["seed"]]
+    if shown["version"] == str(fairness.V2):
+        scope = "--shoe" if get_ruleset(shown["game"]).shoe_decks else "--round"
+        argv += [scope, shown["scopeId"]]
+        if shown["clientSeeds"]:
+            # With "=": a client seed may begin with "-", as an option does.
+            argv += [f"--client-seeds={shown['clientSeeds']}"]
+    if "hands" in shown:
+        argv = ["deal", "--ruleset", shown["game"], "--hands", shown["hands"], *argv]
+        argv += ["--offset", shown["offset"]]
+    else:
+        total = format_amount(int(shown["total"]))
+        argv = ["verify", "--count", shown["count"], "--total", total, *argv]
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        assert cli.main(argv) == 0, argv
+    return printed.getvalue()
+
+
+def shows_the_same(printed: str, got: dict[str, Any]) -> bool:
+    """Whether the CLI's report names the page's deal seed (derivation 2) and, in order,
+    its shares or each hand's cards as dealt."""
+    lines = printed.splitlines()
+    if got["clientSeeds"] and f"): {got['dealSeed']}" not in printed:
+        return False
+    if "shares" in got:
+        shares = [line.split(". ", 1)[1] for line in lines if re.match(r"\s+\d+\. ", line)]
+        return shares == [format_amount(share) for share in got["shares"]]
+    dealt = [line.split(": ", 1)[1].split("  =  ")[0] for line in lines if "  =  " in line]
+    return dealt == [" ".join(str(Card.from_code(code)) for code in hand) for hand in got["hands"]]
 
 
 def test_the_page_refuses_what_no_round_shows(page: Any) -> None:

@@ -210,5 +210,5 @@ def test_a_round_with_client_seeds_lists_them_in_its_results_and_its_verificatio
         assert "<code>alpha.1</code> <code>zed</code>" in results.splitlines()[-2]
     verified = views.verification(verify_round(state), PEOPLE)
     # The command to recompute it names the round and its client seeds.
-    assert "--round 9 --client-seeds 'alpha.1,zed'</code>" in verified
+    assert "--round 9 --client-seeds='alpha.1,zed'</code>" in verified
     assert "<code>alpha.1</code> <code>zed</code>" in verified
