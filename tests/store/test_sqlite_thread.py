@@ -121,6 +121,26 @@ async def test_a_lone_command_is_written_alone_and_those_arriving_meanwhile_toge
     assert await counted(db) == 3
 
 
+async def test_a_lone_command_that_fails_writes_nothing(db: Database) -> None:
+    batches = db.sqlite_batches
+    assert batches is not None
+
+    def insert_then_refuse(connection: Any) -> None:
+        connection.execute(INSERT, {"u": 1})
+        raise RuntimeError("refused")
+
+    def end_the_transaction(connection: Any) -> None:
+        connection.execute(INSERT, {"u": 2})
+        connection.execute("ROLLBACK")  # its commit then fails: nothing is written
+
+    with pytest.raises(RuntimeError, match="refused"):
+        await batches.run(insert_then_refuse)
+    with pytest.raises(sqlite3.OperationalError):
+        await batches.run(end_the_transaction)
+    assert await batches.run(insert(3)) == 3
+    assert await counted(db) == 1
+
+
 async def test_a_command_that_fails_in_a_batch_undoes_only_its_own_writes(db: Database) -> None:
     def insert_then_refuse(connection: Any) -> None:
         connection.execute(INSERT, {"u": 2})
