@@ -157,11 +157,12 @@ class AutobetUseCases(RoundUseCases):
                 round_id=round_id,
                 known_accounts={ref: id_ for d in due for ref, id_ in d.accounts.items()},
             )
-            # A one-round bet ("same again") is used up once considered; a stopped one goes.
-            finished = [s.autobet.user_id for s in run.stopped]
-            finished += [autobet.user_id for autobet in run.autobets if autobet.once]
-            await uow.autobets.remove(chat_id, finished)
-            kept = [user for user in run.considered if user not in set(finished)]
+            # A one-round bet ("same again") is used up once placed (one that sat out
+            # waits for the next round); a stopped one goes.
+            finished = [stopped.autobet for stopped in run.stopped]
+            finished += [placed.autobet for placed in run.placed if placed.autobet.once]
+            await uow.autobets.remove_as_read(chat_id, finished)
+            kept = [autobet for autobet in run.autobets if autobet not in finished]
             await uow.autobets.considered(chat_id, round_id, kept)
         return run
 

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import ColumnElement, and_, delete, exists, or_, select, update
+from sqlalchemy import ColumnElement, and_, delete, exists, or_, select, tuple_, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import InstrumentedAttribute, aliased
 
@@ -124,13 +124,22 @@ class AutobetRepository:
             due.append(DueAutobet(Autobet(user_id, amount, ruleset, once), balance or 0, accounts))
         return due
 
-    async def considered(self, chat_id: int, round_id: int, user_ids: Sequence[int]) -> None:
-        """Mark these players' standing bets as considered for the round."""
-        if user_ids:
+    async def considered(self, chat_id: int, round_id: int, autobets: Sequence[Autobet]) -> None:
+        """Mark these standing bets as considered for the round (each only as it was
+        read: one the player changed meanwhile is theirs, to be placed next time)."""
+        if autobets:
             await self.session.execute(
                 update(AutobetRow)
-                .where(AutobetRow.chat_id == chat_id, AutobetRow.user_id.in_(list(user_ids)))
+                .where(AutobetRow.chat_id == chat_id, _as_read(autobets))
                 .values(last_round_id=round_id)
+            )
+
+    async def remove_as_read(self, chat_id: int, autobets: Sequence[Autobet]) -> None:
+        """Clear these standing bets, each only as it was read (a ``/autobet`` sent while
+        they were being placed stays)."""
+        if autobets:
+            await self.session.execute(
+                delete(AutobetRow).where(AutobetRow.chat_id == chat_id, _as_read(autobets))
             )
 
     async def rounds_due(self) -> list[tuple[int, int]]:
@@ -219,3 +228,10 @@ class AutobetLookup:
                 _ANY_DUE_POSTGRES.sql, *_ANY_DUE_POSTGRES.arguments(params)
             )
         return bool(found)
+
+
+def _as_read(autobets: Sequence[Autobet]) -> ColumnElement[bool]:
+    """The rows of these players that still hold what was read of them."""
+    return tuple_(AutobetRow.user_id, AutobetRow.amount, AutobetRow.ruleset, AutobetRow.once).in_(
+        [(a.user_id, a.amount, a.ruleset, a.once) for a in autobets]
+    )

@@ -232,3 +232,51 @@ async def test_two_workers_placing_the_same_rounds_standing_bets_place_them_once
     placed = [p.autobet.user_id for run in runs if run is not None for p in run.placed]
     assert sorted(placed) == sorted([ALICE.id, BOB.id])
     assert await round_transactions(db, opened.round.id) == ["bid", "bet", "bet"]
+
+
+async def test_a_same_again_bet_that_sits_out_as_dealer_waits_for_the_next_round(
+    service: GameService, clock: Clock
+) -> None:
+    await bull_bull_table(service)
+    for person in (DEALER, CAROL):
+        await fund(service, person, 100_000)
+    first = await open_betting(service, clock)
+    assert first.round is not None
+    await service.bet(GROUP, CAROL, 1_200)
+    await settle(service, clock, first.round.id)
+    await service.same_again(GROUP, CAROL, first.round.id)
+
+    # CAROL deals the next round: her "same again" sits out, and is kept.
+    started = await service.start_round(GROUP, actor=ADMIN)
+    assert started.round is not None
+    await service.bid(GROUP, CAROL, 10_000)
+    clock.advance(TEST_SETTINGS.bid_seconds)
+    dealt = await service.advance(started.round.id)
+    assert dealt.autobets is not None and not dealt.autobets.placed
+    assert [s.reason for s in dealt.autobets.skipped] == [SkipReason.DEALER]
+    assert await service.autobet(GROUP, CAROL.id) == Autobet(CAROL.id, 1_200, "bullbull", True)
+    clock.advance(TEST_SETTINGS.bet_seconds)
+    await service.advance(started.round.id)  # nobody bet: void
+    clock.advance(TEST_SETTINGS.pause_seconds)
+
+    third = await open_betting(service, clock)
+    assert third.autobets is not None and stakes(third.autobets.round) == {CAROL.id: 1_200}
+    assert await service.autobet(GROUP, CAROL.id) is None
+    assert third.round is not None
+    await settle(service, clock, third.round.id)
+
+
+async def test_a_standing_bet_changed_while_being_placed_is_left_as_the_player_set_it(
+    service: GameService,
+) -> None:
+    await bull_bull_table(service)
+    await fund(service, CAROL, 100_000)
+    await service.set_autobet(GROUP, CAROL, 500)
+    read = await service.autobet(GROUP, CAROL.id)
+    assert read is not None
+    await service.set_autobet(GROUP, CAROL, 700)  # sent while the placing had read 5.00
+    async with service.store.writing() as uow:
+        await uow.autobets.considered(GROUP, 99, [read])
+        await uow.autobets.remove_as_read(GROUP, [read])
+    assert await service.autobet(GROUP, CAROL.id) == Autobet(CAROL.id, 700, "bullbull")
+    assert await service.store.autobet_lookup.any_due(GROUP, 99)  # not marked considered
