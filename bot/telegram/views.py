@@ -28,6 +28,8 @@ from bot.telegram.parsing import MAX_ROUND_ID, ascii_number
 #: Bets listed on the board by name; the board is one message, edited, so it must stay
 #: far below Telegram's 4096 characters whatever the number of bettors.
 BOARD_BETS_SHOWN = 40
+#: Client seeds on one line of the results (at most 64 characters each).
+SEEDS_A_LINE = 4
 
 
 def display_name(user_id: int, people: Mapping[int, Person]) -> str:
@@ -242,7 +244,11 @@ class Views:
             text = self.t(f"results.void.{ended.reason.value}", round_id=state.id)
             if state.shoe is not None:  # nothing was dealt; the shoe's seed stays secret
                 return text
-            return text + "\n" + self.t("results.seed", seed=ended.seed.hex(), round_id=state.id)
+            # A round dealt and then voided (a re-deal) lists its client seeds too: with
+            # the seed they are what recomputes its split.
+            dealt = self._client_seeds(state.fairness, state.client_seeds) if state.shares else []
+            seed_line = self.t("results.seed", seed=ended.seed.hex(), round_id=state.id)
+            return "\n".join([text, *dealt, seed_line])
         ruleset = state.ruleset
         hands = state.hands()
         settlement = ended.settlement
@@ -299,7 +305,13 @@ class Views:
             return []
         if not seeds:
             return [self.t("results.client_seeds_none", version=derivation)]
-        listed = " ".join(f"<code>{seed}</code>" for seed in seeds)
+        # A few to a line: a long message is cut between lines, and a table full of long
+        # seeds on one line would be cut inside a tag.
+        codes = [f"<code>{seed}</code>" for seed in seeds]
+        listed = "\n".join(
+            " ".join(codes[start : start + SEEDS_A_LINE])
+            for start in range(0, len(codes), SEEDS_A_LINE)
+        )
         return [self.t("results.client_seeds", version=derivation, seeds=listed)]
 
     def verification(self, result: Verification, people: Mapping[int, Person]) -> str:

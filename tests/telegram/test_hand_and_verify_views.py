@@ -25,6 +25,7 @@ from bot.rules.hand_view import KIND_KEYS, HandView
 from bot.rules.ruleset import RULESETS, get_ruleset
 from bot.service.game import Person
 from bot.telegram.i18n import read_catalogue
+from bot.telegram.messenger import split_message
 from bot.telegram.views import Views
 
 ALICE, BOB = 2, 3
@@ -212,3 +213,41 @@ def test_a_round_with_client_seeds_lists_them_in_its_results_and_its_verificatio
     # The command to recompute it names the round and its client seeds.
     assert "--round 9 --client-seeds='alpha.1,zed'</code>" in verified
     assert "<code>alpha.1</code> <code>zed</code>" in verified
+
+
+def played_to_the_end(players: int, seeds: dict[int, str]) -> tuple[engine.Round, Any]:
+    """A house-dealt envelope round of ``players`` bettors with these client seeds, grabbed
+    out by its deadline: the round and its last event (settled, or voided to re-deal)."""
+    settings = dataclasses.replace(Settings(), dealer="house")
+    state = engine.start_round(
+        round_id=9, chat_id=-1, settings=settings, seed=b"r" * 32, now_ms=0, bank=10**9
+    ).round
+    for user in range(100, 100 + players):
+        state = engine.bet(state, user, 100, free_chips=10**9, now_ms=state.deadline_ms - 1).round
+    state = dataclasses.replace(state, player_seeds=seeds)
+    state = engine.advance(state, state.deadline_ms).round
+    transition = engine.advance(state, state.deadline_ms)
+    return transition.round, transition.events[-1]
+
+
+def test_a_table_full_of_long_client_seeds_is_cut_between_lines_never_inside_a_tag() -> None:
+    seeds = {user: f"{user}-" + "x" * 60 for user in range(100, 160)}
+    state, ended = played_to_the_end(60, seeds)
+    assert isinstance(ended, engine.RoundSettled | engine.RoundVoided)
+    chunks = split_message(EN.results(state, ended, {}))
+    assert len(chunks) > 1
+    for chunk in chunks:
+        assert chunk.count("<code>") == chunk.count("</code>"), chunk[-80:]
+    assert all(seed in "".join(chunks) for seed in seeds.values())
+
+
+def test_a_round_dealt_then_voided_lists_its_client_seeds_with_its_seed() -> None:
+    dealt = dataclasses.replace(
+        played_to_the_end(2, {100: "zed"})[0], phase=engine.Phase.VOID, void_reason=None
+    )
+    assert dealt.shares and dealt.client_seeds == ("zed",)
+    voided = engine.RoundVoided(engine.VoidReason.REDEAL, dealt.seed)
+    lines = EN.results(dealt, voided, {}).splitlines()
+    assert "<code>zed</code>" in lines[-2] and dealt.seed.hex() in lines[-1]
+    nothing_dealt = dataclasses.replace(dealt, shares=())
+    assert "<code>zed</code>" not in EN.results(nothing_dealt, voided, {})
