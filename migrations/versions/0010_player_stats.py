@@ -9,6 +9,10 @@ the bot writes a settled round (the SQLite writer, PostgreSQL's one statement, t
 work) keeps the totals without a line of Python, in the same transaction; reading them is
 one row however long the history. The rows are filled from the outcomes already there.
 
+On SQLite the trigger names ``rounds``: a later migration must alter ``rounds`` in place
+(``op.add_column``), not with batch mode's copy of the table, whose renaming back to
+``rounds`` the trigger refuses (as 0012 found).
+
 Revision ID: 0010
 Revises: 0009
 Create Date: 2026-12-01 07:00:00
