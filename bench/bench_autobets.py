@@ -24,13 +24,12 @@ import os
 import sys
 import tempfile
 import time
-import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-from sqlalchemy.engine import make_url
-
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench_store import on_scratch_postgres
 
 from bot.engine.round import Phase
 from bot.engine.settings import Settings
@@ -147,21 +146,9 @@ async def sqlite_result(groups: int, count: int) -> Result:
 
 
 async def postgres_result(admin_url: str, groups: int, count: int) -> Result | str:
-    import asyncpg
-
-    plain = make_url(admin_url).set(drivername="postgresql")
-    name = f"niuniu_bench_{uuid.uuid4().hex[:12]}"
-    try:
-        admin = await asyncpg.connect(plain.render_as_string(hide_password=False), timeout=3)
-    except Exception as error:  # any failure to connect means "no server here"
-        return f"PostgreSQL skipped: not reachable at {plain}: {error}"
-    try:
-        await admin.execute(f'CREATE DATABASE "{name}"')
-        url = plain.set(database=name).render_as_string(hide_password=False)
-        return await run(url, f"PostgreSQL (fresh database {name})", groups, count)
-    finally:
-        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        await admin.close()
+    return await on_scratch_postgres(
+        admin_url, lambda url, label: run(url, f"PostgreSQL ({label})", groups, count)
+    )
 
 
 async def main(argv: list[str] | None = None) -> int:

@@ -37,6 +37,7 @@ import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from sqlalchemy.engine import make_url
 
@@ -50,6 +51,8 @@ from bot.store.migrate import upgrade_async
 
 FLOOR_SQL = "INSERT INTO processed_updates (bot_id, update_id, processed_at_ms) VALUES (1, :u, :t)"
 FLOOR_PG = "INSERT INTO processed_updates (bot_id, update_id, processed_at_ms) VALUES (1, $1, $2)"
+
+_R = TypeVar("_R")
 
 AIM = 2.0
 LEAST_ACCEPTABLE = 3.0
@@ -230,6 +233,16 @@ async def sqlite_result(count: int) -> Result:
 
 async def postgres_result(admin_url: str, count: int) -> Result | str:
     """The result on a fresh database, or why PostgreSQL was skipped."""
+    return await on_scratch_postgres(
+        admin_url, lambda url, label: run(url, f"PostgreSQL ({label})", count)
+    )
+
+
+async def on_scratch_postgres(
+    admin_url: str, body: Callable[[str, str], Awaitable[_R]]
+) -> _R | str:
+    """``body(url, label)`` on a fresh database created on the server of ``admin_url`` and
+    dropped afterwards; why PostgreSQL was skipped, if the server is not reachable."""
     import asyncpg
 
     plain = make_url(admin_url).set(drivername="postgresql")
@@ -241,7 +254,7 @@ async def postgres_result(admin_url: str, count: int) -> Result | str:
     try:
         await admin.execute(f'CREATE DATABASE "{name}"')
         url = plain.set(database=name).render_as_string(hide_password=False)
-        return await run(url, f"PostgreSQL (fresh database {name})", count)
+        return await body(url, f"fresh database {name}")
     finally:
         await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         await admin.close()

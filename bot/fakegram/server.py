@@ -844,28 +844,7 @@ class FakeTelegram:
         return chat, message
 
     async def _send_message(self, params: RequestParams) -> JsonDict:
-        chat_id = params.chat_id()
-        source, formatted, parse_mode = self._formatted_text(params)
-        markup = self._inline_markup(params)
-        chat = self._chat(chat_id)
-        reply_to = self._reply_target(params, chat)
-        await self._hold_send(formatted.text, delivered=False)
-        self._check_flood(chat_id, chat)
-        message = _Message(
-            message_id=chat.take_message_id(),
-            sender=dict(self.bot_user),
-            date=int(time.time()),
-            content=formatted,
-            source_text=source,
-            parse_mode=parse_mode,
-            sent_by_bot=True,
-            reply_markup=markup,
-            reply_to_message_id=reply_to,
-        )
-        chat.messages[message.message_id] = message
-        self._record_action(chat, "send", message)
-        await self._hold_send(formatted.text, delivered=True)
-        return self._message_json(chat, message)
+        return await self._send(params, "text")
 
     async def _send_photo(self, params: RequestParams) -> JsonDict:
         return await self._send_media(params, "photo")
@@ -875,9 +854,17 @@ class FakeTelegram:
 
     async def _send_media(self, params: RequestParams, kind: str) -> JsonDict:
         """A photo or an animation with its caption: an upload, or a file sent before."""
-        chat_id = params.chat_id()
-        source, formatted, parse_mode = self._formatted_text(params, "caption")
+        params.chat_id()  # a bad chat id is refused before the upload is looked at
+        self._formatted_text(params, "caption")
         stored = store_file(kind, uploaded_bytes(params, kind, self._files), self._files)
+        return await self._send(params, "caption", stored)
+
+    async def _send(
+        self, params: RequestParams, text_field: str, media: StoredFile | None = None
+    ) -> JsonDict:
+        """A new message of the bot's: its text (or a media's caption) from ``text_field``."""
+        chat_id = params.chat_id()
+        source, formatted, parse_mode = self._formatted_text(params, text_field)
         markup = self._inline_markup(params)
         chat = self._chat(chat_id)
         reply_to = self._reply_target(params, chat)
@@ -893,7 +880,7 @@ class FakeTelegram:
             sent_by_bot=True,
             reply_markup=markup,
             reply_to_message_id=reply_to,
-            media=stored,
+            media=media,
         )
         chat.messages[message.message_id] = message
         self._record_action(chat, "send", message)

@@ -136,23 +136,15 @@ class Messenger:
         await self._slot(chat_id)
         await self.rate.acquire(priority)
         upload = InputFile(data, filename=filename)
+        send = self.bot.send_photo if kind == "photo" else self.bot.send_animation
         try:
-            if kind == "photo":
-                sent = await self.bot.send_photo(
-                    chat_id,
-                    upload,
-                    caption=caption or None,
-                    parse_mode=ParseMode.HTML,
-                    reply_markup=markup,
-                )
-            else:
-                sent = await self.bot.send_animation(
-                    chat_id,
-                    upload,
-                    caption=caption or None,
-                    parse_mode=ParseMode.HTML,
-                    reply_markup=markup,
-                )
+            sent = await send(
+                chat_id,
+                upload,
+                caption=caption or None,
+                parse_mode=ParseMode.HTML,
+                reply_markup=markup,
+            )
         except (BadRequest, Forbidden) as error:
             log.warning("chat %s refused a %s: %s", chat_id, kind, error)
             return None

@@ -63,6 +63,18 @@ async def settle(service: GameService, clock: Clock, round_id: int) -> None:
     clock.advance(TEST_SETTINGS.pause_seconds)
 
 
+async def a_round_carol_bet_in(service: GameService, clock: Clock) -> Round:
+    """A settled Bull Bull round (DEALER dealing) in which CAROL bet 12.00."""
+    await bull_bull_table(service)
+    for person in (DEALER, CAROL):
+        await fund(service, person, 100_000)
+    first = await open_betting(service, clock)
+    assert first.round is not None
+    await service.bet(GROUP, CAROL, 1_200)
+    await settle(service, clock, first.round.id)
+    return first.round
+
+
 def stakes(state: Round) -> dict[int, int]:
     return {bet.user_id: bet.amount for bet in state.bets}
 
@@ -162,18 +174,12 @@ async def test_an_autobet_set_while_betting_is_placed_at_once_and_when_the_house
 async def test_same_again_bets_the_last_stake_in_the_next_round_and_refuses_old_results(
     service: GameService, clock: Clock
 ) -> None:
-    await bull_bull_table(service)
-    await fund(service, DEALER, 100_000)
-    await fund(service, CAROL, 100_000)
-    first = await open_betting(service, clock)
-    assert first.round is not None
-    await service.bet(GROUP, CAROL, 1_200)
-    await settle(service, clock, first.round.id)
+    first = await a_round_carol_bet_in(service, clock)
 
     with pytest.raises(GameError) as refused:
-        await service.same_again(GROUP, ALICE, first.round.id)
+        await service.same_again(GROUP, ALICE, first.id)
     assert refused.value.key == "again_without_bet"
-    again = await service.same_again(GROUP, CAROL, first.round.id)
+    again = await service.same_again(GROUP, CAROL, first.id)
     assert again is not None and again.amount == 1_200 and again.placed is None
     second = await open_betting(service, clock)
     assert second.autobets is not None and stakes(second.autobets.round) == {CAROL.id: 1_200}
@@ -185,7 +191,7 @@ async def test_same_again_bets_the_last_stake_in_the_next_round_and_refuses_old_
     # Round 2's results are the latest now: round 1's button is stale, and changes nothing.
     third = await open_betting(service, clock)
     with pytest.raises(GameError) as refused:
-        await service.same_again(GROUP, CAROL, first.round.id)
+        await service.same_again(GROUP, CAROL, first.id)
     assert refused.value.key == "stale_button"
     # While betting is open, "same again" bets at once.
     again = await service.same_again(GROUP, CAROL, second.round.id)
@@ -237,14 +243,8 @@ async def test_two_workers_placing_the_same_rounds_standing_bets_place_them_once
 async def test_a_same_again_bet_that_sits_out_as_dealer_waits_for_the_next_round(
     service: GameService, clock: Clock
 ) -> None:
-    await bull_bull_table(service)
-    for person in (DEALER, CAROL):
-        await fund(service, person, 100_000)
-    first = await open_betting(service, clock)
-    assert first.round is not None
-    await service.bet(GROUP, CAROL, 1_200)
-    await settle(service, clock, first.round.id)
-    await service.same_again(GROUP, CAROL, first.round.id)
+    first = await a_round_carol_bet_in(service, clock)
+    await service.same_again(GROUP, CAROL, first.id)
 
     # CAROL deals the next round: her "same again" sits out, and is kept.
     started = await service.start_round(GROUP, actor=ADMIN)
