@@ -13,6 +13,7 @@ the table's limits no longer allow the amount).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
@@ -150,6 +151,18 @@ def place_autobets(
                 else:
                     raise
                 continue
+            transition = _placed_standing(transition, user)
             placed.append(AutobetPlaced(autobet, transition))
             state = transition.round
     return AutobetRun(state, tuple(placed), tuple(stopped), tuple(skipped))
+
+
+def _placed_standing(transition: Transition, user: UserId) -> Transition:
+    """The transition of a bet placed by a standing bet, its bet marked as such (the board
+    shows it)."""
+    state = transition.round
+    bets = tuple(
+        dataclasses.replace(bet, standing=True) if bet.user_id == user else bet
+        for bet in state.bets
+    )
+    return dataclasses.replace(transition, round=dataclasses.replace(state, bets=bets))

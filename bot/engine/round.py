@@ -104,11 +104,13 @@ class Posting:
 
 @dataclass(frozen=True, slots=True)
 class Bet:
-    """A player's stake and the chips it holds."""
+    """A player's stake and the chips it holds (``standing``: placed for them by their
+    standing bet, ``/autobet``, as betting opened; a bet they change is their own again)."""
 
     user_id: UserId
     amount: int
     hold: int
+    standing: bool = False
 
 
 @dataclass(frozen=True, slots=True)

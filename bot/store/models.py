@@ -17,6 +17,7 @@ from sqlalchemy import (
     MetaData,
     String,
     UniqueConstraint,
+    false,
     text,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
@@ -272,6 +273,8 @@ class BetRow(Base):
     hold: Mapped[int]
     position: Mapped[int] = mapped_column(Integer)
     placed_at_ms: Mapped[int]
+    #: Placed by the player's standing bet (``/autobet``); a bet they change is theirs.
+    standing: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
 
 
 class GrabRow(Base):

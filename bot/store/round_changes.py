@@ -73,7 +73,7 @@ def parse_read(
     accounts: dict[AccountRef, int] = {}
     if user_id is not None:
         if row["bet_amount"] is not None:
-            bets = (Bet(user_id, row["bet_amount"], row["bet_hold"]),)
+            bets = (Bet(user_id, row["bet_amount"], row["bet_hold"], bool(row["bet_standing"])),)
         if row["grab_amount"] is not None:
             grabs = (Grab(user_id, row["grab_amount"], bool(row["grab_auto"])),)
         if row["available_id"] is not None:
@@ -90,7 +90,9 @@ def parse_read(
     if row["all_bets"] is not None:
         # Positions give the order; the arrays come in the index's.
         every_bet = sorted(_json(row["all_bets"]), key=lambda bet: bet[3])
-        bets = tuple(Bet(user, amount, hold) for user, amount, hold, _ in every_bet)
+        bets = tuple(
+            Bet(user, amount, hold, bool(standing)) for user, amount, hold, _, standing in every_bet
+        )
         every_grab = sorted(_json(row["all_grabs"]), key=lambda grab: grab[3])
         grabs = tuple(Grab(user, amount, bool(auto)) for user, amount, auto, _ in every_grab)
         for kind, owner, account_id in _json(row["all_accounts"]):

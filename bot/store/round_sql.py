@@ -63,7 +63,7 @@ SELECT r.id, r.chat_id, r.phase, r.version, r.deadline_ms, r.commitment, r.seed,
        (SELECT s.seed FROM shoes AS s WHERE s.id = r.shoe_id) AS shoe_seed,
        CASE WHEN {whole} THEN (SELECT s.client_seeds FROM shoes AS s WHERE s.id = r.shoe_id)
        END AS shoe_client_seeds,
-       b.amount AS bet_amount, b.hold AS bet_hold,
+       b.amount AS bet_amount, b.hold AS bet_hold, b.standing AS bet_standing,
        g.amount AS grab_amount, g.auto AS grab_auto,
        av.id AS available_id, av.balance AS free_chips, hd.id AS held_id,
        bav.id AS bidder_available_id, bhd.id AS bidder_held_id,
@@ -71,7 +71,7 @@ SELECT r.id, r.chat_id, r.phase, r.version, r.deadline_ms, r.commitment, r.seed,
                WHERE p.bot_id = :bot_id AND p.update_id = :update_id) AS seen,
        (SELECT c.is_open FROM chats AS c WHERE c.id = r.chat_id) AS chat_open,
        CASE WHEN {whole} THEN coalesce((
-           SELECT {array}({row}(ab.user_id, ab.amount, ab.hold, ab.position))
+           SELECT {array}({row}(ab.user_id, ab.amount, ab.hold, ab.position, ab.standing))
            FROM bets AS ab WHERE ab.round_id = r.id), {empty}) END AS all_bets,
        CASE WHEN {whole} THEN coalesce((
            SELECT {array}({row}(ag.user_id, ag.amount, ag.auto, ag.position))
@@ -210,7 +210,8 @@ _POSTGRES_PARTS = {
                      CAST(:bet_holds AS bigint[]), CAST(:bet_positions AS integer[]))
          AS t(user_id, amount, hold, position)
     ON CONFLICT (round_id, user_id) DO UPDATE
-    SET amount = excluded.amount, hold = excluded.hold, placed_at_ms = excluded.placed_at_ms
+    SET amount = excluded.amount, hold = excluded.hold, placed_at_ms = excluded.placed_at_ms,
+        standing = false
 )""",
     "grabbed": """grabbed AS (
     INSERT INTO grabs (round_id, user_id, amount, position, auto)
@@ -298,7 +299,8 @@ SQLITE_PLACE_BET = (
     "INSERT INTO bets (round_id, user_id, amount, hold, position, placed_at_ms)"
     " VALUES (:round_id, :user_id, :amount, :hold, :position, :now)"
     " ON CONFLICT (round_id, user_id) DO UPDATE"
-    " SET amount = excluded.amount, hold = excluded.hold, placed_at_ms = excluded.placed_at_ms"
+    " SET amount = excluded.amount, hold = excluded.hold, placed_at_ms = excluded.placed_at_ms,"
+    " standing = false"
 )
 SQLITE_GRAB = (
     "INSERT INTO grabs (round_id, user_id, amount, position, auto)"

@@ -187,12 +187,12 @@ class RoundRepository:
         if not rows:
             return []
         bets: defaultdict[int, list[Bet]] = defaultdict(list)
-        for round_id, user_id, amount, hold in await self.session.execute(
-            select(BetRow.round_id, BetRow.user_id, BetRow.amount, BetRow.hold)
+        for round_id, user_id, amount, hold, standing in await self.session.execute(
+            select(BetRow.round_id, BetRow.user_id, BetRow.amount, BetRow.hold, BetRow.standing)
             .where(BetRow.round_id.in_([row.id for row in rows]))
             .order_by(BetRow.round_id, BetRow.position)
         ):
-            bets[round_id].append(Bet(user_id, amount, hold))
+            bets[round_id].append(Bet(user_id, amount, hold, bool(standing)))
         grabs: defaultdict[int, list[Grab]] = defaultdict(list)
         # Nobody grabs before betting closes.
         grabbing = [row.id for row in rows if Phase(row.phase) not in _BEFORE_GRABS]
@@ -346,6 +346,7 @@ class RoundRepository:
                     "hold": bet.hold,
                     "position": step.round.version,
                     "placed_at_ms": now_ms,
+                    "standing": bet.standing,
                 }
             )
         await self.session.execute(insert(BetRow), rows)
@@ -369,13 +370,19 @@ class RoundRepository:
                         hold=bet.hold,
                         position=after.version,
                         placed_at_ms=now_ms,
+                        standing=bet.standing,
                     )
                 )
             elif old[user] != bet:
                 await self.session.execute(
                     update(BetRow)
                     .where(BetRow.round_id == after.id, BetRow.user_id == user)
-                    .values(amount=bet.amount, hold=bet.hold, placed_at_ms=now_ms)
+                    .values(
+                        amount=bet.amount,
+                        hold=bet.hold,
+                        placed_at_ms=now_ms,
+                        standing=bet.standing,
+                    )
                 )
 
     async def _save_outcomes(self, state: Round, event: RoundSettled) -> None:

@@ -171,7 +171,11 @@ class Views:
         if state.bets:
             lines.append(self.t("board.bets_header", count=len(state.bets)))
             lines.extend(
-                self.t("board.bet_line", name=display_name(bet.user_id, people), stake=bet.amount)
+                self.t(
+                    "board.standing_bet_line" if bet.standing else "board.bet_line",
+                    name=display_name(bet.user_id, people),
+                    stake=bet.amount,
+                )
                 + (self._hand_text(hands[bet.user_id]) if bet.user_id in hands else "")
                 for bet in state.bets[:BOARD_BETS_SHOWN]
             )

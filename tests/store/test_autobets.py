@@ -280,3 +280,30 @@ async def test_a_standing_bet_changed_while_being_placed_is_left_as_the_player_s
         await uow.autobets.remove_as_read(GROUP, [read])
     assert await service.autobet(GROUP, CAROL.id) == Autobet(CAROL.id, 700, "bullbull")
     assert await service.store.autobet_lookup.any_due(GROUP, 99)  # not marked considered
+
+
+async def test_a_standing_bet_is_marked_as_one_until_its_player_changes_it(
+    service: GameService, clock: Clock
+) -> None:
+    await bull_bull_table(service)
+    for person in (DEALER, ALICE, BOB):
+        await fund(service, person, 100_000)
+    await service.set_autobet(GROUP, ALICE, 1_000)
+    opened = await open_betting(service, clock)
+    assert opened.round is not None
+    await service.bet(GROUP, BOB, 700)
+
+    def standing(state: Round | None) -> dict[int, bool]:
+        assert state is not None
+        return {bet.user_id: bet.standing for bet in state.bets}
+
+    # As stored, read whole (the board's read) and by the general path's load.
+    assert standing(await service.round(opened.round.id)) == {ALICE.id: True, BOB.id: False}
+    async with service.store.reading() as uow:
+        loaded = await uow.rounds.load(opened.round.id, lock=False)
+    assert standing(loaded) == {ALICE.id: True, BOB.id: False}
+    # Alice changes it within the window: it is her own bet now.
+    changed = await service.bet(GROUP, ALICE, 1_500)
+    assert standing(changed.round)[ALICE.id] is False
+    assert standing(await service.round(opened.round.id)) == {ALICE.id: False, BOB.id: False}
+    await settle(service, clock, opened.round.id)

@@ -18,6 +18,7 @@ from babel.messages.frontend import parse_mapping_cfg
 from hypothesis import given
 from hypothesis import strategies as st
 
+from bot.engine.autobets import Autobet, place_autobets
 from bot.engine.round import advance, bet, bid, start_round
 from bot.engine.settings import LANGUAGES, Settings
 from bot.service.game import Person
@@ -433,3 +434,18 @@ def test_the_board_lists_a_bounded_number_of_bets() -> None:
     text, _ = Views(settings).board(state, people, now_ms=0)
     assert "…and 160 more" in text
     assert len(html.unescape(re.sub(r"<[^>]+>", "", text))) <= 4096
+
+
+def test_a_bet_a_standing_bet_placed_is_marked_on_the_board() -> None:
+    settings = Settings(min_bid=100, bid_increment=100, min_bet=100, max_bet=1_000)
+    state = start_round(round_id=5, chat_id=-1, settings=settings, seed=b"s" * 32, now_ms=0).round
+    state = bid(state, 1, 100, free_chips=10_000, now_ms=1).round
+    state = advance(state, settings.bid_seconds * 1000).round
+    run = place_autobets(state, [Autobet(2, 300, settings.ruleset)], {2: 10_000}, 2)
+    state = bet(run.round, 3, 200, free_chips=10_000, now_ms=3).round
+    people = {2: Person(2, "Ann"), 3: Person(3, "Ben")}
+    for views in (Views(settings), Views(Settings(language="zh"))):
+        text, _ = views.board(state, people, now_ms=3)
+        lines = text.splitlines()
+        assert any("Ann" in line and "🔁" in line for line in lines)
+        assert any("Ben" in line and "🔁" not in line for line in lines)
