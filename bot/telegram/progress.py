@@ -37,6 +37,9 @@ log = logging.getLogger(__name__)
 SWEEP_CONCURRENCY = 8
 #: How often processed updates past their window are forgotten.
 FORGET_UPDATES_SECONDS = 3600.0
+#: Sweeps between two looks for betting windows whose standing bets were not placed (their
+#: placing failed as the window opened): one statement, so not every second.
+STANDING_BETS_EVERY_SWEEPS = 5
 
 
 #: Events after which the board must show the round's new phase without delay.
@@ -71,6 +74,7 @@ class RoundProgress:
         self.observer = observer
         self.shell_observer: ShellObserver = shell_observer or Unobserved()
         self.autobet_notices = autobet_notices
+        self._sweeps = 0
 
     def publish(self, chat_id: int, result: CommandResult) -> None:
         """Tell the group what a command or deadline did (through the chat's outbox, so
@@ -173,8 +177,12 @@ class RoundProgress:
                 log.error("sweep: a chat failed; the next sweep tries again", exc_info=outcome)
 
     async def sweep(self) -> None:
-        """Catch up, then send the boards and results whose sender died."""
+        """Catch up, then send the boards and results whose sender died (and now and then
+        place the standing bets a window that is still open did not get)."""
         await self.catch_up()
+        self._sweeps += 1
+        if self._sweeps % STANDING_BETS_EVERY_SWEEPS == 0:
+            await self._place_missed_standing_bets()
         try:
             await self.board.redeliver()
         except Exception:
@@ -189,10 +197,8 @@ class RoundProgress:
             self.board.announce(state, ended)
         # Overdue rounds are advanced side by side (bounded), as the sweep does.
         await self.catch_up()
-        for result in await self.service.place_due_autobets():
-            # A window that opened just before the stop has its standing bets now.
-            assert result.round is not None
-            self.publish(result.round.chat_id, result)
+        # A window that opened just before the stop has its standing bets now.
+        await self._place_missed_standing_bets()
         open_rounds = await self.service.open_rounds()
         for state in open_rounds:
             self.deadlines.schedule(state)
@@ -210,6 +216,17 @@ class RoundProgress:
             name="forget old updates",
         )
         return len(open_rounds)
+
+    async def _place_missed_standing_bets(self) -> None:
+        """Place the standing bets of rounds taking bets that have not had them."""
+        try:
+            results = await self.service.place_due_autobets()
+        except Exception:
+            log.exception("placing missed standing bets failed; the next sweep tries again")
+            return
+        for result in results:
+            assert result.round is not None
+            self.publish(result.round.chat_id, result)
 
     async def _sweep_job(self, context: ContextTypes.DEFAULT_TYPE) -> None:
         await self.sweep()

@@ -272,6 +272,8 @@ class FakeService:
         #: Awaited inside ``advance`` and ``unannounced`` (to hold them, or fail).
         self.on_advance: Callable[[int], Awaitable[None]] | None = None
         self.on_redeliver_lookup: Callable[[], Awaitable[None]] | None = None
+        #: What ``place_due_autobets`` raises (once), if anything.
+        self.autobet_failure: Exception | None = None
 
     def _note(self, name: str, *args: Any) -> None:
         self.calls.append(ServiceCall(name, args, is_urgent()))
@@ -366,6 +368,9 @@ class FakeService:
 
     async def place_due_autobets(self) -> list[CommandResult]:
         self._note("place_due_autobets")
+        failure, self.autobet_failure = self.autobet_failure, None
+        if failure is not None:
+            raise failure
         return []
 
     async def due_rounds(self) -> list[tuple[int, int]]:

@@ -37,7 +37,11 @@ from bot.telegram.i18n import translate
 from bot.telegram.lookups import ChatSettings, People
 from bot.telegram.messenger import Messenger
 from bot.telegram.ordering import ChatLocks
-from bot.telegram.progress import FORGET_UPDATES_SECONDS, RoundProgress
+from bot.telegram.progress import (
+    FORGET_UPDATES_SECONDS,
+    STANDING_BETS_EVERY_SWEEPS,
+    RoundProgress,
+)
 from bot.telegram.replies import Replies
 from tests.telegram.fakes import (
     GROUP,
@@ -608,3 +612,14 @@ async def test_the_sweep_and_forget_jobs_do_their_work(
     assert names[:2] == ["due_rounds", "due_chat_ids"]
     assert {"unannounced", "unposted_boards", "forget_old_updates"} <= set(names)
     assert "forgot 12 processed updates" in caplog.text
+
+
+async def test_every_few_sweeps_standing_bets_a_window_missed_are_placed(
+    shell: ProgressShell, caplog: pytest.LogCaptureFixture
+) -> None:
+    shell.service.autobet_failure = RuntimeError("database went away")
+    with caplog.at_level(logging.ERROR, logger="bot.telegram.progress"):
+        for _ in range(2 * STANDING_BETS_EVERY_SWEEPS):
+            await shell.progress.sweep()  # a failed placing does not stop the sweep
+    assert len(shell.service.called("place_due_autobets")) == 2
+    assert "database went away" in caplog.text
