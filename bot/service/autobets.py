@@ -228,8 +228,9 @@ class AutobetUseCases(RoundUseCases):
     ) -> SameAgain | None:
         """The results' "same again": the player's bet in settled round ``round_id``, bet
         again in the round taking bets now, or kept for the next round's betting. Refused
-        for results that are not the group's latest (``stale_button``) and for a player
-        who did not bet in that round. ``None`` for an update processed before."""
+        for results that are not the group's latest (``stale_button``), for a player who
+        did not bet in that round, and once the table plays another game. ``None`` for an
+        update processed before."""
         async with self.store.reading() as uow:
             found = await uow.autobets.bet_in(round_id, actor.id)
             stale = (
@@ -239,11 +240,14 @@ class AutobetUseCases(RoundUseCases):
                 or await uow.autobets.settled_since(chat_id, round_id)
             )
             phase = await uow.queries.open_phase(chat_id)
+            table_game = self._settings_of(await uow.chats.get(chat_id)).ruleset
         if stale or found is None:
             raise RuleViolation("stale_button")
         amount = found.stake
         if amount is None:
             raise RuleViolation("again_without_bet")
+        if found.ruleset != table_game:  # a stake of another game is not "the same"
+            raise RuleViolation("again_other_game")
         if phase == Phase.BETTING.value:
             result = await self.bet(chat_id, actor, amount, update_id=update_id)
             return SameAgain(amount, result)

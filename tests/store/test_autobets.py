@@ -307,3 +307,14 @@ async def test_a_standing_bet_is_marked_as_one_until_its_player_changes_it(
     assert standing(changed.round)[ALICE.id] is False
     assert standing(await service.round(opened.round.id)) == {ALICE.id: False, BOB.id: False}
     await settle(service, clock, opened.round.id)
+
+
+async def test_same_again_is_refused_once_the_table_plays_another_game(
+    service: GameService, clock: Clock
+) -> None:
+    first = await a_round_carol_bet_in(service, clock)
+    await service.change_setting(GROUP, ADMIN, "ruleset", "poker29")
+    with pytest.raises(GameError) as refused:
+        await service.same_again(GROUP, CAROL, first.id)
+    assert refused.value.key == "again_other_game"
+    assert await service.autobet(GROUP, CAROL.id) is None
