@@ -15,7 +15,7 @@ import pytest
 from bot.engine.autobets import Autobet, SkipReason, StopReason
 from bot.engine.errors import GameError
 from bot.engine.round import Phase, Round
-from bot.service.game import CommandResult, GameService
+from bot.service.game import CommandResult, GameService, Person
 from bot.store.db import Database
 from tests.conftest import Clock
 from tests.store.helpers import (
@@ -40,9 +40,12 @@ async def _ledger_checked_after_each_test(db: Database) -> AsyncIterator[None]:
     await check_all(db)
 
 
-async def bull_bull_table(service: GameService) -> None:
+async def bull_bull_table(service: GameService, *funded: Person) -> None:
+    """An open Bull Bull table, with 1,000.00 credited to each of ``funded``."""
     await service.set_open(GROUP, ADMIN, True)
     await service.change_setting(GROUP, ADMIN, "ruleset", "bullbull")
+    for person in funded:
+        await fund(service, person, 100_000)
 
 
 async def open_betting(service: GameService, clock: Clock) -> CommandResult:
@@ -65,9 +68,7 @@ async def settle(service: GameService, clock: Clock, round_id: int) -> None:
 
 async def a_round_carol_bet_in(service: GameService, clock: Clock) -> Round:
     """A settled Bull Bull round (DEALER dealing) in which CAROL bet 12.00."""
-    await bull_bull_table(service)
-    for person in (DEALER, CAROL):
-        await fund(service, person, 100_000)
+    await bull_bull_table(service, DEALER, CAROL)
     first = await open_betting(service, clock)
     assert first.round is not None
     await service.bet(GROUP, CAROL, 1_200)
@@ -82,9 +83,7 @@ def stakes(state: Round) -> dict[int, int]:
 async def test_a_standing_bet_is_placed_as_an_ordinary_bet_each_round_until_chips_run_short(
     service: GameService, db: Database, clock: Clock
 ) -> None:
-    await bull_bull_table(service)
-    await fund(service, DEALER, 100_000)
-    await fund(service, ALICE, 100_000)
+    await bull_bull_table(service, DEALER, ALICE)
     await fund(service, BOB, 1_000 * HOLD)
     for person in (ALICE, BOB, DEALER):
         change = await service.set_autobet(GROUP, person, 1_000)
@@ -153,9 +152,7 @@ async def test_autobet_refuses_amounts_a_bet_would_refuse_and_off_stops_it(
 async def test_an_autobet_set_while_betting_is_placed_at_once_and_when_the_house_deals(
     service: GameService, clock: Clock
 ) -> None:
-    await bull_bull_table(service)
-    await fund(service, DEALER, 100_000)
-    await fund(service, ALICE, 100_000)
+    await bull_bull_table(service, DEALER, ALICE)
     betting = await open_betting(service, clock)
     change = await service.set_autobet(GROUP, ALICE, 1_500)
     assert change is not None and change.placed is not None
@@ -204,9 +201,7 @@ async def test_same_again_bets_the_last_stake_in_the_next_round_and_refuses_old_
 async def test_a_window_opened_before_a_restart_gets_its_standing_bets_after_it(
     service: GameService, clock: Clock
 ) -> None:
-    await bull_bull_table(service)
-    await fund(service, DEALER, 100_000)
-    await fund(service, ALICE, 100_000)
+    await bull_bull_table(service, DEALER, ALICE)
     betting = await open_betting(service, clock)
     assert betting.round is not None
     # Stored, but the process stopped before placing it.
@@ -285,9 +280,7 @@ async def test_a_standing_bet_changed_while_being_placed_is_left_as_the_player_s
 async def test_a_standing_bet_is_marked_as_one_until_its_player_changes_it(
     service: GameService, clock: Clock
 ) -> None:
-    await bull_bull_table(service)
-    for person in (DEALER, ALICE, BOB):
-        await fund(service, person, 100_000)
+    await bull_bull_table(service, DEALER, ALICE, BOB)
     await service.set_autobet(GROUP, ALICE, 1_000)
     opened = await open_betting(service, clock)
     assert opened.round is not None
