@@ -115,12 +115,15 @@ _BPS = re.compile(r"(?P<bps>[0-9]{1,5}) *bps")
 
 
 def parse_bps(text: str) -> int:
-    """Parse a rate typed as a percentage (``5%``, ``0.7%``) or basis points (``70bps``).
+    """Parse a rate typed as a percentage (``5%``, ``0.7%``) or basis points (``70bps``),
+    or ``0`` for none (a bare ``5`` could mean either, so it is refused).
 
     Returns basis points (1% = 100 bps) between 0 and 10,000; otherwise ``AmountError``
     with the reason ``not_rate`` or ``above_100`` (ASCII digits only, as for amounts).
     """
     stripped = text.strip().lower()
+    if stripped == "0":  # none: the one rate that needs no unit to be unambiguous
+        return 0
     if match := _PERCENT.fullmatch(stripped):
         frac = match["frac"] or "0"
         bps = int(match["whole"]) * 100 + int(frac) * (10 if len(frac) == 1 else 1)

@@ -237,6 +237,10 @@ def test_parse_bps_reads_percentages_and_basis_points(text: str, bps: int) -> No
     assert parse_bps(text) == bps
 
 
+def test_a_rate_of_zero_needs_no_unit() -> None:
+    assert parse_bps("0") == parse_bps(" 0 ") == 0
+
+
 @pytest.mark.parametrize(
     "text",
     [
