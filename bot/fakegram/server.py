@@ -847,24 +847,24 @@ class FakeTelegram:
         return await self._send(params, "text")
 
     async def _send_photo(self, params: RequestParams) -> JsonDict:
-        return await self._send_media(params, "photo")
+        return await self._send(params, "caption", "photo")
 
     async def _send_animation(self, params: RequestParams) -> JsonDict:
-        return await self._send_media(params, "animation")
-
-    async def _send_media(self, params: RequestParams, kind: str) -> JsonDict:
-        """A photo or an animation with its caption: an upload, or a file sent before."""
-        params.chat_id()  # a bad chat id is refused before the upload is looked at
-        self._formatted_text(params, "caption")
-        stored = store_file(kind, uploaded_bytes(params, kind, self._files), self._files)
-        return await self._send(params, "caption", stored)
+        return await self._send(params, "caption", "animation")
 
     async def _send(
-        self, params: RequestParams, text_field: str, media: StoredFile | None = None
+        self, params: RequestParams, text_field: str, media_kind: str | None = None
     ) -> JsonDict:
-        """A new message of the bot's: its text (or a media's caption) from ``text_field``."""
+        """A new message of the bot's: its text (or a media's caption) from ``text_field``,
+        and the photo or animation ``media_kind`` names, if any (an upload, or a file sent
+        before)."""
         chat_id = params.chat_id()
         source, formatted, parse_mode = self._formatted_text(params, text_field)
+        media = None
+        if media_kind is not None:
+            media = store_file(
+                media_kind, uploaded_bytes(params, media_kind, self._files), self._files
+            )
         markup = self._inline_markup(params)
         chat = self._chat(chat_id)
         reply_to = self._reply_target(params, chat)

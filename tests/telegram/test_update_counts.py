@@ -11,29 +11,21 @@ import pytest
 from bot.config import Config
 from bot.service.game import GameService
 from bot.store.db import Database
+from bot.telegram.observers import Unobserved
 from bot.telegram.shell import GameBot
 from tests.telegram.fakes import message_update, person
 
 GROUP = -100_123
 
 
-class Recorder:
-    """A ShellObserver that keeps the updates reported."""
+class Recorder(Unobserved):
+    """A ShellObserver that keeps the updates reported (and ignores the rest)."""
 
     def __init__(self) -> None:
         self.handled: list[tuple[str, float]] = []
 
     def update_handled(self, kind: str, seconds: float) -> None:
         self.handled.append((kind, seconds))
-
-    def round_ended(self, round_id: int, game: str, void_reason: str | None) -> None:
-        pass
-
-    def bot_api_called(self, method: str) -> None:
-        pass
-
-    def bot_api_failed(self, method: str, kind: str) -> None:
-        pass
 
 
 async def test_each_update_is_reported_by_kind_whether_its_handler_ends_well_or_not(
