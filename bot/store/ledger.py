@@ -141,11 +141,7 @@ class Ledger:
         ``RuleViolation("not_enough_chips")`` if a player's balance would go negative (the
         database ``CHECK`` decides, so a concurrent change cannot slip past).
         """
-        merged = merge_postings(postings)
-        if sum(posting.amount for posting in merged) != 0:
-            raise UnbalancedTransaction(
-                f"postings of {kind} sum to {sum(p.amount for p in merged)}"
-            )
+        merged = _balanced(kind, postings)
         if not merged:
             return None
         ids = await self.account_ids(chat_id, (posting.account for posting in merged))
@@ -169,16 +165,7 @@ class Ledger:
                 for p in merged
             ],
         )
-        # A fixed order of row locks keeps two concurrent transactions from deadlocking.
-        ordered = sorted(merged, key=lambda p: ids[p.account])
-        try:
-            await self.session.execute(
-                _ADD_TO_BALANCE, [{"account": ids[p.account], "delta": p.amount} for p in ordered]
-            )
-        except IntegrityError as error:
-            if violated_constraint(error) != NOT_NEGATIVE:
-                raise
-            raise RuleViolation("chips_changed") from None
+        await self._add_to_balances({ids[p.account]: p.amount for p in merged})
         return transaction_id
 
     async def post_each(
@@ -194,12 +181,7 @@ class Ledger:
         ``post`` writes one, in a fixed number of statements however many there are:
         what placing a group's standing bets writes, a transaction per bet.
         ``known_accounts``: account ids the caller read already (the rest are looked up)."""
-        legs = [(kind, merge_postings(postings)) for kind, postings in transactions]
-        for kind, merged in legs:
-            if sum(posting.amount for posting in merged) != 0:
-                raise UnbalancedTransaction(
-                    f"postings of {kind} sum to {sum(p.amount for p in merged)}"
-                )
+        legs = [(kind, _balanced(kind, postings)) for kind, postings in transactions]
         legs = [(kind, merged) for kind, merged in legs if merged]
         if not legs:
             return
@@ -245,6 +227,11 @@ class Ledger:
             for posting in merged:
                 account = ids[posting.account]
                 deltas[account] = deltas.get(account, 0) + posting.amount
+        await self._add_to_balances(deltas)
+
+    async def _add_to_balances(self, deltas: Mapping[int, int]) -> None:
+        """Add each account's delta to its cached balance; ``RuleViolation("chips_changed")``
+        if one would go negative (the database ``CHECK`` decides)."""
         # A fixed order of row locks keeps two concurrent transactions from deadlocking.
         try:
             await self.session.execute(
@@ -293,3 +280,12 @@ class Ledger:
             )
         )
         return value or 0
+
+
+def _balanced(kind: str, postings: Sequence[Posting]) -> tuple[Posting, ...]:
+    """The postings netted per account; ``UnbalancedTransaction`` unless they sum to zero."""
+    merged = merge_postings(postings)
+    total = sum(posting.amount for posting in merged)
+    if total != 0:
+        raise UnbalancedTransaction(f"postings of {kind} sum to {total}")
+    return merged
