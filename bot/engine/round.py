@@ -555,6 +555,14 @@ def bid(state: Round, user_id: UserId, amount: int, *, free_chips: int, now_ms: 
 # -- betting ------------------------------------------------------------------------------
 
 
+def check_bet_limits(settings: Settings, amount: int) -> None:
+    """Raise ``RuleViolation`` unless the table's limits allow a bet of ``amount``."""
+    if amount < settings.min_bet:
+        raise RuleViolation("bet_too_small", amount=amount, minimum=settings.min_bet)
+    if amount > settings.max_bet:
+        raise RuleViolation("bet_too_large", amount=amount, maximum=settings.max_bet)
+
+
 def verify_bet(state: Round, user_id: UserId, amount: int, *, free_chips: int, now_ms: int) -> None:
     """Raise ``RuleViolation`` unless ``user_id`` may bet ``amount`` now (0 cancels a bet)."""
     _require_phase(state, Phase.BETTING, now_ms)
@@ -565,11 +573,7 @@ def verify_bet(state: Round, user_id: UserId, amount: int, *, free_chips: int, n
         if current is None:
             raise RuleViolation("no_bet_to_cancel")
         return
-    settings = state.settings
-    if amount < settings.min_bet:
-        raise RuleViolation("bet_too_small", amount=amount, minimum=settings.min_bet)
-    if amount > settings.max_bet:
-        raise RuleViolation("bet_too_large", amount=amount, maximum=settings.max_bet)
+    check_bet_limits(state.settings, amount)
     if current is not None and current.amount == amount:
         raise RuleViolation("bet_unchanged", amount=amount)
     seats = state.ruleset.max_bettors

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from bot.engine.autobets import Autobet, AutobetRun, betting_open, place_autobets
 from bot.engine.errors import RuleViolation
-from bot.engine.round import DealerChosen, Phase, Round, RoundStarted
+from bot.engine.round import DealerChosen, Phase, Round, RoundStarted, check_bet_limits
 from bot.service.records import CommandResult, Person
 from bot.service.rounds import RoundUseCases
 from bot.store.ledger import transaction_kind
@@ -201,7 +201,7 @@ class AutobetUseCases(RoundUseCases):
                 await uow.autobets.remove(chat_id, [actor.id])
                 return AutobetChange(before, None)
             settings = self._settings_of(chat)
-            _check_limits(amount, settings.min_bet, settings.max_bet)
+            check_bet_limits(settings, amount)
             after = Autobet(actor.id, amount, settings.ruleset)
             await uow.autobets.put(chat_id, after, now)
             return AutobetChange(before, after)
@@ -258,16 +258,8 @@ class AutobetUseCases(RoundUseCases):
             if standing is not None and not standing.once:
                 raise RuleViolation("autobet_already_on", amount=standing.amount)
             settings = self._settings_of(await uow.chats.get(chat_id))
-            _check_limits(amount, settings.min_bet, settings.max_bet)
+            check_bet_limits(settings, amount)
             await uow.autobets.put(chat_id, Autobet(actor.id, amount, settings.ruleset, True), now)
             return SameAgain(amount)
 
         return await self._admin_command(update_id, body)
-
-
-def _check_limits(amount: int, minimum: int, maximum: int) -> None:
-    """Refuse a standing bet the table's limits would refuse as a bet (same messages)."""
-    if amount < minimum:
-        raise RuleViolation("bet_too_small", amount=amount, minimum=minimum)
-    if amount > maximum:
-        raise RuleViolation("bet_too_large", amount=amount, maximum=maximum)
