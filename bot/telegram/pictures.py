@@ -34,17 +34,6 @@ async def drawn(render: Callable[[_M], _T], model: _M) -> _T:
     return await asyncio.get_running_loop().run_in_executor(_DRAWING, render, model)
 
 
-def plain_name(user_id: int | None, people: Mapping[int, Person], views: Views) -> str:
-    """A participant's name as drawn (no HTML to escape in a picture); the house's when
-    ``user_id`` is None."""
-    if user_id is None:
-        return plain_text(views.t("results.house_name"))
-    person = people.get(user_id)
-    if person is None:
-        return f"user {user_id}"
-    return (person.first_name or (f"@{person.username}" if person.username else str(user_id)))[:64]
-
-
 def cards_of(hand: HandView) -> Cards:
     """A hand of cards as drawn: the bull (or left hand) apart from the other two, or all
     five as dealt when no three cards make one."""
@@ -66,6 +55,11 @@ class RoundPictures:
         self.people = people
         self.views = Views(state.settings)
 
+    def name(self, user_id: int | None) -> str:
+        """A participant's name as drawn (no markup: a picture escapes nothing); the
+        house's when ``user_id`` is None."""
+        return plain_text(self.views.participant(user_id, self.people))
+
     def t(self, key: str, **params: object) -> str:
         """A catalogue message in the group's language, as plain text (a picture shows no
         markup)."""
@@ -79,7 +73,7 @@ class RoundPictures:
         assert dealer_hand is not None
         dealer_view = ruleset.show(dealer_hand)
         dealer = Seat(
-            name=plain_name(state.dealer_id, self.people, views),
+            name=self.name(state.dealer_id),
             hand=self._dealt(dealer_view),
             kind=plain_text(views.kind(dealer_view)),
             detail=self.t(
@@ -95,7 +89,7 @@ class RoundPictures:
             outcome = settlement.outcomes[placed.user_id]
             players.append(
                 Seat(
-                    name=plain_name(placed.user_id, self.people, views),
+                    name=self.name(placed.user_id),
                     hand=self._dealt(view),
                     kind=plain_text(views.kind(view)),
                     detail=self.t("picture.stake", stake=placed.amount, multiplier=view.multiplier),
@@ -134,7 +128,9 @@ class RoundPictures:
         if dealer_hand is None or self.state.ruleset.uses_grabs:
             return None
         cards = cards_of(self.state.ruleset.show(dealer_hand))
-        name = plain_name(self.state.dealer_id, self.people, self.views)
+        # The name as the chat shows it (escaped): ``t`` turns the whole caption to plain
+        # text, so a name with markup in it reads as typed.
+        name = self.views.participant(self.state.dealer_id, self.people)
         return DealerReveal(self.t("picture.reveal", round_id=self.state.id, name=name), cards)
 
     async def render_results(self) -> bytes:

@@ -263,7 +263,7 @@ class Views:
         lines.append(
             self.t(
                 "results.dealer",
-                name=self._participant(state.dealer_id, people),
+                name=self.participant(state.dealer_id, people),
                 envelope=self.dealt(dealer_view),
                 kind=self.kind(dealer_view),
                 # What a loser pays against it (Niu-Niu Poker: always 1x).
@@ -379,7 +379,7 @@ class Views:
                 shares=" ".join(self.money(share) for share in result.shares),
             )
         hands = "".join(
-            f"\n• {self._participant(hand.user_id, people)}: {self.dealt(hand.view)}"
+            f"\n• {self.participant(hand.user_id, people)}: {self.dealt(hand.view)}"
             for hand in result.hands
         )
         return self.t_plural(
@@ -393,8 +393,8 @@ class Views:
             hands=hands,
         )
 
-    def _participant(self, user_id: int | None, people: Mapping[int, Person]) -> str:
-        """A participant's name; the house's when ``user_id`` is None."""
+    def participant(self, user_id: int | None, people: Mapping[int, Person]) -> str:
+        """A participant's name, HTML-escaped; the house's when ``user_id`` is None."""
         if user_id is None:
             return self.t("results.house_name")
         return display_name(user_id, people)

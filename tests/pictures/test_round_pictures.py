@@ -5,6 +5,8 @@ language, and a net coloured by its sign."""
 
 from __future__ import annotations
 
+import dataclasses
+
 from bench.picture_samples import settled_round
 from bot.money import format_signed
 from bot.pictures.model import Cards, Envelope, Outcome
@@ -52,3 +54,10 @@ def test_an_envelope_round_shows_the_amounts_and_has_no_cards_to_turn() -> None:
         Envelope(Views(state.settings).money(shares[bet.user_id])) for bet in state.bets
     ]
     assert pictures.reveal() is None
+
+
+def test_the_dealers_name_reads_as_typed_in_the_turning_cards_caption() -> None:
+    state, ended = settled_round("bullbull", 2)
+    dealt_by_eve = dataclasses.replace(state, dealer_id=99)
+    reveal = RoundPictures(dealt_by_eve, ended, {99: Person(99, "<b>Eve</b> & co")}).reveal()
+    assert reveal is not None and "<b>Eve</b> & co" in reveal.caption
