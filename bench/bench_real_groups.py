@@ -103,7 +103,16 @@ CREDIT_CENTS = 10_000_000
 BET_MARGIN_S = 1.0
 #: How often the driver reads the rounds (one query for all of them).
 POLL_S = 0.25
-SENDS = frozenset({"sendMessage", "editMessageText", "editMessageReplyMarkup", "deleteMessage"})
+SENDS = frozenset(
+    {
+        "sendMessage",
+        "sendPhoto",
+        "sendAnimation",
+        "editMessageText",
+        "editMessageReplyMarkup",
+        "deleteMessage",
+    }
+)
 TICK = os.sysconf("SC_CLK_TCK")
 
 
@@ -477,8 +486,17 @@ async def bench(args: argparse.Namespace, database_url: str, work: Path) -> None
                     fake_cpu = cpu_seconds(fake_proc.pid) - fake_cpu0
                     own_cpu = time.process_time() - own_cpu0
                     load = os.getloadavg()
+                    play_end = time.time()
                     drained = await drain(fake)
-                    print(f"after the play, the bot sent for {drained:.1f} s more")
+                    after = Counter(
+                        c["method"]
+                        for c in await fake.calls()
+                        if c["method"] in SENDS and c["time"] > play_end
+                    )
+                    print(
+                        f"after the play, the bot sent for {drained:.1f} s more: "
+                        f"{dict(after) or 'nothing'}"
+                    )
                 finally:
                     bot.send_signal(signal.SIGTERM)
                     try:
@@ -535,13 +553,13 @@ async def report(
                 )
             )
         ).all()
-        seeds = dict(
-            (
-                await session.execute(
-                    select(RoundRow.id, RoundRow.seed).where(RoundRow.id.in_(ids))
-                )
-            ).all()
-        )
+        round_rows = (
+            await session.execute(
+                select(RoundRow.id, RoundRow.seed, RoundRow.ended_at_ms).where(RoundRow.id.in_(ids))
+            )
+        ).all()
+    seeds = {row.id: row.seed for row in round_rows}
+    ended_at = {row.id: row.ended_at_ms for row in round_rows}
     placed = {(r[0], r[1]): r[2] for r in rows}
     recorded, trips, missing = [], [], 0
     for seen in run.rounds:
@@ -555,13 +573,15 @@ async def report(
 
     late: dict[str, list[float]] = {"betting": [], "grabbing": [], "results": []}
     unseen: Counter[str] = Counter()
+    by_edit: Counter[str] = Counter()
+    settled_late: list[float] = []
     for seen in run.rounds:
-        sends = [e for e in transcripts[seen.group] if e["kind"] == "send"]
+        shown = [e for e in transcripts[seen.group] if e["kind"] in ("send", "edit")]
         rid, seed = seen.round_id, seeds.get(seen.round_id, b"").hex()
         hits = {
-            "betting": next((e for e in sends if has_button(e, f"{rid}:bet:")), None),
-            "grabbing": next((e for e in sends if has_button(e, f"{rid}:grab:")), None),
-            "results": next((e for e in sends if seed and seed in (e.get("text") or "")), None),
+            "betting": next((e for e in shown if has_button(e, f"{rid}:bet:")), None),
+            "grabbing": next((e for e in shown if has_button(e, f"{rid}:grab:")), None),
+            "results": next((e for e in shown if seed and seed in (e.get("text") or "")), None),
         }
         for phase, hit in hits.items():
             if phase not in seen.deadlines:
@@ -570,6 +590,10 @@ async def report(
                 unseen[phase] += 1
             else:
                 late[phase].append(hit["time"] * 1000 - seen.deadlines[phase])
+                by_edit[phase] += hit["kind"] == "edit"
+        ended = ended_at.get(rid)
+        if ended is not None and "results" in seen.deadlines:
+            settled_late.append(ended - seen.deadlines["results"])
 
     log = bot_log.read_text(encoding="utf-8", errors="replace").splitlines()
     timed_out = [line for line in log if "TimedOut" in line or "Timed out" in line]
@@ -598,7 +622,11 @@ async def report(
     for line in [*timed_out, *network][:3]:
         print(f"      {line[:200]}")
     for phase, values in late.items():
-        print(f"(3) {phase:<8} seen after the deadline  {stats(values)}  unseen {unseen[phase]}")
+        print(
+            f"(3) {phase:<8} seen after the deadline  {stats(values)}  unseen {unseen[phase]}, "
+            f"shown by an edit {by_edit[phase]}"
+        )
+    print(f"    of which the round settled (ended_at_ms) {stats(settled_late)}")
     sent = sorted(c["time"] for c in calls if c["method"] in SENDS)
     if sent:
         seconds = Counter(int(t) for t in sent)

@@ -21,7 +21,7 @@ from bot.service.game import BOARD_REFUSED, GameService, Person
 from bot.telegram.budget import Priority
 from bot.telegram.delivery import ChatOutbox
 from bot.telegram.lookups import ChatSettings, People
-from bot.telegram.messenger import MAX_CAPTION_LENGTH, Messenger, plain_text
+from bot.telegram.messenger import MAX_CAPTION_LENGTH, Edit, Messenger, plain_text
 from bot.telegram.pictures import PICTURES_ON, RoundPictures
 from bot.telegram.views import Views
 
@@ -225,22 +225,32 @@ class Board:
         self.outbox.put_aside(partial(self._edit, round_id))
 
     async def _edit(self, round_id: int, priority: Priority = Priority.EDIT) -> None:
-        """Show a round's current state on its board message, unless it shows it already
-        (``priority``: a new phase's edit goes before the bet lists' edits)."""
+        """Show a round's current state on its board message, as it is when the edit's
+        turn in the bot's rate comes (``priority``: a new phase's edit goes before the bet
+        lists' edits). Until then the round's later changes ride along with this edit."""
+        compose = partial(self._compose_edit, round_id, priority)
+        await self.messenger.edit_on_its_turn(compose, priority=priority)
+
+    async def _compose_edit(self, round_id: int, priority: Priority) -> Edit | None:
+        """The board's edit to the round's current state, unless it shows it already, or
+        the round is over and this is a bet list's edit (the round's end is edited in by
+        its own, more urgent edit)."""
         # Changes from now on need an edit of their own.
         self._edit_pending.discard(round_id)
         state, text, markup = await self._render(round_id)
+        if not state.phase.is_open and priority is Priority.EDIT:
+            return None
         message_id = self._message_ids.get(round_id) or await self.service.board_message(round_id)
         shown = self._shown.get(round_id)
         if not state.phase.is_open:  # the round's last edit: forget its board
             self._shown.pop(round_id, None)
             self._message_ids.pop(round_id, None)
         if not message_id or shown == (text, markup):
-            return
+            return None
         if state.phase.is_open:
             self._shown[round_id] = (text, markup)
         self._edited_at[state.chat_id] = time.monotonic()
-        await self.messenger.edit(state.chat_id, message_id, text, markup, priority=priority)
+        return Edit(state.chat_id, message_id, text, markup)
 
     async def _repost(self, round_id: int, phase: Phase) -> None:
         old = self._message_ids.get(round_id) or await self.service.board_message(round_id)

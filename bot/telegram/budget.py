@@ -96,6 +96,9 @@ class SendRate:
         self.clock = clock
         self._next = 0.0  # when the next message may go
         self._waiting: list[tuple[int, int, float, asyncio.Future[None]]] = []
+        #: What the messages waiting count for, by priority (cancelled ones included
+        #: until they are skipped).
+        self._waiting_cost = [0.0] * len(Priority)
         self._arrivals = itertools.count()
         self._dispatcher: asyncio.Task[None] | None = None
 
@@ -109,6 +112,12 @@ class SendRate:
         """How long a message that comes now would wait, at the least."""
         return max(0.0, self._next - self.clock()) + len(self._waiting) * self.interval
 
+    def wait_ahead(self, priority: Priority) -> float:
+        """How long a message of ``priority`` that comes now would wait, at the least:
+        behind those waiting that go before it (more urgent, or as urgent and earlier)."""
+        ahead = sum(self._waiting_cost[: priority + 1])
+        return max(0.0, self._next - self.clock()) + ahead * self.interval
+
     async def acquire(self, priority: Priority, cost: float = 1.0) -> None:
         """Wait for this message's turn (``cost``: what it counts for; an edit counts for
         less than a message sent)."""
@@ -118,6 +127,7 @@ class SendRate:
             return
         turn = asyncio.get_running_loop().create_future()
         heapq.heappush(self._waiting, (priority, next(self._arrivals), cost, turn))
+        self._waiting_cost[priority] += cost
         if self._dispatcher is None or self._dispatcher.done():
             self._dispatcher = asyncio.get_running_loop().create_task(self._dispatch())
         await turn
@@ -127,7 +137,8 @@ class SendRate:
             while (delay := self._next - self.clock()) > 0:
                 await asyncio.sleep(delay)
             while self._waiting:
-                _, _, cost, turn = heapq.heappop(self._waiting)
+                priority, _, cost, turn = heapq.heappop(self._waiting)
+                self._waiting_cost[priority] -= cost
                 if not turn.done():  # skip those cancelled while waiting
                     turn.set_result(None)
                     self._next = max(self.clock(), self._next) + self.interval * cost

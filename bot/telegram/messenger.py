@@ -7,6 +7,8 @@ import asyncio
 import html
 import logging
 import re
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Literal
 
 from telegram import Bot, InlineKeyboardMarkup, InputFile
@@ -27,6 +29,16 @@ EDIT_COST = 0.5
 #: Telegram cuts a toast at 200 characters.
 MAX_TOAST_LENGTH = 200
 _TAG = re.compile(r"</?[a-z]+[^>]*>")
+
+
+@dataclass(frozen=True, slots=True)
+class Edit:
+    """What one message should show from now on."""
+
+    chat_id: int
+    message_id: int
+    text: str
+    markup: InlineKeyboardMarkup | None
 
 
 def split_message(text: str, limit: int = MAX_MESSAGE_LENGTH) -> list[str]:
@@ -169,13 +181,28 @@ class Messenger:
     ) -> bool:
         """Replace a message's text and buttons; whether Telegram shows the new text."""
         await self.rate.acquire(priority, EDIT_COST)
+        return await self._edit_now(Edit(chat_id, message_id, text, markup))
+
+    async def edit_on_its_turn(
+        self, compose: Callable[[], Awaitable[Edit | None]], *, priority: Priority
+    ) -> bool:
+        """Edit a message with what ``compose`` says it should show once the edit's turn
+        in the bot's rate has come (``None``: nothing to change); whether Telegram shows
+        it. An edit that waited behind busier traffic thus shows the latest state, and
+        changes made while it waited need no edit of their own."""
+        await self.rate.acquire(priority, EDIT_COST)
+        edit = await compose()
+        return True if edit is None else await self._edit_now(edit)
+
+    async def _edit_now(self, edit: Edit) -> bool:
+        chat_id, message_id = edit.chat_id, edit.message_id
         try:
             await self.bot.edit_message_text(
-                text,
+                edit.text,
                 chat_id=chat_id,
                 message_id=message_id,
                 parse_mode=ParseMode.HTML,
-                reply_markup=markup,
+                reply_markup=edit.markup,
             )
         except (BadRequest, Forbidden) as error:
             if "not modified" in str(error).lower():

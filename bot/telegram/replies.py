@@ -21,7 +21,7 @@ from telegram import Update
 from telegram.constants import ChatType
 
 from bot.engine.errors import GameError
-from bot.telegram.budget import SendBudget
+from bot.telegram.budget import Priority, SendBudget
 from bot.telegram.delivery import ChatOutbox
 from bot.telegram.lookups import ChatSettings
 from bot.telegram.messenger import Messenger
@@ -31,6 +31,8 @@ log = logging.getLogger(__name__)
 #: Replies a group may get per minute; the rest of Telegram's ~20 a minute stays free for
 #: boards and results.
 REPLIES_PER_MINUTE = 10
+#: How far behind the bot's overall rate may be for a stake to be confirmed by a reply.
+CONFIRM_WITHIN_SECONDS = 1.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,14 +88,17 @@ class Replies:
 
     def confirm(self, update: Update, text: str) -> None:
         """Confirm a stake to whoever placed it: a toast for a button; a reply if the
-        group's budget has a slot now. Otherwise the board, which lists every bid and bet,
-        is the confirmation: one that waited for a slot would come after the phase it
-        confirms had moved on."""
+        group's budget has a slot now and the bot's overall rate would send it within
+        ``CONFIRM_WITHIN_SECONDS``. Otherwise the board, which lists every bid and bet, is
+        the confirmation: one that waited for a slot would come after the phase it
+        confirms had moved on, and under the overall rate every group's confirmations
+        would hold up each other's answers and boards."""
         chat = update.effective_chat
         in_group = update.callback_query is None and chat is not None
         if in_group and chat is not None and chat.type != ChatType.PRIVATE:
             slot_free = chat.id not in self._waiting and self.budget.wait(chat.id) <= 0
-            if not slot_free:
+            on_time = self.messenger.rate.wait_ahead(Priority.ANSWER) <= CONFIRM_WITHIN_SECONDS
+            if not (slot_free and on_time):
                 return
         self.reply(update, text)
 

@@ -280,14 +280,17 @@ async def test_the_last_edit_of_a_round_that_ended_forgets_its_board(shell: Boar
     await shell.posted()
     ended, _ = voided(shell.round)
 
-    shell.change(ended)
+    shell.service.put(ended)
+    shell.board.refresh(ended, at_once=True)  # as the end of every round is shown
     await shell.settle()
     assert shell.edits == [shell.board_text(ended)]
     assert shell.service.called("board_message") == []  # the id was remembered
+    sizes = shell.board.sizes()
+    assert (sizes["message_ids"], sizes["shown"]) == (0, 0)  # and is now forgotten
 
     shell.board.refresh(ended)  # (a late duplicate)
     await shell.settle()
-    assert len(shell.service.called("board_message")) == 1  # and is now forgotten
+    assert len(shell.edits) == 1
 
 
 # -- reposting a new phase ----------------------------------------------------------------
@@ -675,3 +678,36 @@ async def test_a_bet_lists_edit_waiting_for_its_turn_holds_up_no_results_of_its_
     calls = [call.method for call in shell.bot.calls[1:]]  # after the first board
     assert calls == ["send_message", "edit_message_text"]
     assert shell.bot.texts[-1] == Views(SETTINGS).results(ended, event, {})
+
+
+async def test_changes_while_a_bet_lists_edit_waits_for_its_turn_ride_along_with_it(
+    shell: BoardShell,
+) -> None:
+    await shell.posted()
+    rate = SendRate(per_second=4)
+    shell.board.messenger.rate = rate
+    await rate.acquire(Priority.RESULTS)  # whatever comes next waits its turn
+    ann_bid = shell.change(with_bid(shell.round, ANN.id, 1_000))
+    await asyncio.sleep(0.05)  # its edit waits for its turn
+    both_bid = shell.change(with_bid(ann_bid, BOB.id, 2_000))
+    await shell.settle()
+
+    assert shell.edits == [shell.board_text(both_bid)]  # one edit, of the latest state
+
+
+async def test_a_bet_lists_edit_whose_turn_comes_after_the_round_ended_sends_nothing(
+    shell: BoardShell,
+) -> None:
+    await shell.posted()
+    rate = SendRate(per_second=4)
+    shell.board.messenger.rate = rate
+    await rate.acquire(Priority.RESULTS)
+    shell.change(with_bid(shell.round, ANN.id, 1_000))  # an edit, waiting at the lowest priority
+    await asyncio.sleep(0.05)
+    ended, _ = voided(shell.round)
+    shell.service.put(ended)
+    shell.board.refresh(ended, at_once=True)
+    await shell.settle()
+
+    # The end's edit went first; the bet list's would have shown the round open again.
+    assert shell.edits == [shell.board_text(ended)]

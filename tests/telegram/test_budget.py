@@ -71,3 +71,30 @@ async def test_an_edit_counts_for_less_than_a_message_and_the_backlog_says_how_f
     now[0] += 0.05
     await rate.acquire(Priority.ANSWER)
     assert rate.backlog_seconds == pytest.approx(0.1)
+
+
+async def test_the_wait_ahead_of_a_message_counts_only_those_that_go_before_it() -> None:
+    now = [100.0]
+    rate = SendRate(per_second=10, clock=lambda: now[0])
+    await rate.acquire(Priority.ANSWER)  # the next turn is 0.1 s away
+    waiting = [
+        asyncio.create_task(rate.acquire(priority, cost))
+        for priority, cost in (
+            (Priority.EDIT, 0.5),
+            (Priority.ANSWER, 1.0),
+            (Priority.RESULTS, 1.0),
+        )
+    ]
+    await asyncio.sleep(0.01)
+
+    assert rate.wait_ahead(Priority.RESULTS) == pytest.approx(0.2)
+    assert rate.wait_ahead(Priority.PHASE) == pytest.approx(0.2)
+    assert rate.wait_ahead(Priority.ANSWER) == pytest.approx(0.3)
+    assert rate.wait_ahead(Priority.EDIT) == pytest.approx(0.35)
+
+    now[0] += 0.1
+    await asyncio.wait_for(waiting[2], 1)  # the results went first
+    assert rate.wait_ahead(Priority.RESULTS) == pytest.approx(0.1)  # only the spacing
+    assert rate.wait_ahead(Priority.EDIT) == pytest.approx(0.25)
+    for task in waiting:
+        task.cancel()

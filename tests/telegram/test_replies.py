@@ -19,12 +19,12 @@ from telegram import Bot
 from bot.engine.errors import GameError
 from bot.engine.settings import Settings
 from bot.service.game import GameService
-from bot.telegram.budget import SendBudget
+from bot.telegram.budget import Priority, SendBudget, SendRate
 from bot.telegram.delivery import ChatOutbox
 from bot.telegram.i18n import translate
 from bot.telegram.lookups import ChatSettings
 from bot.telegram.messenger import Messenger
-from bot.telegram.replies import Replies
+from bot.telegram.replies import CONFIRM_WITHIN_SECONDS, Replies
 from tests.telegram.fakes import (
     GROUP,
     OTHER_GROUP,
@@ -322,6 +322,22 @@ async def test_a_stake_confirmation_is_left_out_while_other_answers_wait_for_the
     (call,) = shell.bot.of("send_message")
     assert call.args["text"] == "You have RM5.00"  # alone, not folded with Bob's
     assert call.args["reply_to_message_id"] == 31
+
+
+async def test_a_stake_confirmation_is_left_to_the_board_while_the_bots_rate_is_behind(
+    shell: RepliesShell,
+) -> None:
+    rate = SendRate(per_second=0.9)  # the next message's turn is more than a second away
+    shell.replies.messenger.rate = rate
+    await rate.acquire(Priority.RESULTS)
+    assert rate.wait_ahead(Priority.ANSWER) > CONFIRM_WITHIN_SECONDS
+
+    shell.replies.confirm(message_update(GROUP, BOB, "/bet 5"), "Bet placed.")
+    await shell.settle()
+
+    assert shell.replies.waiting == 0
+    assert shell.bot.texts == []
+    assert shell.replies.budget.room(GROUP) == 2  # the group's slot is kept too
 
 
 async def test_a_stake_placed_by_a_button_is_confirmed_by_a_toast_even_without_a_slot(
