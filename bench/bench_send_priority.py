@@ -10,7 +10,8 @@ round's board (``PHASE``), a combined answer (``ANSWER``) and an edit of a board
 overall ``SendRate``) to an in-memory Bot that notes when each call arrives.
 
 It prints, per kind, when the first, the median and the last of them went out, and the
-floor: ``4 × groups / rate`` seconds, the least any order could take; the ratio of the
+floor: what the messages count for (an edit ``EDIT_COST``), less the second's worth the
+rate lets go at once, over the rate: the least any order could take; the ratio of the
 whole run to it shows what the ordering costs (nothing, if it is 1.0x). Then the same
 messages with one priority for all (first come, first served: what a FIFO limiter does),
 to show what the order buys: how much sooner every group has its results.
@@ -30,7 +31,7 @@ from typing import Any, cast
 from telegram import Bot
 
 from bot.telegram.budget import Priority, SendRate
-from bot.telegram.messenger import Messenger
+from bot.telegram.messenger import EDIT_COST, Messenger
 
 KINDS = [Priority.RESULTS, Priority.PHASE, Priority.ANSWER, Priority.EDIT]
 
@@ -100,7 +101,8 @@ def main() -> None:
     parser.add_argument("--rate", type=float, default=30.0, help="messages a second overall")
     parser.add_argument("--seed", type=int, default=68)
     args = parser.parse_args()
-    floor = len(KINDS) * args.groups / args.rate
+    counted = args.groups * (len(KINDS) - 1 + EDIT_COST)
+    floor = (counted - args.rate) / args.rate
     print(
         f"{args.groups} groups' rounds ending together: {len(KINDS) * args.groups} messages "
         f"at {args.rate:g} a second"

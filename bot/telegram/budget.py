@@ -18,6 +18,9 @@ from cachetools import TTLCache
 GROUP_SENDS_PER_MINUTE = 20
 #: Telegram's limit on messages a bot sends a second, all chats together.
 OVERALL_SENDS_PER_SECOND = 30.0
+#: What the bucket of ``SendRate`` may hold beyond its size: float arithmetic on times
+#: leaves a message's worth short by a hair after exactly its interval.
+_ROUNDING = 1e-9
 #: Groups whose recent sends are counted at once (a group quiet for a minute has none).
 GROUPS_COUNTED = 100_000
 
@@ -81,20 +84,29 @@ class SendRate:
     ~30), handed out most urgent first (``Priority``), first come first served within a
     priority. Nothing is refused: a message waits for its turn.
 
-    Written by hand: aiolimiter's ``AsyncLimiter`` (what python-telegram-bot's
-    ``AIORateLimiter`` uses) and ``asyncio.Semaphore`` serve waiters in arrival order
-    only, and no maintained limiter we found orders waiters by priority.
+    A leaky bucket holding ``burst`` messages (by default a second's worth), as
+    aiolimiter's ``AsyncLimiter`` under python-telegram-bot's ``AIORateLimiter`` is: a
+    burst (rounds of many groups ending together) goes out at once, the rate holds over
+    time, and a dispatcher woken late by a busy event loop loses none of the rate (what
+    drained meanwhile is there to use).
+
+    Written by hand: ``AsyncLimiter`` and ``asyncio.Semaphore`` serve waiters in arrival
+    order only, and no maintained limiter we found orders waiters by priority.
     """
 
     def __init__(
         self,
         per_second: float = OVERALL_SENDS_PER_SECOND,
         *,
+        burst: float | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.interval = 1.0 / per_second
+        #: What the bucket holds: at least one message, else none could ever go.
+        self.burst = max(1.0, per_second if burst is None else burst)
         self.clock = clock
-        self._next = 0.0  # when the next message may go
+        self._level = 0.0  # what the bucket holds at ``_level_at``
+        self._level_at = clock()
         self._waiting: list[tuple[int, int, float, asyncio.Future[None]]] = []
         #: What the messages waiting count for, by priority (cancelled ones included
         #: until they are skipped).
@@ -109,21 +121,21 @@ class SendRate:
 
     @property
     def backlog_seconds(self) -> float:
-        """How long a message that comes now would wait, at the least."""
-        return max(0.0, self._next - self.clock()) + len(self._waiting) * self.interval
+        """How long a message that comes now would wait, at the least (behind every
+        message waiting)."""
+        return self.wait_ahead(Priority.EDIT)
 
     def wait_ahead(self, priority: Priority) -> float:
         """How long a message of ``priority`` that comes now would wait, at the least:
         behind those waiting that go before it (more urgent, or as urgent and earlier)."""
         ahead = sum(self._waiting_cost[: priority + 1])
-        return max(0.0, self._next - self.clock()) + ahead * self.interval
+        return max(0.0, self._drained() + ahead + 1.0 - self.burst) * self.interval
 
     async def acquire(self, priority: Priority, cost: float = 1.0) -> None:
         """Wait for this message's turn (``cost``: what it counts for; an edit counts for
         less than a message sent)."""
-        now = self.clock()
-        if not self._waiting and now >= self._next:
-            self._next = now + self.interval * cost
+        if not self._waiting and self._drained() + cost <= self.burst + _ROUNDING:
+            self._level += cost
             return
         turn = asyncio.get_running_loop().create_future()
         heapq.heappush(self._waiting, (priority, next(self._arrivals), cost, turn))
@@ -132,14 +144,25 @@ class SendRate:
             self._dispatcher = asyncio.get_running_loop().create_task(self._dispatch())
         await turn
 
+    def _drained(self) -> float:
+        """What the bucket holds now (updating it for what leaked since last asked)."""
+        now = self.clock()
+        self._level = max(0.0, self._level - (now - self._level_at) / self.interval)
+        self._level_at = now
+        return self._level
+
     async def _dispatch(self) -> None:
         while self._waiting:
-            while (delay := self._next - self.clock()) > 0:
-                await asyncio.sleep(delay)
-            while self._waiting:
-                priority, _, cost, turn = heapq.heappop(self._waiting)
+            priority, _, cost, turn = self._waiting[0]
+            if turn.done():  # skip those cancelled while waiting
+                heapq.heappop(self._waiting)
                 self._waiting_cost[priority] -= cost
-                if not turn.done():  # skip those cancelled while waiting
-                    turn.set_result(None)
-                    self._next = max(self.clock(), self._next) + self.interval * cost
-                    break
+                continue
+            overflow = self._drained() + cost - self.burst
+            if overflow > _ROUNDING:
+                await asyncio.sleep(overflow * self.interval)
+                continue  # a more urgent message may have come meanwhile
+            heapq.heappop(self._waiting)
+            self._waiting_cost[priority] -= cost
+            self._level += cost
+            turn.set_result(None)

@@ -645,7 +645,7 @@ async def test_a_new_phase_while_the_bots_rate_is_behind_is_shown_by_editing_the
     shell: BoardShell,
 ) -> None:
     await shell.posted()
-    rate = SendRate(per_second=0.9)  # the next message's turn is more than a second away
+    rate = SendRate(per_second=0.9, burst=1)  # the next message's turn is more than a second away
     shell.board.messenger.rate = rate
     await rate.acquire(Priority.RESULTS)
     assert rate.backlog_seconds > REPOST_BACKLOG_SECONDS
@@ -665,7 +665,7 @@ async def test_a_bet_lists_edit_waiting_for_its_turn_holds_up_no_results_of_its_
     shell: BoardShell,
 ) -> None:
     await shell.posted()
-    rate = SendRate(per_second=4)
+    rate = SendRate(per_second=4, burst=1)
     shell.board.messenger.rate = rate
     await rate.acquire(Priority.RESULTS)  # whatever comes next waits its turn
     shell.change(with_bid(shell.round, ANN.id, 1_000))  # an edit, waiting at the lowest priority
@@ -684,7 +684,7 @@ async def test_changes_while_a_bet_lists_edit_waits_for_its_turn_ride_along_with
     shell: BoardShell,
 ) -> None:
     await shell.posted()
-    rate = SendRate(per_second=4)
+    rate = SendRate(per_second=4, burst=1)
     shell.board.messenger.rate = rate
     await rate.acquire(Priority.RESULTS)  # whatever comes next waits its turn
     ann_bid = shell.change(with_bid(shell.round, ANN.id, 1_000))
@@ -699,7 +699,7 @@ async def test_a_bet_lists_edit_whose_turn_comes_after_the_round_ended_sends_not
     shell: BoardShell,
 ) -> None:
     await shell.posted()
-    rate = SendRate(per_second=4)
+    rate = SendRate(per_second=4, burst=1)
     shell.board.messenger.rate = rate
     await rate.acquire(Priority.RESULTS)
     shell.change(with_bid(shell.round, ANN.id, 1_000))  # an edit, waiting at the lowest priority

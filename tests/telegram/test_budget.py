@@ -13,7 +13,7 @@ from bot.telegram.budget import Priority, SendRate
 async def test_waiting_messages_go_most_urgent_first_and_in_arrival_order_within_a_priority() -> (
     None
 ):
-    rate = SendRate(per_second=500)
+    rate = SendRate(per_second=500, burst=1)
     order: list[str] = []
 
     async def send(name: str, priority: Priority) -> None:
@@ -35,7 +35,7 @@ async def test_waiting_messages_go_most_urgent_first_and_in_arrival_order_within
 
 
 async def test_a_message_cancelled_while_waiting_gives_its_turn_to_the_next() -> None:
-    rate = SendRate(per_second=200)
+    rate = SendRate(per_second=200, burst=1)
     await rate.acquire(Priority.ANSWER)  # the next turn is 5 ms away
     order: list[str] = []
 
@@ -52,9 +52,22 @@ async def test_a_message_cancelled_while_waiting_gives_its_turn_to_the_next() ->
     assert rate.waiting == 0
 
 
-async def test_turns_are_spaced_by_the_rate() -> None:
+async def test_a_seconds_worth_goes_at_once_and_the_next_waits_for_the_rate() -> None:
     now = [100.0]
     rate = SendRate(per_second=10, clock=lambda: now[0])
+    for _ in range(10):
+        await asyncio.wait_for(rate.acquire(Priority.ANSWER), 0.1)  # no wait at all
+    waiting = asyncio.create_task(rate.acquire(Priority.RESULTS))
+    await asyncio.sleep(0.01)
+    assert not waiting.done()
+    now[0] += 0.1  # a tenth of a second drained one message's worth
+    await asyncio.wait_for(waiting, 1)
+    assert rate.backlog_seconds == pytest.approx(0.1)
+
+
+async def test_turns_are_spaced_by_the_rate() -> None:
+    now = [100.0]
+    rate = SendRate(per_second=10, burst=1, clock=lambda: now[0])
     await rate.acquire(Priority.ANSWER)
     waiting = asyncio.create_task(rate.acquire(Priority.RESULTS))
     await asyncio.sleep(0.01)
@@ -65,7 +78,7 @@ async def test_turns_are_spaced_by_the_rate() -> None:
 
 async def test_an_edit_counts_for_less_than_a_message_and_the_backlog_says_how_far_behind() -> None:
     now = [100.0]
-    rate = SendRate(per_second=10, clock=lambda: now[0])
+    rate = SendRate(per_second=10, burst=1, clock=lambda: now[0])
     await rate.acquire(Priority.EDIT, 0.5)
     assert rate.backlog_seconds == pytest.approx(0.05)
     now[0] += 0.05
@@ -75,7 +88,7 @@ async def test_an_edit_counts_for_less_than_a_message_and_the_backlog_says_how_f
 
 async def test_the_wait_ahead_of_a_message_counts_only_those_that_go_before_it() -> None:
     now = [100.0]
-    rate = SendRate(per_second=10, clock=lambda: now[0])
+    rate = SendRate(per_second=10, burst=1, clock=lambda: now[0])
     await rate.acquire(Priority.ANSWER)  # the next turn is 0.1 s away
     waiting = [
         asyncio.create_task(rate.acquire(priority, cost))

@@ -327,7 +327,7 @@ async def test_a_stake_confirmation_is_left_out_while_other_answers_wait_for_the
 async def test_a_stake_confirmation_is_left_to_the_board_while_the_bots_rate_is_behind(
     shell: RepliesShell,
 ) -> None:
-    rate = SendRate(per_second=0.9)  # the next message's turn is more than a second away
+    rate = SendRate(per_second=0.9, burst=1)  # the next message's turn is more than a second away
     shell.replies.messenger.rate = rate
     await rate.acquire(Priority.RESULTS)
     assert rate.wait_ahead(Priority.ANSWER) > CONFIRM_WITHIN_SECONDS
