@@ -17,6 +17,7 @@ from telegram import InlineKeyboardMarkup
 
 from bot.engine.round import Phase, Round, RoundSettled, RoundStarted, RoundVoided
 from bot.engine.settings import MAX_WINDOW_SECONDS
+from bot.priority import urgent
 from bot.service.game import BOARD_REFUSED, GameService, Person
 from bot.telegram.budget import Priority
 from bot.telegram.delivery import ChatOutbox
@@ -65,6 +66,11 @@ class Board:
     A board and the results are delivered at least once: the service's claim and lease
     make sure one worker sends each, and the sweep (``redeliver``) sends those whose
     worker died.
+
+    What shows the group a deadline (a round's board, a new phase, the results) reads and
+    writes the database as urgent work, as the deadline's advance itself does: before
+    the commands waiting for it, so that a flood of bets does not hold up what everyone
+    waits to see. A bet list's edit is ordinary work.
     """
 
     def __init__(
@@ -180,7 +186,8 @@ class Board:
 
         async def job() -> None:
             try:
-                await send()
+                with urgent():  # what shows a deadline: see ``Board``
+                    await send()
             finally:
                 self._delivering.discard(key)
 
@@ -229,7 +236,8 @@ class Board:
         turn in the bot's rate comes (``priority``: a new phase's edit goes before the bet
         lists' edits). Until then the round's later changes ride along with this edit."""
         compose = partial(self._compose_edit, round_id, priority)
-        await self.messenger.edit_on_its_turn(compose, priority=priority)
+        with urgent() if priority is not Priority.EDIT else contextlib.nullcontext():
+            await self.messenger.edit_on_its_turn(compose, priority=priority)
 
     async def _compose_edit(self, round_id: int, priority: Priority) -> Edit | None:
         """The board's edit to the round's current state, unless it shows it already, or
@@ -253,6 +261,10 @@ class Board:
         return Edit(state.chat_id, message_id, text, markup)
 
     async def _repost(self, round_id: int, phase: Phase) -> None:
+        with urgent():
+            await self._show_new_phase(round_id, phase)
+
+    async def _show_new_phase(self, round_id: int, phase: Phase) -> None:
         old = self._message_ids.get(round_id) or await self.service.board_message(round_id)
         if not old or old == BOARD_REFUSED:
             return

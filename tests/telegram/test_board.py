@@ -711,3 +711,26 @@ async def test_a_bet_lists_edit_whose_turn_comes_after_the_round_ended_sends_not
 
     # The end's edit went first; the bet list's would have shown the round open again.
     assert shell.edits == [shell.board_text(ended)]
+
+
+async def test_what_shows_a_deadline_uses_the_database_as_urgent_work_and_a_bet_list_does_not(
+    shell: BoardShell,
+) -> None:
+    await shell.posted()
+    assert all(call.urgent for call in shell.service.calls)  # the board's claim, read, record
+    shell.service.calls.clear()
+    shell.change(with_bid(shell.round, ANN.id, 1_000))
+    await shell.settle()
+    assert shell.service.called("round") and not any(c.urgent for c in shell.service.calls)
+
+    shell.service.calls.clear()
+    opened = shell.change(betting(shell.round))
+    shell.board.repost(opened)
+    await shell.settle()
+    ended, event = voided(opened)
+    shell.service.put(ended)
+    shell.board.refresh(ended, at_once=True)
+    shell.board.announce(ended, event)
+    await shell.settle()
+    urgent = {call.name for call in shell.service.calls if call.urgent}
+    assert {"round", "set_board_message", "claim_announcement", "mark_announced"} <= urgent

@@ -465,7 +465,7 @@ async def test_a_deadline_the_sweep_found_is_not_by_timer(shell: ProgressShell) 
     assert [entry[:2] for entry in shell.observer.advanced_rounds] == [(7, False)]
 
 
-async def test_the_next_round_starts_as_urgent_work_and_is_published_as_ordinary(
+async def test_the_next_round_starts_as_urgent_work_and_its_board_is_delivered_as_urgent(
     shell: ProgressShell,
 ) -> None:
     state, result = started(8)
@@ -477,8 +477,8 @@ async def test_the_next_round_starts_as_urgent_work_and_is_published_as_ordinary
 
     (start,) = shell.service.called("start_due_round")
     assert start.urgent
-    # What publishing started (the board's delivery) does not inherit the urgency.
-    assert [call.urgent for call in shell.service.called("claim_board")] == [False]
+    # The board shows the deadline that started the round (Board's own urgency).
+    assert [call.urgent for call in shell.service.called("claim_board")] == [True]
     assert shell.service.board_messages == {8: 1}
     assert shell.timer_of(8) == 18.0
 
