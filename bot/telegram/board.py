@@ -144,7 +144,7 @@ class Board:
         group as an edit does not, and delete the old one. Only a board this worker or
         another has posted is reposted: one still being posted shows the phase anyway; nor
         one whose phase is over when its turn comes (what ended it shows itself)."""
-        self.outbox.put(state.chat_id, partial(self._repost, state.id, state.phase))
+        self.outbox.put(state.chat_id, partial(self._repost, state.chat_id, state.id, state.phase))
 
     def shoe_replaced(self, state: Round, started: RoundStarted) -> None:
         """Tell the group its shoe was replaced (or retired), revealing the old one's seed."""
@@ -231,22 +231,30 @@ class Board:
         # urgent message of the bot, and the chat's results must not wait behind it.
         self.outbox.put_aside(partial(self._edit, round_id))
 
-    async def _edit(self, round_id: int, priority: Priority = Priority.EDIT) -> None:
+    async def _edit(
+        self, round_id: int, priority: Priority = Priority.EDIT, *, only_in: Phase | None = None
+    ) -> None:
         """Show a round's current state on its board message, as it is when the edit's
         turn in the bot's rate comes (``priority``: a new phase's edit goes before the bet
-        lists' edits). Until then the round's later changes ride along with this edit."""
-        compose = partial(self._compose_edit, round_id, priority)
+        lists' edits; ``only_in``: unless the round has left that phase by then). Until
+        then the round's later changes ride along with this edit."""
+        compose = partial(self._compose_edit, round_id, priority, only_in)
         with urgent() if priority is not Priority.EDIT else contextlib.nullcontext():
             await self.messenger.edit_on_its_turn(compose, priority=priority)
 
-    async def _compose_edit(self, round_id: int, priority: Priority) -> Edit | None:
-        """The board's edit to the round's current state, unless it shows it already, or
-        the round is over and this is a bet list's edit (the round's end is edited in by
-        its own, more urgent edit)."""
+    async def _compose_edit(
+        self, round_id: int, priority: Priority, only_in: Phase | None
+    ) -> Edit | None:
+        """The board's edit to the round's current state, unless it shows it already, the
+        round is over and this is a bet list's edit (the round's end is edited in by its
+        own, more urgent edit), or the round left ``only_in`` (what moved it on shows
+        itself)."""
         # Changes from now on need an edit of their own.
         self._edit_pending.discard(round_id)
         state, text, markup = await self._render(round_id)
         if not state.phase.is_open and priority is Priority.EDIT:
+            return None
+        if only_in is not None and state.phase is not only_in:
             return None
         message_id = self._message_ids.get(round_id) or await self.service.board_message(round_id)
         shown = self._shown.get(round_id)
@@ -260,11 +268,15 @@ class Board:
         self._edited_at[state.chat_id] = time.monotonic()
         return Edit(state.chat_id, message_id, text, markup)
 
-    async def _repost(self, round_id: int, phase: Phase) -> None:
+    async def _repost(self, chat_id: int, round_id: int, phase: Phase) -> None:
         with urgent():
-            await self._show_new_phase(round_id, phase)
+            busy_group = self.messenger.group_sends.room(chat_id) <= ROOM_KEPT_FOR_ROUNDS
+            if busy_group or self.messenger.rate.backlog_seconds > REPOST_BACKLOG_SECONDS:
+                await self._edit(round_id, Priority.PHASE, only_in=phase)  # shown, unannounced
+            else:
+                await self._post_new_phase(round_id, phase)
 
-    async def _show_new_phase(self, round_id: int, phase: Phase) -> None:
+    async def _post_new_phase(self, round_id: int, phase: Phase) -> None:
         old = self._message_ids.get(round_id) or await self.service.board_message(round_id)
         if not old or old == BOARD_REFUSED:
             return
@@ -272,10 +284,6 @@ class Board:
         state, text, markup = await self._render(round_id)
         if state.phase is not phase:
             return  # over by its turn: the step that ended it queued its own repost or edit
-        busy_group = self.messenger.group_sends.room(state.chat_id) <= ROOM_KEPT_FOR_ROUNDS
-        if busy_group or self.messenger.rate.backlog_seconds > REPOST_BACKLOG_SECONDS:
-            await self._edit(round_id, Priority.PHASE)  # busy: shown, unannounced
-            return
         new = await self.messenger.send(state.chat_id, text, markup, priority=Priority.PHASE)
         if new is None:  # refused (logged): the old board shows the phase instead
             await self.messenger.edit(state.chat_id, old, text, markup, priority=Priority.PHASE)

@@ -734,3 +734,21 @@ async def test_what_shows_a_deadline_uses_the_database_as_urgent_work_and_a_bet_
     await shell.settle()
     urgent = {call.name for call in shell.service.calls if call.urgent}
     assert {"round", "set_board_message", "claim_announcement", "mark_announced"} <= urgent
+
+
+async def test_a_new_phase_shown_by_an_edit_is_not_shown_once_the_phase_is_over_by_its_turn(
+    shell: BoardShell,
+) -> None:
+    await shell.posted()
+    rate = SendRate(per_second=0.9, burst=1)  # the next message's turn is a second away
+    shell.board.messenger.rate = rate
+    await rate.acquire(Priority.RESULTS)
+    opened = betting(shell.round)
+    shell.service.put(opened)
+    shell.board.repost(opened)
+    await asyncio.sleep(0.05)  # the phase's edit waits for its turn
+    ended, _ = voided(opened)
+    shell.service.put(ended)  # (what ended it edits the end in itself)
+    await shell.settle()
+
+    assert shell.bot.of("edit_message_text") == []
