@@ -128,9 +128,15 @@ class Board:
     def refresh(self, state: Round, *, at_once: bool = False) -> None:
         """Edit the round's board soon: at most one edit per chat every ``edit_seconds``,
         the latest state each time (several changes in between make one edit); or, for a
-        change of phase (``at_once``), as soon as the chat's outbox gets to it."""
-        if at_once:
+        change of phase (``at_once``), as soon as the chat's outbox gets to it. The end
+        of a round is shown by its results (a message of their own, more urgent): the
+        board's last edit, which takes its buttons away, goes beside the chat's queue
+        with the bet lists' edits."""
+        if at_once and state.phase.is_open:
             self.outbox.put(state.chat_id, partial(self._edit, state.id, Priority.PHASE))
+            return
+        if at_once:
+            self.outbox.put_aside(partial(self._edit, state.id, closing=True))
             return
         if state.id in self._edit_pending:
             return
@@ -232,27 +238,32 @@ class Board:
         self.outbox.put_aside(partial(self._edit, round_id))
 
     async def _edit(
-        self, round_id: int, priority: Priority = Priority.EDIT, *, only_in: Phase | None = None
+        self,
+        round_id: int,
+        priority: Priority = Priority.EDIT,
+        *,
+        only_in: Phase | None = None,
+        closing: bool = False,
     ) -> None:
         """Show a round's current state on its board message, as it is when the edit's
         turn in the bot's rate comes (``priority``: a new phase's edit goes before the bet
         lists' edits; ``only_in``: unless the round has left that phase by then). Until
-        then the round's later changes ride along with this edit."""
-        compose = partial(self._compose_edit, round_id, priority, only_in)
+        then the round's later changes ride along with this edit. Only the ``closing``
+        edit shows a round that is over: any other edit whose turn comes after the end
+        sends nothing."""
+        compose = partial(self._compose_edit, round_id, only_in, closing)
         with urgent() if priority is not Priority.EDIT else contextlib.nullcontext():
             await self.messenger.edit_on_its_turn(compose, priority=priority)
 
     async def _compose_edit(
-        self, round_id: int, priority: Priority, only_in: Phase | None
+        self, round_id: int, only_in: Phase | None, closing: bool
     ) -> Edit | None:
-        """The board's edit to the round's current state, unless it shows it already, the
-        round is over and this is a bet list's edit (the round's end is edited in by its
-        own, more urgent edit), or the round left ``only_in`` (what moved it on shows
-        itself)."""
+        """The board's edit to the round's current state, unless it shows it already, or
+        the edit is not for it (see ``_edit``)."""
         # Changes from now on need an edit of their own.
         self._edit_pending.discard(round_id)
         state, text, markup = await self._render(round_id)
-        if not state.phase.is_open and priority is Priority.EDIT:
+        if not state.phase.is_open and not closing:
             return None
         if only_in is not None and state.phase is not only_in:
             return None

@@ -5,6 +5,7 @@ which lets the most urgent messages go first)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import heapq
 import itertools
 import time
@@ -88,7 +89,9 @@ class SendRate:
     aiolimiter's ``AsyncLimiter`` under python-telegram-bot's ``AIORateLimiter`` is: a
     burst (rounds of many groups ending together) goes out at once, the rate holds over
     time, and a dispatcher woken late by a busy event loop loses none of the rate (what
-    drained meanwhile is there to use).
+    drained meanwhile is there to use). The last ``reserve`` of the bucket is for what
+    shows a deadline (``Priority.PHASE`` and more urgent): answers and edits that keep
+    the bot at its rate never make a round's results or its next phase wait for room.
 
     Written by hand: ``AsyncLimiter`` and ``asyncio.Semaphore`` serve waiters in arrival
     order only, and no maintained limiter we found orders waiters by priority.
@@ -99,11 +102,14 @@ class SendRate:
         per_second: float = OVERALL_SENDS_PER_SECOND,
         *,
         burst: float | None = None,
+        reserve: float | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.interval = 1.0 / per_second
         #: What the bucket holds: at least one message, else none could ever go.
         self.burst = max(1.0, per_second if burst is None else burst)
+        #: What answers and edits may fill: a message at least.
+        self.ordinary_room = max(1.0, self.burst - (self.burst / 3 if reserve is None else reserve))
         self.clock = clock
         self._level = 0.0  # what the bucket holds at ``_level_at``
         self._level_at = clock()
@@ -113,6 +119,8 @@ class SendRate:
         self._waiting_cost = [0.0] * len(Priority)
         self._arrivals = itertools.count()
         self._dispatcher: asyncio.Task[None] | None = None
+        #: Set when a message comes that goes before the one the dispatcher waits for.
+        self._new_head = asyncio.Event()
 
     @property
     def waiting(self) -> int:
@@ -129,12 +137,14 @@ class SendRate:
         """How long a message of ``priority`` that comes now would wait, at the least:
         behind those waiting that go before it (more urgent, or as urgent and earlier)."""
         ahead = sum(self._waiting_cost[: priority + 1])
-        return max(0.0, self._drained() + ahead + 1.0 - self.burst) * self.interval
+        overflow = self._drained() + ahead + 1.0 - self._room(priority)
+        return max(0.0, overflow) * self.interval
 
     async def acquire(self, priority: Priority, cost: float = 1.0) -> None:
         """Wait for this message's turn (``cost``: what it counts for; an edit counts for
         less than a message sent)."""
-        if not self._waiting and self._drained() + cost <= self.burst + _ROUNDING:
+        first = not self._waiting or priority < self._waiting[0][0]
+        if first and self._drained() + cost <= self._room(priority) + _ROUNDING:
             self._level += cost
             return
         turn = asyncio.get_running_loop().create_future()
@@ -142,7 +152,12 @@ class SendRate:
         self._waiting_cost[priority] += cost
         if self._dispatcher is None or self._dispatcher.done():
             self._dispatcher = asyncio.get_running_loop().create_task(self._dispatch())
+        elif self._waiting[0][3] is turn:
+            self._new_head.set()
         await turn
+
+    def _room(self, priority: Priority) -> float:
+        return self.burst if priority <= Priority.PHASE else self.ordinary_room
 
     def _drained(self) -> float:
         """What the bucket holds now (updating it for what leaked since last asked)."""
@@ -158,10 +173,12 @@ class SendRate:
                 heapq.heappop(self._waiting)
                 self._waiting_cost[priority] -= cost
                 continue
-            overflow = self._drained() + cost - self.burst
+            overflow = self._drained() + cost - self._room(Priority(priority))
             if overflow > _ROUNDING:
-                await asyncio.sleep(overflow * self.interval)
-                continue  # a more urgent message may have come meanwhile
+                self._new_head.clear()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._new_head.wait(), overflow * self.interval)
+                continue  # the room it waited for, or a more urgent message came
             heapq.heappop(self._waiting)
             self._waiting_cost[priority] -= cost
             self._level += cost

@@ -752,3 +752,23 @@ async def test_a_new_phase_shown_by_an_edit_is_not_shown_once_the_phase_is_over_
     await shell.settle()
 
     assert shell.bot.of("edit_message_text") == []
+
+
+async def test_a_rounds_closing_edit_goes_after_the_boards_and_phases_waiting_for_their_turn(
+    shell: BoardShell,
+) -> None:
+    await shell.posted()
+    rate = SendRate(per_second=4, burst=1)
+    shell.board.messenger.rate = rate
+    await rate.acquire(Priority.RESULTS)  # whatever comes next waits its turn
+    ended, _ = voided(shell.round)
+    shell.service.put(ended)
+    shell.board.refresh(ended, at_once=True)  # its results show the end; this takes buttons away
+    following = new_round(8).round
+    shell.service.put(following)
+    shell.board.post(following.chat_id, following.id)
+    await shell.settle()
+
+    calls = [call.method for call in shell.bot.calls[1:]]  # after the first board
+    assert calls == ["send_message", "edit_message_text"]
+    assert shell.edits == [shell.board_text(ended)]

@@ -56,13 +56,13 @@ async def test_a_seconds_worth_goes_at_once_and_the_next_waits_for_the_rate() ->
     now = [100.0]
     rate = SendRate(per_second=10, clock=lambda: now[0])
     for _ in range(10):
-        await asyncio.wait_for(rate.acquire(Priority.ANSWER), 0.1)  # no wait at all
+        await asyncio.wait_for(rate.acquire(Priority.PHASE), 0.1)  # no wait at all
     waiting = asyncio.create_task(rate.acquire(Priority.RESULTS))
     await asyncio.sleep(0.01)
     assert not waiting.done()
     now[0] += 0.1  # a tenth of a second drained one message's worth
     await asyncio.wait_for(waiting, 1)
-    assert rate.backlog_seconds == pytest.approx(0.1)
+    assert rate.wait_ahead(Priority.RESULTS) == pytest.approx(0.1)  # full again
 
 
 async def test_turns_are_spaced_by_the_rate() -> None:
@@ -111,3 +111,22 @@ async def test_the_wait_ahead_of_a_message_counts_only_those_that_go_before_it()
     assert rate.wait_ahead(Priority.EDIT) == pytest.approx(0.25)
     for task in waiting:
         task.cancel()
+
+
+async def test_answers_and_edits_leave_the_last_third_of_the_bucket_to_what_shows_a_deadline() -> (
+    None
+):
+    now = [100.0]
+    rate = SendRate(per_second=9, clock=lambda: now[0])
+    for _ in range(6):
+        await asyncio.wait_for(rate.acquire(Priority.ANSWER), 0.1)
+    answer = asyncio.create_task(rate.acquire(Priority.ANSWER))
+    await asyncio.sleep(0.01)
+    assert not answer.done()  # the last third is kept
+    assert rate.wait_ahead(Priority.ANSWER) == pytest.approx(2 / 9)  # its own and the next
+
+    for _ in range(3):  # results and phases go at once, into the kept third
+        await asyncio.wait_for(rate.acquire(Priority.RESULTS), 0.1)
+    assert not answer.done()
+    now[0] += 4 / 9  # the bucket drained to six again, then to five: room for one answer
+    await asyncio.wait_for(answer, 1)
