@@ -1,7 +1,7 @@
 """Real-groups bench: the bot process, the fake Telegram process, many groups in real windows.
 
     python bench/bench_real_groups.py [--groups 200] [--players 10] [--rounds 3]
-                                      [--postgres] [--postgres-url URL]
+                                      [--postgres] [--postgres-url URL] [--pictures off]
 
 The fake Telegram runs as its own process (``python -m bot.fakegram --port 0``) and the
 bot as another (``python -m bot run --config …``, as ``tests/e2e/harness.py`` starts it),
@@ -395,6 +395,8 @@ async def setup_tables(db: Database, args: argparse.Namespace) -> None:
     async def one(group: int) -> None:
         chat = chat_of(group)
         await service.set_open(chat, admin, True)
+        if args.pictures != "on":
+            await service.change_setting(chat, admin, "pictures", args.pictures)
         users = [person(group, i)["id"] for i in range(args.players + 1)]
         async with db.transaction() as session:
             await ledger.Ledger(session).post(
@@ -692,6 +694,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--postgres-url", default=DEFAULT_POSTGRES_URL)
     parser.add_argument(
         "--keep", type=Path, default=None, help="copy the logs, transcripts and rounds here"
+    )
+    parser.add_argument(
+        "--pictures", choices=["on", "off"], default="on", help="the groups' pictures setting"
     )
     args = parser.parse_args(argv)
     if not 1 <= args.players <= 99:

@@ -1,15 +1,10 @@
 """A round's pictures in the group's language: the models ``bot.pictures`` draws (the
 results, the dealer's cards turning) built from a settled round, and drawn off the event
-loop, one at a time in a thread of their own: FreeType's fonts, shared by every picture,
-must not be used by two threads at once, and the event loop keeps its core meanwhile
-(Pillow lets go of the interpreter while it encodes)."""
+loop, one at a time in the drawing process (``bot.telegram.drawing``)."""
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor
-from typing import TypeVar
+from collections.abc import Mapping
 
 from bot.engine.round import Round, RoundSettled
 from bot.money import format_signed
@@ -18,20 +13,15 @@ from bot.pictures.results import render_results
 from bot.pictures.reveal import render_reveal
 from bot.rules.hand_view import HandView
 from bot.service.game import Person
+from bot.telegram.drawing import DrawingProcess
 from bot.telegram.messenger import plain_text
 from bot.telegram.views import Views
 
 #: ``Settings.pictures`` when a group gets its results as pictures.
 PICTURES_ON = "on"
-#: The one thread pictures are drawn in (started on first use).
-_DRAWING = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pictures")
-_T = TypeVar("_T")
-_M = TypeVar("_M")
-
-
-async def drawn(render: Callable[[_M], _T], model: _M) -> _T:
-    """``render(model)`` run in the pictures' thread."""
-    return await asyncio.get_running_loop().run_in_executor(_DRAWING, render, model)
+#: The process every picture of this bot is drawn in (started by ``runner.serve``, or
+#: on first use).
+DRAWING = DrawingProcess()
 
 
 def cards_of(hand: HandView) -> Cards:
@@ -135,8 +125,8 @@ class RoundPictures:
 
     async def render_results(self) -> bytes:
         """The results as PNG bytes."""
-        return await drawn(render_results, self.results())
+        return await DRAWING.run(render_results, self.results())
 
     async def render_reveal(self, reveal: DealerReveal) -> bytes:
         """The dealer's cards turning over, as GIF bytes."""
-        return await drawn(render_reveal, reveal)
+        return await DRAWING.run(render_reveal, reveal)

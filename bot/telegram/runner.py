@@ -15,6 +15,7 @@ from bot.bootstrap import assemble
 from bot.config import Config
 from bot.store.migrate import redact_url, upgrade
 from bot.telegram.collector import tune_garbage_collector
+from bot.telegram.pictures import DRAWING
 from bot.telegram.serving import ALLOWED_UPDATES, UpdateIntake, running
 from bot.telegram.shell import AnyApplication
 from bot.telegram.webhook import WebhookServer
@@ -165,6 +166,7 @@ async def serve(config: Config) -> None:
                     )
                     intake.webhook_set = True
                 tune_garbage_collector()
+                DRAWING.start()
                 log.info(
                     "serving @%s in %s mode, database %s",
                     application.bot.username,
@@ -176,6 +178,7 @@ async def serve(config: Config) -> None:
                 if server is not None:
                     await server.stop()
     finally:
+        DRAWING.stop()
         if web_server is not None:
             await web_server.stop()
         await assembly.database.dispose()
