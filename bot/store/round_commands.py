@@ -199,9 +199,10 @@ class RoundCommands:
         read, transition, write, now = self._decide(row, job)
         before = read.round
         shoe_id, shoe_offset, shoe_cards = write.shoe or (None, None, None)
+        parts = postgres_parts(write, update=update_id is not None)
         parameters = {
             **write.round,
-            **postgres_arrays(write),
+            **postgres_arrays(write, parts),
             "round_id": before.id,
             "old_version": before.version,
             "now": now,
@@ -215,7 +216,6 @@ class RoundCommands:
             "bot_id": self.bot_id,
             "update_id": update_id,
         }
-        parts = postgres_parts(write, update=update_id is not None)
         statement = sql.postgres_write(tuple(write.round), parts)
         try:
             result = await driver.fetchrow(statement.sql, *statement.arguments(parameters))
