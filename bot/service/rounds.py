@@ -324,7 +324,9 @@ class RoundUseCases(ServiceCore):
             update_id=update_id,
             user_row=user_row,
         )
-        if actor is not None:
+        if actor is not None and user_row is not None:
+            # Remembered once written, as ``_touch_people`` does: a regular is written
+            # again when their time as stored runs out (``PEOPLE_REMEMBERED_SECONDS``).
             self._people_stored[actor.id] = actor
         if applied is None:
             if chat_id is not None:

@@ -230,15 +230,14 @@ class Database:
         sqlite = self.dialect == "sqlite"
         self.sqlite_writer = SqliteThread(path) if sqlite else None
         self.sqlite_reader = SqliteThread(path, begin="BEGIN") if sqlite else None
+        # SQLite has one writer at a time. Queueing this process's writers here is first
+        # come, first served (urgent work first: a deadline never waits behind a flood of
+        # commands); left to SQLite's busy handler they would poll and back off.
+        self._write_turn = PriorityTurn() if sqlite else None
         #: The hot path's SQLite transactions, written together when they queue up.
         self.sqlite_batches = (
-            WriteBatches(
-                self._on_writer_thread,
-                self.write_turn,
-                self.sqlite_writer.begin,
-                writer_busy=lambda: self._write_turn is not None and self._write_turn.locked(),
-            )
-            if self.sqlite_writer is not None
+            WriteBatches(self._on_writer_thread, self._write_turn, self.sqlite_writer.begin)
+            if self.sqlite_writer is not None and self._write_turn is not None
             else None
         )
         self.driver_pool = (
@@ -253,10 +252,6 @@ class Database:
         self.read_sessions = async_sessionmaker(
             self.read_engine, expire_on_commit=False, autoflush=False
         )
-        # SQLite has one writer at a time. Queueing this process's writers here is first
-        # come, first served (urgent work first: a deadline never waits behind a flood of
-        # commands); left to SQLite's busy handler they would poll and back off.
-        self._write_turn = PriorityTurn() if engine.dialect.name == "sqlite" else None
         # PostgreSQL: units of work take a slot before a pooled connection, at most as many
         # as the pool holds, the last few for urgent work only. Waiting here, commands wait
         # in order and behind deadlines; waiting in the pool they would time out (30 s)

@@ -95,12 +95,13 @@ class LedgerTransaction(Base):
 
     __tablename__ = "ledger_transactions"
     __table_args__ = (
-        # The console: a group's ledger in order (CSV export), and totals by day.
+        # The console: a group's ledger in order (CSV export), and totals by day. The
+        # first serves the lookups by group too (no index on chat_id alone: migration 0014).
         Index("ix_ledger_transactions_chat_id_id", "chat_id", "id"),
         Index("ix_ledger_transactions_created_at_ms", "created_at_ms"),
     )
     id: Mapped[int] = mapped_column(ID_TYPE, primary_key=True, autoincrement=True)
-    chat_id: Mapped[int] = mapped_column(ForeignKey("chats.id"), index=True)
+    chat_id: Mapped[int] = mapped_column(ForeignKey("chats.id"))
     kind: Mapped[str] = mapped_column(String(32))
     round_id: Mapped[int | None] = mapped_column(ForeignKey("rounds.id"), index=True)
     actor_id: Mapped[int | None]

@@ -316,7 +316,7 @@ SQLITE_OUTCOME = (
 )
 SQLITE_TRANSACTION = (
     "INSERT INTO ledger_transactions (chat_id, kind, round_id, actor_id, memo, created_at_ms)"
-    " VALUES (:chat_id, :tx_kind, :round_id, NULL, '', :now) RETURNING id"
+    " VALUES (:chat_id, :tx_kind, :round_id, NULL, '', :now)"
 )
 SQLITE_POSTING = (
     "INSERT INTO postings (transaction_id, account_id, amount)"

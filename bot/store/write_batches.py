@@ -25,10 +25,9 @@ import contextvars
 import sqlite3
 from collections import deque
 from collections.abc import Callable
-from contextlib import AbstractAsyncContextManager, nullcontext
 from typing import Any, TypeVar
 
-from bot.priority import is_urgent, urgent
+from bot.priority import PriorityTurn, is_urgent
 
 _T = TypeVar("_T")
 
@@ -101,24 +100,22 @@ class WriteBatches:
 
     ``thread_run`` runs a function of the writer's connection on its thread (the
     ``SqliteThread``'s ``run_bare``); ``write_turn`` is the process's SQLite write turn,
-    which the general path takes too; ``writer_busy`` says whether someone holds or
-    awaits it (then a command queues, to be written with those that come meanwhile).
+    which the general path takes too: while someone holds or awaits it, a command
+    queues, to be written with those that come meanwhile.
     """
 
     def __init__(
         self,
-        thread_run: Callable[[Callable[[sqlite3.Connection], list[Any]]], Any],
-        write_turn: Callable[[], AbstractAsyncContextManager[None]],
+        thread_run: Callable[[Body], Any],
+        write_turn: PriorityTurn,
         begin: str = "BEGIN IMMEDIATE",
         *,
         most: int = BATCH_MOST,
-        writer_busy: Callable[[], bool] = lambda: False,
     ) -> None:
         self.thread_run = thread_run
         self.write_turn = write_turn
         self.begin = begin
         self.most = most
-        self.writer_busy = writer_busy
         self._urgent: deque[_Waiting] = deque()
         self._ordinary: deque[_Waiting] = deque()
         self._writing: asyncio.Task[None] | None = None
@@ -131,7 +128,7 @@ class WriteBatches:
     async def run(self, body: Callable[[sqlite3.Connection], _T]) -> _T:
         """Run ``body(connection)`` in a transaction of the writer (perhaps with others');
         its result once that committed, or what it raised (its writes undone)."""
-        if self._writing is None and not self._alone and not self.writer_busy():
+        if self._writing is None and not self._alone and not self.write_turn.locked():
             return await self._write_alone(body)
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Any] = loop.create_future()
@@ -143,15 +140,19 @@ class WriteBatches:
     async def _write_alone(self, body: Callable[[sqlite3.Connection], _T]) -> _T:
         """A command while nothing else writes: written in its caller's task, a batch of
         one without the batch's task and future. Commands that come meanwhile queue up
-        and are written together once it is done."""
+        and are written together once it is done.
+
+        The turn is taken and given back by hand, not with ``async with``: the two
+        context managers cost as much as a tenth of a bet's own work on the event loop."""
         self._alone = True
         try:
-            async with self.write_turn():
-                outcome = (
-                    await self.thread_run(
-                        lambda connection: run_each(connection, self.begin, [body])
-                    )
-                )[0]
+            await self.write_turn.acquire(is_urgent())
+            try:
+                outcome = await self.thread_run(
+                    lambda connection: _run_alone(connection, self.begin, body)
+                )
+            finally:
+                self.write_turn.release()
         finally:
             self._alone = False
             self._start_writing()
@@ -164,8 +165,8 @@ class WriteBatches:
 
     def _start_writing(self) -> None:
         if self._writing is None and not self._alone and (self._urgent or self._ordinary):
-            # In a context of its own: urgent only while urgent work waits, whoever
-            # happened to start it.
+            # In a context of its own (nothing of whoever happened to start it): it takes
+            # the write turn as urgent only while urgent work waits.
             self._writing = asyncio.get_running_loop().create_task(
                 self._write_while_waiting(), context=contextvars.Context()
             )
@@ -182,11 +183,10 @@ class WriteBatches:
     async def _write_while_waiting(self) -> None:
         try:
             while self._urgent or self._ordinary:
-                with urgent() if self._urgent else nullcontext():
-                    async with self.write_turn():
-                        batch = self._take()
-                        if batch:
-                            await self._write(batch)
+                async with self.write_turn.turn(bool(self._urgent)):
+                    batch = self._take()
+                    if batch:
+                        await self._write(batch)
         finally:
             self._writing = None
 
