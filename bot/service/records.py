@@ -66,8 +66,9 @@ class CommandResult:
     what happened to it, ``started`` a round that began as a consequence (after a
     re-deal) and ``started_events`` what its start did, ``duplicate`` is true when the
     update had been processed before, ``refused`` is why a round due to start by
-    itself could not, and ``autobets`` what placing the standing bets did when the
-    command opened betting (``bot.service.autobets``).
+    itself could not, ``autobets`` what placing the standing bets did when the
+    command opened betting (``bot.service.autobets``), and ``next_round_at_ms`` when
+    the table's next round starts by itself, if the command ended the round.
     """
 
     round: Round | None = None
@@ -77,6 +78,7 @@ class CommandResult:
     refused: GameError | None = None
     started_events: tuple[Event, ...] = ()
     autobets: AutobetRun | None = None
+    next_round_at_ms: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -55,6 +55,7 @@ class _Attempt:
     transition: Transition
     started: Transition | None = None
     refused: GameError | None = None
+    next_round_at_ms: int | None = None
 
     def result(self) -> CommandResult:
         """What the shell needs to know of this attempt."""
@@ -65,6 +66,7 @@ class _Attempt:
             started.round if started else None,
             refused=self.refused,
             started_events=started.events if started else (),
+            next_round_at_ms=self.next_round_at_ms,
         )
 
 
@@ -332,7 +334,10 @@ class RoundUseCases(ServiceCore):
             if chat_id is not None:
                 raise RuleViolation("stale_button" if round_id else "no_round")
             return CommandResult()
-        return CommandResult(applied.transition.round, applied.transition.events)
+        transition = applied.transition
+        return CommandResult(
+            transition.round, transition.events, next_round_at_ms=applied.next_round_at_ms
+        )
 
     async def _run_whole(
         self,
@@ -417,6 +422,7 @@ class RoundUseCases(ServiceCore):
             return
         if not upcoming.redeal:
             await uow.chats.change(chat.id, next_round_at_ms=upcoming.at_ms)
+            attempt.next_round_at_ms = upcoming.at_ms
             return
         try:
             attempt.started = await self._insert_round(uow, chat, now)

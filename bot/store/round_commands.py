@@ -67,10 +67,12 @@ class Located:
 
 @dataclass(frozen=True, slots=True)
 class Applied:
-    """What the hot path did: the round before and the transition it stored."""
+    """What the hot path did: the round before and the transition it stored, and when
+    the table's next round starts if this ended the round."""
 
     before: Round
     transition: Transition
+    next_round_at_ms: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -229,7 +231,7 @@ class RoundCommands:
             raise AlreadyProcessed(update_id)  # another worker, at this very moment
         if write.shoe is not None and result["dealt"] != 1:
             raise RuntimeError(f"shoe {shoe_id} was dealt from by another round")
-        return Applied(before, transition)
+        return Applied(before, transition, write.next_round_at)
 
     # -- SQLite -------------------------------------------------------------------------
 
@@ -290,7 +292,7 @@ class RoundCommands:
             )
             if claimed.rowcount != 1:
                 raise AlreadyProcessed(update_id)
-        return Applied(before, transition)
+        return Applied(before, transition, write.next_round_at)
 
     @staticmethod
     def _post_sqlite(

@@ -1,9 +1,13 @@
-"""Deadline timers: one job per open round, at its deadline, in the ``JobQueue``.
+"""Deadline timers: one job per open round, at its deadline, and one per table waiting
+for its next round, at its pause's end, in the ``JobQueue``.
 
-A timer only says "this round's deadline has come"; what happens then is the caller's
-(``RoundProgress.advance``). Timers are a speed-up, not the guarantee: the sweep finds
-every overdue round in the database, so a lost timer (a restart) costs at most a sweep
-interval.
+A timer only says "this round's deadline has come" (or "this table's pause is over");
+what happens then is the caller's (``RoundProgress.advance``, ``start_due``). Timers are
+a speed-up, not the guarantee: the sweep finds every overdue round and every table due
+to start in the database, so a lost timer (a restart) costs at most a sweep interval.
+Tables started by the sweep alone would start a sweep interval late, and all at its
+tick: every group's phases would then change together, and their boards and results
+queue for the bot's rate at once.
 """
 
 from __future__ import annotations
@@ -20,6 +24,8 @@ from bot.service.game import CommandResult
 
 #: What a timer calls: ``apply(round_id, chat_id, by_timer=True)``.
 Apply = Callable[..., Awaitable[None]]
+#: What a pause's timer calls: ``start(chat_id)``.
+Start = Callable[[int], Awaitable[None]]
 
 
 class DeadlineObserver(Protocol):
@@ -43,22 +49,39 @@ class DeadlineObserver(Protocol):
 
 
 class Deadlines:
-    """Keeps one timer per open round at its current deadline (bounded by the open rounds:
-    a timer is dropped when it fires or its round ends)."""
+    """Keeps one timer per open round at its current deadline, and one per table at its
+    pause's end (bounded by the open rounds and the tables in a pause: a timer is dropped
+    when it fires, its round ends, or the table's next start is timed again)."""
 
     def __init__(self, clock: Callable[[], int], observer: DeadlineObserver | None = None) -> None:
         self.clock = clock
         self.observer = observer
         self._jobs: dict[int, tuple[int, Job[Any]]] = {}
+        self._starts: dict[int, Job[Any]] = {}
         self._queue: JobQueue[Any] | None = None
         self._apply: Apply | None = None
+        self._start: Start | None = None
 
     def __len__(self) -> int:
-        return len(self._jobs)
+        return len(self._jobs) + len(self._starts)
 
-    def attach(self, queue: JobQueue[Any], apply: Apply) -> None:
-        """Run timers on ``queue``; a timer calls ``apply(round_id, chat_id)``."""
-        self._queue, self._apply = queue, apply
+    def attach(self, queue: JobQueue[Any], apply: Apply, start: Start | None = None) -> None:
+        """Run timers on ``queue``; a round's timer calls ``apply(round_id, chat_id)``, a
+        pause's ``start(chat_id)`` (none are set without it)."""
+        self._queue, self._apply, self._start = queue, apply, start
+
+    def schedule_start(self, chat_id: int, at_ms: int) -> None:
+        """Time the table's next round to start at ``at_ms``, its pause's end."""
+        if self._queue is None or self._start is None:
+            return
+        earlier = self._starts.pop(chat_id, None)
+        if earlier is not None:
+            with contextlib.suppress(JobLookupError):  # fired already
+                earlier.schedule_removal()
+        delay = max(0.0, (at_ms - self.clock()) / 1000)
+        self._starts[chat_id] = self._queue.run_once(
+            self._fire_start, when=delay, name=f"next round:{chat_id}", data=chat_id
+        )
 
     def schedule(self, state: Round) -> None:
         """(Re)schedule the round's timer at its deadline; none once it has ended. Most
@@ -90,3 +113,10 @@ class Deadlines:
         if self._jobs.get(round_id, (None, None))[1] is context.job:
             del self._jobs[round_id]
         await self._apply(round_id, chat_id, by_timer=True)
+
+    async def _fire_start(self, context: ContextTypes.DEFAULT_TYPE) -> None:
+        assert context.job is not None and self._start is not None
+        chat_id = cast(int, context.job.data)
+        if self._starts.get(chat_id) is context.job:
+            del self._starts[chat_id]
+        await self._start(chat_id)

@@ -94,6 +94,8 @@ class RoundProgress:
                 void_reason = event.reason.value if isinstance(event, RoundVoided) else None
                 self.shell_observer.round_ended(state.id, state.settings.ruleset, void_reason)
         self.deadlines.schedule(state)
+        if result.next_round_at_ms is not None:
+            self.deadlines.schedule_start(chat_id, result.next_round_at_ms)
         self._show_on_board(state, result)
         self._show_autobets(chat_id, result)
         if result.started is not None:

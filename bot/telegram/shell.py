@@ -173,7 +173,7 @@ class GameBot:
         """Register every handler and the error handler on ``application``."""
         assert application.job_queue is not None
         self.messenger.attach(application.bot)
-        self.deadlines.attach(application.job_queue, self.progress.advance)
+        self.deadlines.attach(application.job_queue, self.progress.advance, self.progress.start_due)
         self.commands.install(application, self._guard)
         group = filters.ChatType.GROUPS
         application.add_handler(

@@ -147,3 +147,37 @@ async def test_chips_spent_since_the_read_refuse_the_bet_and_change_nothing(
     with pytest.raises(RuleViolation) as again:
         await service.bet(GROUP, player, 500, update_id=77)
     assert again.value.key == "not_enough_chips_to_bet"
+
+
+@pytest.mark.parametrize("path", ["hot", "general"])
+async def test_the_step_that_settles_a_round_says_when_the_next_one_starts(
+    db: Database, clock: Clock, monkeypatch: pytest.MonkeyPatch, seeds: Any, path: str
+) -> None:
+    service = GameService(db, TEST_SETTINGS, clock=clock, seed_source=seeds)
+    await open_table(service)
+    await fund(service, DEALER, 100_000)
+    await fund(service, PLAYERS[0], 50_000)
+    started = await service.start_round(GROUP, actor=ADMIN)
+    assert started.round is not None
+    round_id = started.round.id
+    await service.bid(GROUP, DEALER, 10_000)
+    clock.advance(TEST_SETTINGS.bid_seconds)
+    opened = await service.advance(round_id)
+    assert opened.next_round_at_ms is None  # the round goes on
+    await service.bet(GROUP, PLAYERS[0], TEST_SETTINGS.min_bet)
+    clock.advance(TEST_SETTINGS.bet_seconds)
+    await service.advance(round_id)
+    if path == "general":
+
+        async def not_covered(*args: Any, **kwargs: Any) -> Any:
+            raise round_commands.NotOnHotPath("as if this step were not covered")
+
+        monkeypatch.setattr(round_service.RoundUseCases, "_run_hot", not_covered)
+    clock.advance(TEST_SETTINGS.grab_seconds)
+    settled = await service.advance(round_id)
+
+    assert settled.round is not None and settled.round.phase.value == "settled"
+    pause_ends = clock.now_ms + TEST_SETTINGS.pause_seconds * 1000
+    assert settled.next_round_at_ms == pause_ends
+    clock.advance(TEST_SETTINGS.pause_seconds)
+    assert await service.due_chat_ids() == [GROUP]

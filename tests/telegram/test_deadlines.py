@@ -1,5 +1,6 @@
 """Deadlines: one JobQueue timer per open round at its deadline, rescheduled only when the
-deadline changes, dropped when the round ends or its timer fired; the observer told."""
+deadline changes, dropped when the round ends or its timer fired; the observer told. One
+timer per table at its pause's end, which starts its next round."""
 
 from __future__ import annotations
 
@@ -52,10 +53,14 @@ class Timers:
         self.observer = Observer()
         self.deadlines = Deadlines(self.clock, self.observer)
         self.applied: list[tuple[int, int, dict[str, Any]]] = []
-        self.deadlines.attach(cast(JobQueue[Any], self.queue), self.apply)
+        self.started: list[int] = []
+        self.deadlines.attach(cast(JobQueue[Any], self.queue), self.apply, self.start)
 
     async def apply(self, round_id: int, chat_id: int, **flags: Any) -> None:
         self.applied.append((round_id, chat_id, flags))
+
+    async def start(self, chat_id: int) -> None:
+        self.started.append(chat_id)
 
 
 @pytest.fixture
@@ -181,3 +186,25 @@ def test_nothing_is_scheduled_before_a_queue_is_attached() -> None:
     deadlines.schedule(new_round(7).round)
 
     assert len(deadlines) == 0
+
+
+async def test_a_tables_pause_ends_by_its_own_timer_which_starts_the_next_round(
+    timers: Timers,
+) -> None:
+    timers.deadlines.schedule_start(GROUP, timers.clock.now_ms + 2_000)
+
+    (job,) = timers.queue.jobs
+    assert (job.when, job.name, job.data) == (2.0, f"next round:{GROUP}", GROUP)
+    assert len(timers.deadlines) == 1
+    await job.run()
+    assert timers.started == [GROUP]
+    assert len(timers.deadlines) == 0
+
+
+def test_a_tables_next_start_timed_again_replaces_its_timer(timers: Timers) -> None:
+    timers.deadlines.schedule_start(GROUP, timers.clock.now_ms + 2_000)
+    timers.deadlines.schedule_start(GROUP, timers.clock.now_ms + 5_000)
+
+    old, new = timers.queue.jobs
+    assert old.removed and not new.removed and new.when == 5.0
+    assert len(timers.deadlines) == 1

@@ -117,7 +117,9 @@ class ProgressShell:
             sweep_concurrency=sweep_concurrency,
             observer=self.observer,
         )
-        self.deadlines.attach(cast(JobQueue[Any], self.queue), self.progress.advance)
+        self.deadlines.attach(
+            cast(JobQueue[Any], self.queue), self.progress.advance, self.progress.start_due
+        )
 
     async def settle(self) -> None:
         await self.board.drain(5.0)
@@ -199,6 +201,31 @@ async def test_a_round_that_ended_gets_its_results_and_last_edit_and_loses_its_t
     assert len(shell.bot.texts) == 1  # the results (the board was posted before)
     assert len(shell.bot.of("edit_message_text")) == 1
     assert shell.timer_of(7) is None and len(shell.deadlines) == 0
+
+
+async def test_a_round_that_ended_with_a_pause_times_the_next_start_which_starts_it(
+    shell: ProgressShell,
+) -> None:
+    state, result = started()
+    shell.posted(state)
+    shell.progress.publish(GROUP, result)
+    ended, event = voided(state)
+    shell.service.put(ended)
+    following, following_started = started(8)
+    shell.service.put(following)
+    shell.service.start_results[GROUP] = following_started
+    pause_ends_ms = shell.deadlines.clock() + 2_000
+
+    shell.progress.publish(GROUP, CommandResult(ended, (event,), next_round_at_ms=pause_ends_ms))
+    await shell.settle()
+    (pause,) = [job for job in shell.queue.active if job.name == f"next round:{GROUP}"]
+    assert pause.when == 2.0
+    await pause.run()
+    await shell.settle()
+
+    assert [call.args for call in shell.service.called("start_due_round")] == [(GROUP,)]
+    assert shell.service.board_messages[8] is not None
+    assert shell.timer_of(8) == 18.0
 
 
 async def test_a_duplicate_update_publishes_nothing(shell: ProgressShell) -> None:
