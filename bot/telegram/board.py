@@ -130,13 +130,13 @@ class Board:
         the latest state each time (several changes in between make one edit); or, for a
         change of phase (``at_once``), as soon as the chat's outbox gets to it. The end
         of a round is shown by its results (a message of their own, more urgent): the
-        board's last edit, which takes its buttons away, goes beside the chat's queue
-        with the bet lists' edits."""
+        board's last edit, which takes its buttons away, goes beside the chat's queue,
+        after every board and phase waiting for the bot's rate (``Priority.CLOSING``)."""
         if at_once and state.phase.is_open:
             self.outbox.put(state.chat_id, partial(self._edit, state.id, Priority.PHASE))
             return
         if at_once:
-            self.outbox.put_aside(partial(self._edit, state.id, closing=True))
+            self.outbox.put_aside(partial(self._edit, state.id, Priority.CLOSING, closing=True))
             return
         if state.id in self._edit_pending:
             return
@@ -252,7 +252,7 @@ class Board:
         edit shows a round that is over: any other edit whose turn comes after the end
         sends nothing."""
         compose = partial(self._compose_edit, round_id, only_in, closing)
-        with urgent() if priority is not Priority.EDIT else contextlib.nullcontext():
+        with urgent() if priority <= Priority.PHASE else contextlib.nullcontext():
             await self.messenger.edit_on_its_turn(compose, priority=priority)
 
     async def _compose_edit(

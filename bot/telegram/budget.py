@@ -72,12 +72,15 @@ class SendBudget:
 
 class Priority(IntEnum):
     """What goes first when the bot's overall rate is the limit: a round's results, then
-    phase notices (a new board), then answers to people, then edits of boards."""
+    phase notices (a new board, a new phase edited in), then the last edit of an ended
+    round's board (which takes away buttons that no longer work), then answers to people,
+    then the bet lists' edits."""
 
     RESULTS = 0
     PHASE = 1
-    ANSWER = 2
-    EDIT = 3
+    CLOSING = 2
+    ANSWER = 3
+    EDIT = 4
 
 
 class SendRate:

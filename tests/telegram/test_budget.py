@@ -27,11 +27,20 @@ async def test_waiting_messages_go_most_urgent_first_and_in_arrival_order_within
         ("answer 1", Priority.ANSWER),
         ("board", Priority.PHASE),
         ("answer 2", Priority.ANSWER),
+        ("closing edit", Priority.CLOSING),
         ("results", Priority.RESULTS),
     ]
     tasks = [asyncio.create_task(send(name, priority)) for name, priority in queued]
     await asyncio.gather(first, *tasks)
-    assert order == ["first edit", "results", "board", "answer 1", "answer 2", "edit"]
+    assert order == [
+        "first edit",
+        "results",
+        "board",
+        "closing edit",
+        "answer 1",
+        "answer 2",
+        "edit",
+    ]
 
 
 async def test_a_message_cancelled_while_waiting_gives_its_turn_to_the_next() -> None:
