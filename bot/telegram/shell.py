@@ -249,9 +249,13 @@ class GameBot:
         self.outbox.abandon()
 
     async def drain(self, timeout: float = 10.0) -> None:
-        """Let answers and queued messages go out (before stopping)."""
+        """Let answers and queued messages go out (before stopping), then drop what could
+        not within ``timeout``, rather than let it run into the database as it closes
+        (boards and results not yet delivered are sent by the next start; an edit's
+        round shows itself on the next change)."""
         await self.board.drain(timeout)
         await self.replies.drain(timeout)
+        self.abandon()
 
 
 def build_application(

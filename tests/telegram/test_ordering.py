@@ -8,12 +8,17 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 
 import pytest
 from telegram import Update
 
+from bot.config import Config
+from bot.service.game import GameService
+from bot.store.db import Database
 from bot.telegram.delivery import ChatOutbox
 from bot.telegram.ordering import ChatLocks, ChatOrderedProcessor
+from bot.telegram.shell import GameBot
 from tests.telegram.fakes import GROUP, OTHER_GROUP, eventually, message_update, person, spin
 
 ANN = person(11, "Ann")
@@ -299,3 +304,24 @@ async def test_abandon_drops_what_waits_and_stops_what_runs() -> None:
     await spin()
     assert ran == ["running"]
     assert len(outbox) == 0
+
+
+async def test_a_bot_stopping_drops_what_could_not_go_out_within_the_drain(
+    tmp_path: Path,
+) -> None:
+    database = Database.from_url(f"sqlite+aiosqlite:///{tmp_path / 'unused.db'}")
+    game = GameBot(Config(), GameService(database))
+    never = asyncio.Event()
+    cancelled = asyncio.Event()
+
+    async def waits_for_its_turn() -> None:
+        try:
+            await never.wait()  # as an edit behind the bot's rate
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+
+    game.outbox.put_aside(waits_for_its_turn)
+    await game.drain(timeout=0.05)
+    await asyncio.wait_for(cancelled.wait(), 1)  # dropped before the database closes
+    await database.dispose()
