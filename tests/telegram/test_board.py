@@ -79,6 +79,14 @@ class BoardShell:
         await self.settle()
         assert self.service.board_messages[self.round.id] == 1
 
+    async def rate_behind(self, per_second: float) -> SendRate:
+        """Give the messenger a strict rate of ``per_second`` whose next turn is taken:
+        whatever comes next waits ``1 / per_second`` seconds for it."""
+        rate = SendRate(per_second=per_second, burst=1)
+        self.board.messenger.rate = rate
+        await rate.acquire(Priority.RESULTS)
+        return rate
+
     def change(self, state: Round) -> Round:
         """Make ``state`` the round as the database has it, and refresh its board."""
         self.service.put(state)
@@ -645,9 +653,7 @@ async def test_a_new_phase_while_the_bots_rate_is_behind_is_shown_by_editing_the
     shell: BoardShell,
 ) -> None:
     await shell.posted()
-    rate = SendRate(per_second=0.9, burst=1)  # the next message's turn is more than a second away
-    shell.board.messenger.rate = rate
-    await rate.acquire(Priority.RESULTS)
+    rate = await shell.rate_behind(0.9)  # the next message's turn is more than a second away
     assert rate.backlog_seconds > REPOST_BACKLOG_SECONDS
     opened = betting(shell.round)
     shell.service.put(opened)
@@ -665,9 +671,7 @@ async def test_a_bet_lists_edit_waiting_for_its_turn_holds_up_no_results_of_its_
     shell: BoardShell,
 ) -> None:
     await shell.posted()
-    rate = SendRate(per_second=4, burst=1)
-    shell.board.messenger.rate = rate
-    await rate.acquire(Priority.RESULTS)  # whatever comes next waits its turn
+    await shell.rate_behind(4)  # whatever comes next waits its turn
     shell.change(with_bid(shell.round, ANN.id, 1_000))  # an edit, waiting at the lowest priority
     await asyncio.sleep(0.05)
     ended, event = voided(shell.round)
@@ -684,9 +688,7 @@ async def test_changes_while_a_bet_lists_edit_waits_for_its_turn_ride_along_with
     shell: BoardShell,
 ) -> None:
     await shell.posted()
-    rate = SendRate(per_second=4, burst=1)
-    shell.board.messenger.rate = rate
-    await rate.acquire(Priority.RESULTS)  # whatever comes next waits its turn
+    await shell.rate_behind(4)  # whatever comes next waits its turn
     ann_bid = shell.change(with_bid(shell.round, ANN.id, 1_000))
     await asyncio.sleep(0.05)  # its edit waits for its turn
     both_bid = shell.change(with_bid(ann_bid, BOB.id, 2_000))
@@ -699,9 +701,7 @@ async def test_a_bet_lists_edit_whose_turn_comes_after_the_round_ended_sends_not
     shell: BoardShell,
 ) -> None:
     await shell.posted()
-    rate = SendRate(per_second=4, burst=1)
-    shell.board.messenger.rate = rate
-    await rate.acquire(Priority.RESULTS)
+    await shell.rate_behind(4)
     shell.change(with_bid(shell.round, ANN.id, 1_000))  # an edit, waiting at the lowest priority
     await asyncio.sleep(0.05)
     ended, _ = voided(shell.round)
@@ -740,9 +740,7 @@ async def test_a_new_phase_shown_by_an_edit_is_not_shown_once_the_phase_is_over_
     shell: BoardShell,
 ) -> None:
     await shell.posted()
-    rate = SendRate(per_second=0.9, burst=1)  # the next message's turn is a second away
-    shell.board.messenger.rate = rate
-    await rate.acquire(Priority.RESULTS)
+    await shell.rate_behind(0.9)  # the next message's turn is a second away
     opened = betting(shell.round)
     shell.service.put(opened)
     shell.board.repost(opened)
@@ -758,9 +756,7 @@ async def test_a_rounds_closing_edit_goes_after_the_boards_and_phases_waiting_fo
     shell: BoardShell,
 ) -> None:
     await shell.posted()
-    rate = SendRate(per_second=4, burst=1)
-    shell.board.messenger.rate = rate
-    await rate.acquire(Priority.RESULTS)  # whatever comes next waits its turn
+    await shell.rate_behind(4)  # whatever comes next waits its turn
     ended, _ = voided(shell.round)
     shell.service.put(ended)
     shell.board.refresh(ended, at_once=True)  # its results show the end; this takes buttons away
