@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from bot.priority import urgent
-from bot.store.db import Database
+from bot.store.db import Database, WalCheckpoints
 from bot.store.migrate import upgrade_async
 
 INSERT = "INSERT INTO processed_updates (bot_id, update_id, processed_at_ms) VALUES (1, :u, 0)"
@@ -204,3 +204,34 @@ async def test_a_command_whose_caller_gave_up_before_its_turn_is_not_written(
         dropped.cancel()
     assert await kept == 1
     assert await counted(db) == 1
+
+
+def _rows_in_the_database_file(path: Path) -> int:
+    """Rows of ``t`` in the database file itself (not in its write-ahead log)."""
+    file = sqlite3.connect(f"file:{path}?immutable=1", uri=True)
+    try:
+        return int(file.execute("SELECT count(*) FROM t").fetchone()[0])
+    finally:
+        file.close()
+
+
+async def test_the_writers_commits_are_checkpointed_beside_it_every_so_many(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "wal.db"
+    writer = sqlite3.connect(path, isolation_level=None)
+    writer.execute("CREATE TABLE t (x INTEGER)")  # in the file: no log yet
+    writer.execute("PRAGMA journal_mode=WAL")
+    writer.execute("PRAGMA wal_autocheckpoint=0")  # only ours
+    for value in range(3):
+        writer.execute("INSERT INTO t VALUES (?)", (value,))
+    checkpoints = WalCheckpoints(str(path), every=3)
+
+    checkpoints.committed()
+    checkpoints.committed()
+    await asyncio.sleep(0.05)
+    assert _rows_in_the_database_file(path) == 0  # all still in the log
+    checkpoints.committed()
+    await checkpoints.dispose()  # waits for the checkpoint it started
+    assert _rows_in_the_database_file(path) == 3
+    writer.close()
