@@ -185,14 +185,21 @@ async def test_a_change_refreshes_the_board_and_keeps_the_timer(shell: ProgressS
     assert len(shell.queue.jobs) == 1 and shell.timer_of(7) == 18.0
 
 
-async def test_a_round_that_ended_gets_its_results_and_last_edit_and_loses_its_timer(
-    shell: ProgressShell,
-) -> None:
+def voided_after_its_start(shell: ProgressShell) -> tuple[Round, RoundVoided]:
+    """Round 7, started and published with its board posted, then voided (in the fake
+    service, not yet published)."""
     state, result = started()
     shell.posted(state)
     shell.progress.publish(GROUP, result)
     ended, event = voided(state)
     shell.service.put(ended)
+    return ended, event
+
+
+async def test_a_round_that_ended_gets_its_results_and_last_edit_and_loses_its_timer(
+    shell: ProgressShell,
+) -> None:
+    ended, event = voided_after_its_start(shell)
 
     shell.progress.publish(GROUP, CommandResult(ended, (event,)))
     await shell.settle()
@@ -206,11 +213,7 @@ async def test_a_round_that_ended_gets_its_results_and_last_edit_and_loses_its_t
 async def test_a_round_that_ended_with_a_pause_times_the_next_start_which_starts_it(
     shell: ProgressShell,
 ) -> None:
-    state, result = started()
-    shell.posted(state)
-    shell.progress.publish(GROUP, result)
-    ended, event = voided(state)
-    shell.service.put(ended)
+    ended, event = voided_after_its_start(shell)
     following, following_started = started(8)
     shell.service.put(following)
     shell.service.start_results[GROUP] = following_started
