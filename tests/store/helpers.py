@@ -14,6 +14,7 @@ from bot.service.game import CommandResult, GameService, Person
 from bot.store import rounds
 from bot.store.db import Database
 from bot.store.models import Account, LedgerTransaction, Posting, RoundRow
+from tests.conftest import Clock
 
 GROUP = -1001
 DEALER = Person(1, "Dealer", "dealer")
@@ -35,6 +36,33 @@ TEST_SETTINGS = Settings(
 
 async def open_table(service: GameService, chat_id: int = GROUP) -> None:
     await service.set_open(chat_id, ADMIN, True)
+
+
+async def play_envelope_round(
+    service: GameService,
+    clock: Clock,
+    stakes: Iterable[tuple[Person, int]],
+    *,
+    bid: int,
+    chat_id: int = GROUP,
+) -> CommandResult:
+    """A 68 NiuNiu round of ``TEST_SETTINGS`` played through: the dealer bids ``bid``,
+    each player bets their stake once betting opens, and everyone grabs, the dealer last;
+    what that last grab did (the round's end, unless the house's share re-deals it)."""
+    started = await service.start_round(chat_id, actor=DEALER)
+    assert started.round is not None
+    round_id = started.round.id
+    await service.bid(chat_id, DEALER, bid)
+    clock.advance(TEST_SETTINGS.bid_seconds)
+    await service.advance(round_id)
+    bettors = list(stakes)
+    for player, stake in bettors:
+        await service.bet(chat_id, player, stake)
+    clock.advance(TEST_SETTINGS.bet_seconds)
+    await service.advance(round_id)
+    for player, _ in bettors:
+        await service.grab(chat_id, player, round_id=round_id)
+    return await service.grab(chat_id, DEALER, round_id=round_id)
 
 
 async def fund(service: GameService, person: Person, amount: int, chat_id: int = GROUP) -> None:

@@ -10,25 +10,22 @@ from bot.service.game import GameService
 from bot.store.db import Database
 from bot.store.models import Account, LedgerTransaction, Posting
 from tests.conftest import Clock
-from tests.store.helpers import DEALER, GROUP, PLAYERS, check_ledger, fund, open_table
+from tests.store.helpers import (
+    DEALER,
+    GROUP,
+    PLAYERS,
+    check_ledger,
+    fund,
+    open_table,
+    play_envelope_round,
+)
 
 BETTORS = PLAYERS[:4]
 
 
 async def play_round(service: GameService, clock: Clock, stakes: list[int]) -> RoundSettled:
-    started = await service.start_round(GROUP, actor=DEALER)
-    assert started.round is not None
-    round_id = started.round.id
-    await service.bid(GROUP, DEALER, 20_000)
-    clock.advance(18)
-    await service.advance(round_id)
-    for player, stake in zip(BETTORS, stakes, strict=True):
-        await service.bet(GROUP, player, stake)
-    clock.advance(40)
-    await service.advance(round_id)
-    for player in BETTORS:
-        await service.grab(GROUP, player, round_id=round_id)
-    final = await service.grab(GROUP, DEALER, round_id=round_id)
+    bets = zip(BETTORS, stakes, strict=True)
+    final = await play_envelope_round(service, clock, bets, bid=20_000)
     assert final.round is not None and final.round.phase is Phase.SETTLED
     clock.advance(30)
     return next(event for event in final.events if isinstance(event, RoundSettled))

@@ -19,7 +19,7 @@ from bot.store.db import Database
 from bot.web.console import LinkSigner, build_console
 from bot.web.console.limits import IPNetwork
 from tests.conftest import Clock, Seeds
-from tests.store.helpers import ADMIN, DEALER, PLAYERS, TEST_SETTINGS, fund
+from tests.store.helpers import ADMIN, DEALER, PLAYERS, TEST_SETTINGS, fund, play_envelope_round
 
 TOKEN = "123456:console-test-token"
 GROUP = -1001
@@ -42,22 +42,11 @@ async def play_round(
     service: GameService, clock: Clock, chat_id: int, players: list[Person]
 ) -> int:
     """A whole round: the dealer bids 100.00, each player bets 10.00, everyone grabs."""
-    started = await service.start_round(chat_id, actor=DEALER)
-    assert started.round is not None
-    round_id = started.round.id
-    await service.bid(chat_id, DEALER, 10_000)
-    clock.advance(18)
-    await service.advance(round_id)
-    for player in players:
-        await service.bet(chat_id, player, 1_000)
-    clock.advance(40)
-    await service.advance(round_id)
-    for player in players:
-        await service.grab(chat_id, player, round_id=round_id)
-    final = await service.grab(chat_id, DEALER, round_id=round_id)
+    bets = [(player, 1_000) for player in players]
+    final = await play_envelope_round(service, clock, bets, bid=10_000, chat_id=chat_id)
     assert final.round is not None and not final.round.phase.is_open
     clock.advance(60)
-    return round_id
+    return final.round.id
 
 
 async def play_history(service: GameService, clock: Clock) -> History:
