@@ -42,14 +42,22 @@ def settled(game: str, players: int, *, pictures: str = "on") -> tuple[Round, Ro
     return state, ended
 
 
+async def announce_on(
+    shell: BoardShell, game: str, players: int, **options: str
+) -> tuple[Round, RoundSettled]:
+    """A settled round of ``game`` announced on ``shell`` (as the test set it up)."""
+    state, ended = settled(game, players, **options)
+    shell.service.put(state)
+    shell.board.announce(state, ended)
+    await shell.settle()
+    return state, ended
+
+
 async def announced(game: str, players: int, **options: str) -> tuple[BoardShell, Round, str]:
     """A shell that announced a settled round of ``game``; the round and its text."""
     shell = BoardShell(edit_seconds=0.0)
-    state, ended = settled(game, players, **options)
-    shell.service.put(state)
     shell.service.people = people(players)
-    shell.board.announce(state, ended)
-    await shell.settle()
+    state, ended = await announce_on(shell, game, players, **options)
     assert shell.service.announced == {state.id}
     return shell, state, Views(state.settings).results(state, ended, people(players))
 
@@ -103,10 +111,7 @@ async def test_a_picture_that_cannot_be_drawn_leaves_the_text(
 async def test_a_refused_photo_leaves_the_text() -> None:
     shell = BoardShell(edit_seconds=0.0)
     shell.bot.fail_next(BadRequest("PHOTO_INVALID_DIMENSIONS"), "send_photo")
-    state, ended = settled("envelope68", 2)
-    shell.service.put(state)
-    shell.board.announce(state, ended)
-    await shell.settle()
+    state, ended = await announce_on(shell, "envelope68", 2)
     assert shell.bot.texts == [Views(state.settings).results(state, ended, {})]
     assert shell.service.announced == {state.id}
 
@@ -115,20 +120,14 @@ async def test_no_turning_cards_when_the_groups_minute_is_nearly_spent() -> None
     shell = BoardShell(edit_seconds=0.0)
     while shell.sends.room(GROUP) > ROOM_KEPT_FOR_ROUNDS:
         shell.sends.take(GROUP)
-    state, ended = settled("bullbull", 2)
-    shell.service.put(state)
-    shell.board.announce(state, ended)
-    await shell.settle()
+    await announce_on(shell, "bullbull", 2)
     assert [call.method for call in shell.bot.calls] == ["send_photo"]
 
 
 async def test_a_photo_that_never_reached_telegram_is_sent_again_once_the_lease_ran_out() -> None:
     shell = BoardShell(edit_seconds=0.0)
     shell.bot.fail_next(NetworkError("connection reset"), "send_photo")
-    state, ended = settled("envelope68", 2)
-    shell.service.put(state)
-    shell.board.announce(state, ended)
-    await shell.settle()
+    state, ended = await announce_on(shell, "envelope68", 2)
     assert shell.service.announced == set()  # still to be sent
     shell.service.announcement_claims.clear()  # the lease ran out: the sweep sends it
     shell.board.announce(state, ended)
