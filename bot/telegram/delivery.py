@@ -33,6 +33,8 @@ class ChatOutbox:
         self._queues: dict[int, deque[Job]] = {}
         self._workers: dict[int, asyncio.Task[None]] = {}
         self._aside: set[asyncio.Task[None]] = set()
+        #: Work put aside during a hold, started when it ends.
+        self._aside_held: list[Job] = []
         self._held = 0
 
     def __len__(self) -> int:
@@ -47,8 +49,9 @@ class ChatOutbox:
     @contextmanager
     def held(self) -> Iterator[None]:
         """Run no more work meanwhile (a job already running finishes): what is queued
-        waits, and each chat's runs, in order, once the block ends (``bench/bench_restart.py``
-        counts what start-up asks of the database apart from what sending asks)."""
+        waits, and each chat's runs, in order, once the block ends, as does the work put
+        aside meanwhile (``bench/bench_restart.py`` counts what start-up asks of the
+        database apart from what sending asks)."""
         self._held += 1
         try:
             yield
@@ -57,9 +60,16 @@ class ChatOutbox:
             if not self._held:
                 for chat_id in self._queues:
                     self._start(chat_id)
+                held, self._aside_held = self._aside_held, []
+                for job in held:
+                    self.put_aside(job)
 
     def put_aside(self, job: Job) -> None:
-        """Run ``job`` now, in no chat's order (it is awaited by ``drain``)."""
+        """Run ``job`` now (once a hold ends), in no chat's order (it is awaited by
+        ``drain``)."""
+        if self._held:
+            self._aside_held.append(job)
+            return
 
         async def run() -> None:
             try:
@@ -101,6 +111,7 @@ class ChatOutbox:
         """Drop every chat's queued work and stop what runs (stopping without sending)."""
         for queue in self._queues.values():
             queue.clear()
+        self._aside_held.clear()
         for task in [*self._workers.values(), *self._aside]:
             task.cancel()
 

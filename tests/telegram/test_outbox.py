@@ -1,4 +1,5 @@
-"""The chat outbox: each chat's work in order, and work held back while asked to."""
+"""The chat outbox: each chat's work in order, and work held back (in a chat or aside) while
+asked to."""
 
 from __future__ import annotations
 
@@ -56,3 +57,19 @@ async def test_a_chat_whose_worker_runs_when_the_hold_begins_stops_after_its_cur
     await outbox.drain(5)
     assert done == [1, 2]
     assert len(outbox) == 0
+
+
+async def test_work_put_aside_while_held_waits_for_the_end_of_the_block_too() -> None:
+    outbox = ChatOutbox()
+    done: list[str] = []
+
+    async def edit() -> None:
+        done.append("edit")
+
+    with outbox.held():
+        outbox.put_aside(edit)
+        for _ in range(5):
+            await asyncio.sleep(0)
+        assert done == []
+    await outbox.drain(5)
+    assert done == ["edit"]
