@@ -3,9 +3,9 @@ group defaults, and the people this process has stored already."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from functools import partial
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from cachetools import TTLCache
 
@@ -89,10 +89,27 @@ class ServiceCore:
             await uow.users.store(person.id, person.columns(now))
             uow.after_commit.append(partial(self._people_stored.__setitem__, person.id, person))
 
+    def _user_row(self, actor: Person | None) -> dict[str, Any] | None:
+        """The ``users`` row a hot-path command stores in its transaction: ``None`` when
+        this process stored the actor as they are already."""
+        if actor is None or self._people_stored.get(actor.id) == actor:
+            return None
+        return {"id": actor.id, **actor.columns(self.clock())}
+
+    def _remember_stored(self, actor: Person | None, user_row: Mapping[str, Any] | None) -> None:
+        """After a hot-path commit: remembered once written, as ``_touch_people`` does (a
+        regular is written again when their time as stored runs out)."""
+        if actor is not None and user_row is not None:
+            self._people_stored[actor.id] = actor
+
     def _settings_of(self, chat: ChatRecord | None) -> Settings:
-        if chat is None or not chat.settings:
+        return self._settings_from(chat.settings if chat is not None else {})
+
+    def _settings_from(self, changes: Mapping[str, Any]) -> Settings:
+        """A group's settings: the changes its admins made over the configured defaults."""
+        if not changes:
             return self.defaults
-        return Settings.from_dict(chat.settings, base=self.defaults)
+        return Settings.from_dict(dict(changes), base=self.defaults)
 
     async def _admin_command(
         self, update_id: int | None, body: Callable[[UnitOfWork, int], Awaitable[_T]]

@@ -30,6 +30,7 @@ from bot.engine.round import (
     Transition,
     VoidReason,
 )
+from bot.engine.settings import Settings
 from bot.priority import urgent
 from bot.rules.ruleset import Ruleset, get_ruleset
 from bot.rules.split import commitment
@@ -39,10 +40,31 @@ from bot.store.chats import ChatRecord
 from bot.store.errors import AlreadyProcessed, RoundAlreadyOpen, is_transient
 from bot.store.ledger import transaction_kind
 from bot.store.round_commands import Decide, Located, NotOnHotPath
+from bot.store.round_starts import StartRead
 from bot.store.rounds import StaleRound
+from bot.store.shoes import ShoeRecord
 from bot.store.unit_of_work import UnitOfWork
 
 log = logging.getLogger(__name__)
+
+
+def _bank_for(settings: Settings, balance: int) -> int:
+    """The pool a round opens with: the bank's balance when the house deals (refused if it
+    is empty), else nothing."""
+    if settings.dealer != HOUSE_DEALER:
+        return 0
+    if balance <= 0:
+        raise RuleViolation("bank_empty")
+    return balance
+
+
+def _shoe_spent(shoe: ShoeRecord | None, ruleset: Ruleset[Any]) -> bool:
+    """Whether the group's shoe is retired before its next round: spent, or of another
+    game (a table that moved to a game of other decks, or of none)."""
+    return shoe is not None and (
+        shoe.decks != ruleset.shoe_decks or shoe.dealt > ruleset.reshuffle_after
+    )
+
 
 MAX_ATTEMPTS = 20
 
@@ -80,80 +102,135 @@ class RoundUseCases(ServiceCore):
     ) -> CommandResult:
         """Start a round in an open group. Refused if the table is closed or a round runs."""
         try:
-            async with self.store.writing() as uow:
-                now = self.clock()
-                await uow.updates.claim(update_id, now)
-                await self._touch_people(uow, [actor] if actor else [], now)
-                chat = await uow.chats.get_or_create(chat_id, now)
-                if not chat.is_open:
-                    raise RuleViolation("table_closed")
-                running = await uow.rounds.open_round_id(chat_id)
-                if running is not None:
-                    raise RuleViolation("round_running", round_id=running)
-                transition = await self._insert_round(uow, chat, now)
+            transition = await self._start(chat_id, actor, update_id)
         except AlreadyProcessed:
             return CommandResult(duplicate=True)
         except RoundAlreadyOpen:  # two starts raced; the unique index let one through
             raise RuleViolation("round_running") from None
         return CommandResult(transition.round, transition.events)
 
+    async def _start(self, chat_id: int, actor: Person | None, update_id: int | None) -> Transition:
+        """On the hot path (``Store.round_starts``) when it covers the start, else on the
+        general path."""
+        try:
+            return await self._start_hot(chat_id, actor, update_id)
+        except NotOnHotPath:
+            pass
+        except (GameError, AlreadyProcessed, RoundAlreadyOpen):
+            raise
+        except Exception as error:
+            if is_transient(error):
+                raise
+            log.exception("round start: the hot path failed; the general path runs")
+        return await self._start_whole(chat_id, actor, update_id)
+
+    async def _start_hot(
+        self, chat_id: int, actor: Person | None, update_id: int | None
+    ) -> Transition:
+        def decide(read: StartRead, now: int) -> Transition:
+            if not read.is_open:
+                raise RuleViolation("table_closed")
+            if read.open_round_id is not None:
+                raise RuleViolation("round_running", round_id=read.open_round_id)
+            settings = self._settings_from(read.chat_settings)
+            bank = _bank_for(settings, read.bank)
+            ruleset = get_ruleset(settings.ruleset)
+            if _shoe_spent(read.shoe, ruleset) or (ruleset.shoe_decks and read.shoe is None):
+                raise NotOnHotPath("the group's shoe is replaced")
+            if not read.house_account:
+                raise NotOnHotPath("the house's account is created")
+            return self._new_round(chat_id, settings, now, bank, read.shoe, None)
+
+        user_row = self._user_row(actor)
+        transition = await self.store.round_starts.run(
+            chat_id, decide, clock=self.clock, update_id=update_id, user_row=user_row
+        )
+        self._remember_stored(actor, user_row)
+        return transition
+
+    async def _start_whole(
+        self, chat_id: int, actor: Person | None, update_id: int | None
+    ) -> Transition:
+        """The general path: a unit of work that also replaces the group's shoe and
+        creates the house's account when the start needs them."""
+        async with self.store.writing() as uow:
+            now = self.clock()
+            await uow.updates.claim(update_id, now)
+            await self._touch_people(uow, [actor] if actor else [], now)
+            chat = await uow.chats.get_or_create(chat_id, now)
+            if not chat.is_open:
+                raise RuleViolation("table_closed")
+            running = await uow.rounds.open_round_id(chat_id)
+            if running is not None:
+                raise RuleViolation("round_running", round_id=running)
+            return await self._insert_round(uow, chat, now)
+
     async def _insert_round(self, uow: UnitOfWork, chat: ChatRecord, now: int) -> Transition:
         settings = self._settings_of(chat)
         bank = 0
         if settings.dealer == HOUSE_DEALER:
-            bank = await uow.ledger.account_balance(chat.id, BANK)
-            if bank <= 0:
-                raise RuleViolation("bank_empty")
-        shoe, retired, shoe_fairness = await self._shoe_for(
-            uow, chat.id, get_ruleset(settings.ruleset), now
-        )
-        transition = engine.start_round(
-            round_id=0,
-            chat_id=chat.id,
-            settings=settings,
-            seed=self.seed_source(),
-            now_ms=now,
-            bank=bank,
-            shoe=shoe,
-            retired_shoe=retired,
-            # A shoe round deals by its shoe's derivation (an older shoe's stays 1).
-            derivation=self.seed_derivation if shoe_fairness is None else shoe_fairness,
-        )
+            bank = _bank_for(settings, await uow.ledger.account_balance(chat.id, BANK))
+        shoe, retired = await self._shoe_for(uow, chat.id, get_ruleset(settings.ruleset), now)
+        transition = self._new_round(chat.id, settings, now, bank, shoe, retired)
         stored = await uow.rounds.insert(transition.round, now)
         await uow.chats.change(chat.id, next_round_at_ms=None)
         # The house takes the round's rake: its account exists before the round settles.
         await uow.ledger.account_ids(chat.id, [HOUSE])
         return dataclasses.replace(transition, round=stored)
 
+    def _new_round(
+        self,
+        chat_id: int,
+        settings: Settings,
+        now: int,
+        bank: int,
+        shoe: ShoeRecord | None,
+        retired: RetiredShoe | None,
+    ) -> Transition:
+        """The engine's new round (id 0 until stored), dealt from ``shoe`` if its game
+        has one."""
+        ref = None if shoe is None else ShoeRef(shoe.id, shoe.seed, shoe.dealt, shoe.client_seeds)
+        return engine.start_round(
+            round_id=0,
+            chat_id=chat_id,
+            settings=settings,
+            seed=self.seed_source(),
+            now_ms=now,
+            bank=bank,
+            shoe=ref,
+            retired_shoe=retired,
+            # A shoe round deals by its shoe's derivation (an older shoe's stays 1).
+            derivation=self.seed_derivation if shoe is None else shoe.fairness,
+        )
+
     async def _shoe_for(
         self, uow: UnitOfWork, chat_id: int, ruleset: Ruleset[Any], now: int
-    ) -> tuple[ShoeRef | None, RetiredShoe | None, int | None]:
+    ) -> tuple[ShoeRecord | None, RetiredShoe | None]:
         """The shoe the group's next round deals from (``None`` for a game without one),
         and the shoe retired for it, whose seed is revealed: a spent shoe is replaced, and
         a table that moved to another game retires its shoe, so that the rounds dealt from
-        it can be verified; and the shoe's seed derivation. (The round being started is the
-        chat's only open round, so none is still to be dealt from a retired shoe.)"""
+        it can be verified. (The round being started is the chat's only open round, so
+        none is still to be dealt from a retired shoe.)"""
         shoe = await uow.shoes.current(chat_id)
         retired = None
-        decks = ruleset.shoe_decks
-        if shoe is not None and (shoe.decks != decks or shoe.dealt > ruleset.reshuffle_after):
+        if _shoe_spent(shoe, ruleset):
+            assert shoe is not None
             await uow.shoes.retire(shoe.id, now)
             retired = RetiredShoe(shoe.id, shoe.seed)
             shoe = None
-        if not decks:
-            return None, retired, None
+        if not ruleset.shoe_decks:
+            return None, retired
         if shoe is None:
             seed = self.seed_source()
             shoe = await uow.shoes.create(
                 chat_id,
-                decks=decks,
+                decks=ruleset.shoe_decks,
                 seed=seed,
                 commitment=commitment(seed),
                 now_ms=now,
                 fairness=self.seed_derivation,
             )
-        ref = ShoeRef(shoe.id, shoe.seed, shoe.dealt, shoe.client_seeds)
-        return ref, retired, shoe.fairness
+        return shoe, retired
 
     async def start_due_round(self, chat_id: int) -> CommandResult:
         """Start the round of a table whose pause is over; if it cannot start (closed, a
@@ -314,9 +391,7 @@ class RoundUseCases(ServiceCore):
         update_id: int | None,
         skip_locked: bool,
     ) -> CommandResult:
-        user_row = None
-        if actor is not None and self._people_stored.get(actor.id) != actor:
-            user_row = {"id": actor.id, **actor.columns(self.clock())}
+        user_row = self._user_row(actor)
         where = Located(chat_id, None if chat_id is not None else round_id, skip_locked)
         applied = await self.store.round_commands.run(
             where,
@@ -326,10 +401,7 @@ class RoundUseCases(ServiceCore):
             update_id=update_id,
             user_row=user_row,
         )
-        if actor is not None and user_row is not None:
-            # Remembered once written, as ``_touch_people`` does: a regular is written
-            # again when their time as stored runs out (``PEOPLE_REMEMBERED_SECONDS``).
-            self._people_stored[actor.id] = actor
+        self._remember_stored(actor, user_row)
         if applied is None:
             if chat_id is not None:
                 raise RuleViolation("stale_button" if round_id else "no_round")

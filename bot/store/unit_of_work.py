@@ -3,8 +3,9 @@
 A ``UnitOfWork`` is one database transaction and the repositories that work in it. It
 commits when its block ends without an error and rolls back otherwise; no repository
 commits by itself. ``Store.writing()`` gives one that writes, ``Store.reading()`` one on
-a consistent snapshot that blocks no writer, and ``Store.round_commands`` runs the hot
-path (a bid, bet, grab or deadline in two round trips).
+a consistent snapshot that blocks no writer, ``Store.round_commands`` runs the hot
+path (a bid, bet, grab or deadline in two round trips) and ``Store.round_starts`` a
+round's start on the same connections.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from bot.store.ledger import Ledger
 from bot.store.people import AuditLog, UserRepository
 from bot.store.queries import Queries
 from bot.store.round_commands import RoundCommands
+from bot.store.round_starts import RoundStarts
 from bot.store.rounds import RoundRepository
 from bot.store.shoes import ShoeRepository
 from bot.store.stats import StatsQueries
@@ -59,6 +61,7 @@ class Store:
         self.db = db
         self.bot_id = bot_id
         self.round_commands = RoundCommands(db, bot_id=bot_id)
+        self.round_starts = RoundStarts(db, bot_id=bot_id)
         self.autobet_lookup = AutobetLookup(db)
 
     @asynccontextmanager

@@ -1,0 +1,280 @@
+"""A round's start on the hot path's connections: one read, the service decides, the
+writes.
+
+The read brings what a start depends on: whether the table is open and its settings,
+the chat's open round, the bank's balance, whether the house's account exists, the shoe
+in use and whether the update was processed. The service's ``DecideStart`` turns that
+into the new round (the engine decides; no rule is in SQL) or refuses. The write claims
+the update, stores the player, inserts the round and clears the table's pending start.
+On SQLite it is one call on the writer's thread (``WriteBatches``); on PostgreSQL a
+transaction through the bare driver.
+
+Through the ORM's unit of work a start took nine statements and some forty hops to the
+driver's thread, about 10 ms of the event loop's CPU (``bench/bench_bot.py``: the
+deadline tables' ``/newround`` was a quarter of its load). A start this path does not
+cover (a shoe to retire or create, the house's account to create: a group's first
+rounds of a game) raises ``NotOnHotPath`` before anything is written; the caller then
+starts it on the general path.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import json
+import sqlite3
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import asyncpg
+
+from bot.engine.round import Round, Transition
+from bot.store.db import Database
+from bot.store.errors import (
+    ONE_OPEN_ROUND,
+    TRANSIENT_SQLSTATES,
+    AlreadyProcessed,
+    RoundAlreadyOpen,
+    TransientDatabaseError,
+    violated_constraint,
+)
+from bot.store.round_changes import NotOnHotPath
+from bot.store.round_sql import SQLITE_CLAIM, TOUCH_USER, Positional
+from bot.store.rounds import round_columns
+from bot.store.shoes import ShoeRecord
+
+__all__ = ["DecideStart", "NotOnHotPath", "RoundStarts", "StartRead"]
+
+
+@dataclass(frozen=True, slots=True)
+class StartRead:
+    """What a start depends on, as read in its transaction."""
+
+    chat_known: bool
+    is_open: bool
+    #: Only what the group's admins changed (the service applies its defaults).
+    chat_settings: Mapping[str, Any]
+    open_round_id: int | None
+    bank: int
+    house_account: bool
+    shoe: ShoeRecord | None
+
+
+#: The service's decision: the new round's transition (its round's id is 0) from what was
+#: read and the time; raises the engine's ``GameError`` or ``NotOnHotPath``.
+DecideStart = Callable[[StartRead, int], Transition]
+
+_READ = """
+SELECT c.id AS chat_id, c.is_open, CAST(c.settings AS text) AS settings,
+       (SELECT r.id FROM rounds AS r
+        WHERE r.chat_id = :chat_id AND r.phase IN ('bidding', 'betting', 'grabbing')
+        LIMIT 1) AS open_round_id,
+       (SELECT a.balance FROM accounts AS a
+        WHERE a.chat_id = :chat_id AND a.kind = 'bank' AND a.user_id = 0) AS bank,
+       EXISTS (SELECT 1 FROM accounts AS a
+               WHERE a.chat_id = :chat_id AND a.kind = 'house' AND a.user_id = 0)
+           AS house_account,
+       EXISTS (SELECT 1 FROM processed_updates AS p
+               WHERE p.bot_id = :bot_id AND p.update_id = :update_id) AS seen,
+       s.id AS shoe_id, s.decks AS shoe_decks, s.seed AS shoe_seed,
+       s.commitment AS shoe_commitment, s.dealt AS shoe_dealt,
+       s.fairness AS shoe_fairness, CAST(s.client_seeds AS text) AS shoe_client_seeds
+FROM (SELECT 1 AS one) AS one
+LEFT JOIN chats AS c ON c.id = :chat_id
+LEFT JOIN shoes AS s ON s.chat_id = :chat_id AND s.replaced_at_ms IS NULL
+"""
+_POSTGRES_READ = Positional.of(_READ)
+_POSTGRES_CLAIM = Positional.of(SQLITE_CLAIM + " RETURNING 1")
+_POSTGRES_TOUCH_USER = Positional.of(TOUCH_USER)
+_CLEAR_NEXT_ROUND = (
+    "UPDATE chats SET next_round_at_ms = NULL WHERE id = :chat_id AND next_round_at_ms IS NOT NULL"
+)
+_POSTGRES_CLEAR_NEXT_ROUND = Positional.of(_CLEAR_NEXT_ROUND)
+
+#: The round's columns stored as JSON: a parameter of JSON text (cast on PostgreSQL).
+_JSON_COLUMNS = frozenset({"settings", "shares", "client_seeds"})
+
+
+@functools.cache
+def _sqlite_insert(columns: tuple[str, ...]) -> str:
+    values = ", ".join(f":{column}" for column in columns)
+    return f"INSERT INTO rounds ({', '.join(columns)}) VALUES ({values})"
+
+
+@functools.cache
+def _postgres_insert(columns: tuple[str, ...]) -> Positional:
+    values = ", ".join(
+        f"CAST(:{column} AS json)" if column in _JSON_COLUMNS else f":{column}"
+        for column in columns
+    )
+    return Positional.of(
+        f"INSERT INTO rounds ({', '.join(columns)}) VALUES ({values}) RETURNING id"
+    )
+
+
+def _json_text(value: Any) -> str | None:
+    return None if value is None else json.dumps(value)
+
+
+def _row_of(state: Round, now: int) -> dict[str, Any]:
+    """The new round's ``rounds`` row, as ``RoundRepository.insert`` stores it."""
+    row: dict[str, Any] = {
+        "chat_id": state.chat_id,
+        "commitment": state.commitment,
+        "seed": state.seed,
+        "settings": state.settings.to_dict(),
+        "ruleset": state.settings.ruleset,
+        "started_at_ms": now,
+        "shoe_id": state.shoe.id if state.shoe else None,
+        "deal_offset": state.shoe.offset if state.shoe else None,
+        "fairness": state.fairness,
+        **round_columns(state),
+    }
+    for column in _JSON_COLUMNS:
+        row[column] = _json_text(row[column])
+    return row
+
+
+class RoundStarts:
+    """Starts rounds on the hot path (see the module's docstring)."""
+
+    def __init__(self, db: Database, *, bot_id: int = 0) -> None:
+        self.db = db
+        self.bot_id = bot_id
+
+    async def run(
+        self,
+        chat_id: int,
+        decide: DecideStart,
+        *,
+        clock: Callable[[], int],
+        update_id: int | None = None,
+        user_row: Mapping[str, Any] | None = None,
+    ) -> Transition:
+        """Read, decide, write: the started round's transition, its round with its id.
+        ``user_row`` (``users`` columns) is stored in the same transaction. Raises the
+        engine's ``GameError`` (nothing is written), ``AlreadyProcessed``,
+        ``RoundAlreadyOpen``, ``NotOnHotPath`` or ``TransientDatabaseError``."""
+        params = {"chat_id": chat_id, "bot_id": self.bot_id, "update_id": update_id}
+        batches = self.db.sqlite_batches
+        if batches is not None:
+            try:
+                return await batches.run(
+                    lambda connection: self._run_sqlite(connection, params, decide, clock, user_row)
+                )
+            except sqlite3.IntegrityError as error:
+                if violated_constraint(error) == ONE_OPEN_ROUND:
+                    raise RoundAlreadyOpen(chat_id) from None
+                raise
+            except sqlite3.OperationalError as error:  # busy, or the disk
+                raise TransientDatabaseError(str(error)) from error
+        return await self._run_postgres(params, decide, clock, user_row)
+
+    @staticmethod
+    def _decide(
+        row: Mapping[str, Any],
+        params: Mapping[str, Any],
+        decide: DecideStart,
+        clock: Callable[[], int],
+    ) -> tuple[Transition, int]:
+        if row["seen"]:
+            raise AlreadyProcessed(params["update_id"])
+        shoe = None
+        if row["shoe_id"] is not None:
+            fixed = row["shoe_client_seeds"]
+            shoe = ShoeRecord(
+                row["shoe_id"],
+                row["chat_id"],
+                row["shoe_decks"],
+                bytes(row["shoe_seed"]),
+                row["shoe_commitment"],
+                row["shoe_dealt"],
+                None,
+                row["shoe_fairness"],
+                None if fixed is None else tuple(json.loads(fixed)),
+            )
+        settings = row["settings"]
+        read = StartRead(
+            chat_known=row["chat_id"] is not None,
+            is_open=bool(row["is_open"]),
+            chat_settings=json.loads(settings) if settings else {},
+            open_round_id=row["open_round_id"],
+            bank=row["bank"] or 0,
+            house_account=bool(row["house_account"]),
+            shoe=shoe,
+        )
+        # The clock is read once the start has its turn to write.
+        now = clock()
+        return decide(read, now), now
+
+    # -- SQLite -------------------------------------------------------------------------
+
+    def _run_sqlite(
+        self,
+        connection: sqlite3.Connection,
+        params: dict[str, Any],
+        decide: DecideStart,
+        clock: Callable[[], int],
+        user_row: Mapping[str, Any] | None,
+    ) -> Transition:
+        found = connection.execute(_READ, params).fetchone()
+        row = dict(zip(found.keys(), found, strict=True))
+        transition, now = self._decide(row, params, decide, clock)
+        if params["update_id"] is not None:
+            claimed = connection.execute(SQLITE_CLAIM, {**params, "now": now})
+            if claimed.rowcount != 1:
+                raise AlreadyProcessed(params["update_id"])
+        if user_row is not None:
+            connection.execute(TOUCH_USER, user_row)
+        stored = _row_of(transition.round, now)
+        round_id = connection.execute(_sqlite_insert(tuple(stored)), stored).lastrowid
+        connection.execute(_CLEAR_NEXT_ROUND, params)
+        return _with_id(transition, round_id)
+
+    # -- PostgreSQL ---------------------------------------------------------------------
+
+    async def _run_postgres(
+        self,
+        params: dict[str, Any],
+        decide: DecideStart,
+        clock: Callable[[], int],
+        user_row: Mapping[str, Any] | None,
+    ) -> Transition:
+        assert self.db.driver_pool is not None
+        try:
+            async with self.db.driver_pool.connection() as driver, driver.transaction():
+                found = await driver.fetchrow(_POSTGRES_READ.sql, *_POSTGRES_READ.arguments(params))
+                assert found is not None  # the read selects from one row of its own
+                transition, now = self._decide(dict(found), params, decide, clock)
+                if params["update_id"] is not None:
+                    claim = _POSTGRES_CLAIM
+                    claimed = await driver.fetchval(
+                        claim.sql, *claim.arguments({**params, "now": now})
+                    )
+                    if claimed is None:
+                        raise AlreadyProcessed(params["update_id"])
+                if user_row is not None:
+                    touch = _POSTGRES_TOUCH_USER
+                    await driver.execute(touch.sql, *touch.arguments(user_row))
+                stored = _row_of(transition.round, now)
+                insert = _postgres_insert(tuple(stored))
+                round_id = await driver.fetchval(insert.sql, *insert.arguments(stored))
+                clear = _POSTGRES_CLEAR_NEXT_ROUND
+                await driver.execute(clear.sql, *clear.arguments(params))
+                return _with_id(transition, round_id)
+        except asyncpg.UniqueViolationError as error:
+            if violated_constraint(error) == ONE_OPEN_ROUND:
+                raise RoundAlreadyOpen(params["chat_id"]) from None
+            raise
+        except asyncpg.PostgresError as error:
+            if error.sqlstate in TRANSIENT_SQLSTATES:
+                raise TransientDatabaseError(error.sqlstate) from error
+            raise
+        except (asyncpg.InterfaceError, OSError) as error:
+            raise TransientDatabaseError("connection lost") from error
+
+
+def _with_id(transition: Transition, round_id: int | None) -> Transition:
+    assert round_id is not None
+    return dataclasses.replace(transition, round=dataclasses.replace(transition.round, id=round_id))
