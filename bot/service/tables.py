@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from bot.engine.errors import GameError
+from bot.engine.round import HOUSE
 from bot.engine.settings import CARD_TABLE_DEFAULTS, SettingError, Settings, label
 from bot.service.core import ServiceCore
 from bot.service.records import Person, SettingChange
@@ -51,6 +52,9 @@ class TableUseCases(ServiceCore):
                 return False
             if is_open:
                 await uow.chats.change(chat_id, is_open=True)
+                # The house takes the rounds' rake: with its account there, the table's
+                # first round starts on the hot path (``bot.store.round_starts``).
+                await uow.ledger.account_ids(chat_id, [HOUSE])
             else:
                 await uow.chats.change(chat_id, is_open=False, next_round_at_ms=None)
             action = "open" if is_open else "close"

@@ -12,9 +12,10 @@ transaction through the bare driver.
 Through the ORM's unit of work a start took nine statements and some forty hops to the
 driver's thread, about 10 ms of the event loop's CPU (``bench/bench_bot.py``: the
 deadline tables' ``/newround`` was a quarter of its load). A start this path does not
-cover (a shoe to retire or create, the house's account to create: a group's first
-rounds of a game) raises ``NotOnHotPath`` before anything is written; the caller then
-starts it on the general path.
+cover raises ``NotOnHotPath`` before anything is written: a shoe to retire or create (a
+card game's first round, or one after its shoe was spent), or the house's account to
+create (a table opened before opening created it). The caller then starts the round on
+the general path.
 """
 
 from __future__ import annotations

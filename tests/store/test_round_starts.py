@@ -72,6 +72,21 @@ async def test_a_group_that_played_before_starts_its_round_in_one_call(
     assert again.duplicate
 
 
+async def test_a_table_opened_starts_its_first_round_on_the_hot_path(
+    db: Database, clock: Clock, monkeypatch: pytest.MonkeyPatch, seeds: Any
+) -> None:
+    service = GameService(db, TEST_SETTINGS, clock=clock, seed_source=seeds)
+    await open_table(service)  # which creates the house's account, the rake's
+    await service.note_people([ADMIN])
+
+    with trips(monkeypatch) as seen:
+        started = await service.start_round(GROUP, actor=ADMIN)
+    monkeypatch.undo()
+
+    assert seen == _one_start(db, update=False)
+    assert started.round is not None and started.round.phase.value == "bidding"
+
+
 def _counting(seen: Counter[str], name: str, original: Any) -> Any:
     async def wrapper(*args: Any, **kwargs: Any) -> Any:
         seen[name] += 1
