@@ -12,7 +12,10 @@ concurrency). Beside each bet, on the same database and in the same run, two flo
   machinery the hot path uses (SQLite: one call on the writer's thread; PostgreSQL:
   BEGIN, INSERT, COMMIT on a connection of the hot path's pool, ``DriverPool``);
 - *driver floor*: the same row through a connection of the bench's own (``sqlite3`` on a
-  thread of its own; ``asyncpg``), no pool and no SQLAlchemy at all.
+  thread of its own; ``asyncpg``), no pool and no SQLAlchemy at all;
+- on PostgreSQL, *statement floor*: the INSERT alone on that connection, committed by
+  itself (one round trip: the least a durable write costs). A player's command on the
+  hot path takes no BEGIN or COMMIT either, but two statements, the read and the write.
 
 Bets and floors alternate, so both see the same database, cache and WAL; the driver
 floor is measured after them, in a pass of its own (its commits, from another connection,
@@ -78,6 +81,7 @@ class Result:
     floor: list[float]
     driver_floor: list[float]
     cpu_per_bet: float
+    statement_floor: list[float]
 
 
 def percentile(values: list[float], fraction: float) -> float:
@@ -113,7 +117,7 @@ async def run(url: str, label: str, count: int) -> Result:
         bets: list[float] = []
         floor: list[float] = []
         driver_floor: list[float] = []
-        commit_one_row, commit_with_driver, close_driver = await floors(db, url)
+        commit_one_row, commit_with_driver, close_driver, one_statement = await floors(db, url)
 
         cpu = 0.0
         for i, player in enumerate(players):
@@ -130,10 +134,16 @@ async def run(url: str, label: str, count: int) -> Result:
             driver_floor.append(
                 await timed(lambda u=i: commit_with_driver(3 * 10**6 + u, clock_ms))
             )
+        statement_floor: list[float] = []
+        if one_statement is not None:
+            for i in range(count):
+                statement_floor.append(
+                    await timed(lambda u=i: one_statement(4 * 10**6 + u, clock_ms))
+                )
         await close_driver()
         state = await service.round(started.round.id)
         assert state is not None and len(state.bets) == count, "not every bet landed"
-        return Result(label, bets, floor, driver_floor, cpu / count)
+        return Result(label, bets, floor, driver_floor, cpu / count, statement_floor)
     finally:
         await db.dispose()
 
@@ -141,8 +151,11 @@ async def run(url: str, label: str, count: int) -> Result:
 Commit = Callable[[int, int], Awaitable[None]]
 
 
-async def floors(db: Database, url: str) -> tuple[Commit, Commit, Callable[[], Awaitable[None]]]:
-    """The two floors' operations on ``db`` (see the module's docstring), and a closer."""
+async def floors(
+    db: Database, url: str
+) -> tuple[Commit, Commit, Callable[[], Awaitable[None]], Commit | None]:
+    """The floors' operations on ``db`` (see the module's docstring): the store's, the
+    driver's, a closer, and PostgreSQL's statement floor."""
     if db.sqlite_writer is not None:
         writer = db.sqlite_writer
         import sqlite3
@@ -176,7 +189,7 @@ async def floors(db: Database, url: str) -> tuple[Commit, Commit, Callable[[], A
             await loop.run_in_executor(thread, raw.close)
             thread.shutdown()
 
-        return stack, driver, close
+        return stack, driver, close, None
 
     import asyncpg
 
@@ -192,7 +205,10 @@ async def floors(db: Database, url: str) -> tuple[Commit, Commit, Callable[[], A
         async with connection.transaction():
             await connection.execute(FLOOR_PG, update_id, now)
 
-    return pooled, bare, connection.close
+    async def statement(update_id: int, now: int) -> None:
+        await connection.execute(FLOOR_PG, update_id, now)
+
+    return pooled, bare, connection.close, statement
 
 
 def report(result: Result) -> None:
@@ -203,11 +219,14 @@ def report(result: Result) -> None:
     tenth = max(1, len(bets) // 10)
     verdict = "met" if ratio <= AIM else "acceptable" if ratio <= LEAST_ACCEPTABLE else "NOT met"
     print(f"{result.database}:")
-    for name, times, note in (
+    rows = [
         ("bet", bets, ""),
         ("floor", floor, "(one row committed, the store's machinery)"),
         ("driver floor", result.driver_floor, "(one row committed, the bare driver)"),
-    ):
+    ]
+    if result.statement_floor:
+        rows.append(("stmt floor", result.statement_floor, "(the INSERT alone, autocommit)"))
+    for name, times, note in rows:
         median_ms = statistics.median(times) * 1e3
         p99_ms = percentile(times, 0.99) * 1e3
         print(
@@ -220,6 +239,9 @@ def report(result: Result) -> None:
     )
     driver_ratio = bet_median / statistics.median(result.driver_floor)
     print(f"  bet/driver floor: {driver_ratio:.2f}x (medians)")
+    if result.statement_floor:
+        statement_ratio = bet_median / statistics.median(result.statement_floor)
+        print(f"  bet/statement floor: {statement_ratio:.2f}x (medians; the bet is two statements)")
     cpu_ms = result.cpu_per_bet * 1e3
     print(
         f"  CPU per bet (this process): {cpu_ms:.2f} ms; aim <= {CPU_AIM_MS:.0f} ms: "

@@ -3,9 +3,17 @@
 One read brings everything the engine needs (``bot.store.round_sql`` says what); the
 engine decides; one write stores what changed: the compare-and-set on the round's
 version, the bet, bid, grabs or outcomes, the ledger transaction with its postings and
-balances, the shoe moved on, the table's next round and the processed update. On
-PostgreSQL the two are two statements through the bare driver on a pooled connection;
-on SQLite the whole transaction is one call on the writer's thread (``SqliteThread``).
+balances, the shoe moved on, the table's next round and the processed update. On SQLite
+the whole transaction is one call on the writer's thread (``SqliteThread``).
+
+On PostgreSQL the two are two statements through the bare driver on a pooled connection,
+and a player's command runs them without BEGIN and COMMIT (two round trips, not four):
+the read is one statement, so one snapshot; the write is one statement, so atomic, and
+every part of it is conditioned on the compare-and-set of the version read. A command
+decided on a read that another writer has since overtaken changes nothing and is tried
+again (``StaleRound``), as in a transaction. A deadline's advance keeps its transaction:
+its read holds the round (``FOR UPDATE SKIP LOCKED``) so that another worker's sweep
+passes over it instead of applying it a second time in vain.
 
 A step this path does not cover raises ``NotOnHotPath`` before anything is written (a
 re-deal, which starts the next round at once, or a posting to an account not created
@@ -175,8 +183,11 @@ class RoundCommands:
     async def _run_postgres(self, job: _Job) -> Applied | None:
         assert self.db.driver_pool is not None
         try:
-            async with self.db.driver_pool.connection() as driver, driver.transaction():
-                return await self._postgres_transaction(driver, job)
+            async with self.db.driver_pool.connection() as driver:
+                if not job.skip_locked:
+                    return await self._postgres_command(driver, job)
+                async with driver.transaction():
+                    return await self._postgres_command(driver, job)
         except asyncpg.PostgresError as error:
             if error.sqlstate in TRANSIENT_SQLSTATES:
                 raise TransientDatabaseError(error.sqlstate) from error
@@ -184,7 +195,7 @@ class RoundCommands:
         except (asyncpg.InterfaceError, OSError) as error:
             raise TransientDatabaseError("connection lost") from error
 
-    async def _postgres_transaction(self, driver: Any, job: _Job) -> Applied | None:
+    async def _postgres_command(self, driver: Any, job: _Job) -> Applied | None:
         update_id = job.params["update_id"]
         if job.user_row is not None:
             touch = sql.POSTGRES_TOUCH_USER
@@ -227,6 +238,10 @@ class RoundCommands:
             raise
         if result["swapped"] != 1:
             raise StaleRound(before.id)
+        # Neither check below can fail once the compare-and-set took (outside a
+        # transaction, nothing would undo it then): an update names one round, and of two
+        # writers of its version only one gets through; only that round deals from the
+        # group's shoe.
         if update_id is not None and result["claimed"] != 1:
             raise AlreadyProcessed(update_id)  # another worker, at this very moment
         if write.shoe is not None and result["dealt"] != 1:

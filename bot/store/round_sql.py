@@ -124,10 +124,12 @@ def _read(json: Mapping[str, str], *, by_chat: bool, lock: str, whole: str | Non
     return _READ.format(where=where, whole=whole or may_need_all, lock=lock, **json)
 
 
-#: PostgreSQL's read by (by chat, skip locked).
+#: PostgreSQL's read by (by chat, skip locked). A command's read locks nothing (the write's
+#: compare-and-set is what keeps it right); a deadline's holds the round for its
+#: transaction, so that a second worker sweeping the same round passes over it.
 POSTGRES_READS = {
-    (True, False): Positional.of(_read(_POSTGRES_JSON, by_chat=True, lock="FOR UPDATE OF r")),
-    (False, False): Positional.of(_read(_POSTGRES_JSON, by_chat=False, lock="FOR UPDATE OF r")),
+    (True, False): Positional.of(_read(_POSTGRES_JSON, by_chat=True, lock="")),
+    (False, False): Positional.of(_read(_POSTGRES_JSON, by_chat=False, lock="")),
     (False, True): Positional.of(
         _read(_POSTGRES_JSON, by_chat=False, lock="FOR UPDATE OF r SKIP LOCKED")
     ),
