@@ -7,7 +7,8 @@ a consistent snapshot that blocks no writer, ``Store.round_commands`` runs the h
 path (a bid, bet, grab or deadline in two round trips) and ``Store.round_starts`` a
 round's start on the same connections. Beside them, a few small looks and writes that
 every group takes again and again run as single statements on those connections:
-``autobet_lookup`` and ``chat_lookup`` (a group's settings).
+``autobet_lookup``, ``chat_lookup`` (a group's settings) and ``delivery_records`` (the
+leases on boards and results).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from bot.store.chats import ChatLookup, ChatRepository
 from bot.store.client_seeds import ClientSeeds
 from bot.store.console import ConsoleLinkUses, ConsoleQueries
 from bot.store.db import Database
-from bot.store.deliveries import Deliveries
+from bot.store.deliveries import Deliveries, DeliveryRecords
 from bot.store.ledger import Ledger
 from bot.store.people import AuditLog, UserRepository
 from bot.store.queries import Queries
@@ -66,6 +67,7 @@ class Store:
         self.round_starts = RoundStarts(db, bot_id=bot_id)
         self.autobet_lookup = AutobetLookup(db)
         self.chat_lookup = ChatLookup(db)
+        self.delivery_records = DeliveryRecords(db)
 
     @asynccontextmanager
     async def writing(self) -> AsyncIterator[UnitOfWork]:
