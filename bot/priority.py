@@ -61,6 +61,12 @@ class PriorityTurn:
         """Waiters (cancelled ones may still be counted until they are skipped)."""
         return len(self._urgent) + len(self._ordinary)
 
+    @property
+    def ordinary_waiting(self) -> bool:
+        """Whether ordinary work waits for a slot (a cancelled waiter may still count
+        until it is skipped)."""
+        return bool(self._ordinary)
+
     def locked(self) -> bool:
         """Whether ordinary work would have to wait."""
         return self._free <= self._reserved or bool(self._urgent or self._ordinary)

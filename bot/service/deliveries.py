@@ -21,10 +21,9 @@ class DeliveryUseCases(ServiceCore):
     """Boards and results on their way to the group."""
 
     async def _lease(self, round_id: int, message: Message, lease_ms: int, renew: bool) -> bool:
-        async with self.store.writing() as uow:
-            return await uow.deliveries.lease(
-                round_id, message, now_ms=self.clock(), lease_ms=lease_ms, renew=renew
-            )
+        return await self.store.delivery_records.lease(
+            round_id, message, now_ms=self.clock(), lease_ms=lease_ms, renew=renew
+        )
 
     async def claim_board(self, round_id: int, *, lease_ms: int = DELIVERY_LEASE_MS) -> bool:
         """Take the job of posting a round's board for ``lease_ms``; False if it is posted,
@@ -51,13 +50,11 @@ class DeliveryUseCases(ServiceCore):
 
     async def set_board_message(self, round_id: int, message_id: int) -> None:
         """Record that Telegram has a round's board (``BOARD_REFUSED``: it refused it)."""
-        async with self.store.writing() as uow:
-            await uow.deliveries.set_board_message(round_id, message_id)
+        await self.store.delivery_records.set_board_message(round_id, message_id)
 
     async def mark_announced(self, round_id: int) -> None:
         """Record that Telegram took a round's results (or refused them for good)."""
-        async with self.store.writing() as uow:
-            await uow.deliveries.mark_announced(round_id, self.clock())
+        await self.store.delivery_records.mark_announced(round_id, self.clock())
 
     async def unannounced(
         self, within_ms: int = 3_600_000, *, unclaimed_grace_ms: int = 0

@@ -65,14 +65,12 @@ class TableUseCases(ServiceCore):
 
     async def is_open(self, chat_id: int) -> bool:
         """Whether the group's table is open."""
-        async with self.store.reading() as uow:
-            chat = await uow.chats.get(chat_id)
-            return bool(chat and chat.is_open)
+        chat = await self.store.chat_lookup.get(chat_id)
+        return bool(chat and chat.is_open)
 
     async def settings(self, chat_id: int) -> Settings:
         """The group's settings: its changes over the configured defaults."""
-        async with self.store.reading() as uow:
-            return self._settings_of(await uow.chats.get(chat_id))
+        return self._settings_of(await self.store.chat_lookup.get(chat_id))
 
     async def change_setting(
         self, chat_id: int, actor: Person, key: str, value: str, *, update_id: int | None = None

@@ -1,16 +1,19 @@
 """Chats in one unit of work: a group's table (open or closed), its settings and when its
-next round is due."""
+next round is due; and the look at one chat that every group's settings take, outside any
+unit of work (``ChatLookup``)."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from bot.store.db import dialect_insert
+from bot.store.db import Database, dialect_insert
 from bot.store.models import Chat
+from bot.store.round_sql import Positional
 
 #: Longest title kept (the column's size).
 TITLE_LENGTH = 256
@@ -69,3 +72,39 @@ class ChatRepository:
         if "title" in values:
             values["title"] = values["title"][:TITLE_LENGTH]
         await self.session.execute(update(Chat).where(Chat.id == chat_id).values(**values))
+
+
+#: A chat as ``ChatRecord`` holds it (the settings as text: SQLite stores JSON as text,
+#: and asyncpg gives PostgreSQL's ``json`` as text too, so both parse alike).
+_CHAT = (
+    "SELECT id, title, is_open, CAST(settings AS text) AS settings, next_round_at_ms "
+    "FROM chats WHERE id = :chat_id"
+)
+_CHAT_POSTGRES = Positional.of(_CHAT)
+
+
+class ChatLookup:
+    """The read of a chat that a group's settings take (every render and reply needs
+    them, read again when the shell's copy runs out): one round trip on a connection of
+    the hot path's (SQLite: the reader's thread; PostgreSQL: the bare driver's pool), no
+    transaction of SQLAlchemy's around it. What ``ChatRepository.get`` gives in a unit of
+    work."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    async def get(self, chat_id: int) -> ChatRecord | None:
+        """The chat, if the bot has seen it."""
+        params = {"chat_id": chat_id}
+        reader = self.db.sqlite_reader
+        row: Any
+        if reader is not None:
+            row = await reader.run(lambda connection: connection.execute(_CHAT, params).fetchone())
+        else:
+            assert self.db.driver_pool is not None
+            async with self.db.driver_pool.connection() as driver:
+                row = await driver.fetchrow(_CHAT_POSTGRES.sql, *_CHAT_POSTGRES.arguments(params))
+        if row is None:
+            return None
+        chat_id, title, is_open, settings, next_round_at_ms = row
+        return ChatRecord(chat_id, title, bool(is_open), json.loads(settings), next_round_at_ms)

@@ -1,4 +1,6 @@
-"""The delivery of boards and results in one unit of work.
+"""The delivery of boards and results: the leases and the records that Telegram has them
+(``DeliveryRecords``, a statement each on the hot path's connections), and what the
+sweep and the board read of them in a unit of work (``Deliveries``).
 
 A round row is the intent to post its board (``board_message_id IS NULL``) and, once it
 ended, to send its results (``announced_at_ms IS NULL``): both are written in the
@@ -14,11 +16,12 @@ from __future__ import annotations
 
 from enum import Enum
 
-from sqlalchemy import and_, or_, select, update
+from sqlalchemy import and_, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlalchemy.orm import InstrumentedAttribute
 
+from bot.store.db import Database
 from bot.store.models import RoundRow
+from bot.store.round_sql import Positional
 from bot.store.rounds import OPEN_PHASES
 
 #: ``board_message_id`` of a round whose board Telegram refused: it is not tried again.
@@ -33,45 +36,85 @@ class Message(Enum):
 
 
 #: (column that says delivered, column of the lease) of each message.
-_COLUMNS: dict[Message, tuple[InstrumentedAttribute[int | None], ...]] = {
-    Message.BOARD: (RoundRow.board_message_id, RoundRow.board_claimed_until_ms),
-    Message.RESULTS: (RoundRow.announced_at_ms, RoundRow.announcement_claimed_until_ms),
+_COLUMNS: dict[Message, tuple[str, str]] = {
+    Message.BOARD: ("board_message_id", "board_claimed_until_ms"),
+    Message.RESULTS: ("announced_at_ms", "announcement_claimed_until_ms"),
 }
 
 
-class Deliveries:
-    """Boards and results on their way to the group."""
+def _lease_statement(message: Message, renew: bool) -> str:
+    delivered, claimed_until = _COLUMNS[message]
+    free = "" if renew else f" AND ({claimed_until} IS NULL OR {claimed_until} <= :now)"
+    return (
+        f"UPDATE rounds SET {claimed_until} = :claimed_until "
+        f"WHERE id = :round_id AND {delivered} IS NULL{free}"
+    )
 
-    def __init__(self, session: AsyncSession) -> None:
-        self.session = session
+
+#: The lease of each message, taken (``renew`` False) or renewed.
+_LEASES = {
+    (message, renew): _lease_statement(message, renew)
+    for message in Message
+    for renew in (False, True)
+}
+_SET_BOARD_MESSAGE = "UPDATE rounds SET board_message_id = :message_id WHERE id = :round_id"
+_MARK_ANNOUNCED = (
+    "UPDATE rounds SET announced_at_ms = :now WHERE id = :round_id AND announced_at_ms IS NULL"
+)
+_POSTGRES = {
+    statement: Positional.of(statement)
+    for statement in (*_LEASES.values(), _SET_BOARD_MESSAGE, _MARK_ANNOUNCED)
+}
+
+
+class DeliveryRecords:
+    """The leases on a round's board and results and the records that Telegram has them:
+    one ``UPDATE`` each, written as the hot path writes (SQLite: through the writer's
+    batches, ``Database.sqlite_batches``; PostgreSQL: a statement of its own on the bare
+    driver's pool), no unit of work of SQLAlchemy's around it."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
 
     async def lease(
         self, round_id: int, message: Message, *, now_ms: int, lease_ms: int, renew: bool
     ) -> bool:
         """Hold the job of sending ``message`` until ``now_ms + lease_ms`` if it is not
         delivered and (unless ``renew``) nobody holds a lease that has not run out."""
-        delivered, claimed_until = _COLUMNS[message]
-        condition = [RoundRow.id == round_id, delivered.is_(None)]
-        if not renew:
-            condition.append(or_(claimed_until.is_(None), claimed_until <= now_ms))
-        leased = await self.session.execute(
-            update(RoundRow).where(*condition).values({claimed_until: now_ms + lease_ms})
-        )
-        return bool(leased.rowcount)  # type: ignore[attr-defined]
+        params = {"round_id": round_id, "now": now_ms, "claimed_until": now_ms + lease_ms}
+        return await self._update(_LEASES[message, renew], params) == 1
 
     async def set_board_message(self, round_id: int, message_id: int) -> None:
         """Telegram has the round's board (``BOARD_REFUSED``: it refused it)."""
-        await self.session.execute(
-            update(RoundRow).where(RoundRow.id == round_id).values(board_message_id=message_id)
-        )
+        await self._update(_SET_BOARD_MESSAGE, {"round_id": round_id, "message_id": message_id})
 
     async def mark_announced(self, round_id: int, now_ms: int) -> None:
         """Telegram took the round's results (or refused them for good)."""
-        await self.session.execute(
-            update(RoundRow)
-            .where(RoundRow.id == round_id, RoundRow.announced_at_ms.is_(None))
-            .values(announced_at_ms=now_ms)
-        )
+        await self._update(_MARK_ANNOUNCED, {"round_id": round_id, "now": now_ms})
+
+    async def _update(self, statement: str, params: dict[str, int]) -> int:
+        """Run one ``UPDATE`` of a round row (by its id); the rows it changed (0 or 1)."""
+        batches = self.db.sqlite_batches
+        if batches is not None:
+            # A body of a batch runs in a savepoint; its one statement needs no more.
+            changed: int = await batches.run(
+                lambda connection: connection.execute(statement, params).rowcount
+            )
+            return changed
+        assert self.db.driver_pool is not None
+        postgres = _POSTGRES[statement]
+        async with self.db.driver_pool.connection() as driver:
+            # Outside a transaction: the statement commits alone. Its status is the
+            # command tag, "UPDATE <rows>".
+            status: str = await driver.execute(postgres.sql, *postgres.arguments(params))
+        return int(status.rsplit(" ", 1)[1])
+
+
+class Deliveries:
+    """Boards and results on their way to the group, as a unit of work reads them."""
+
+    def __init__(self, session: AsyncSession) -> None:
+        self.session = session
 
     async def board_message(self, round_id: int) -> int | None:
         """The board's message id: ``None`` until Telegram has it."""

@@ -5,7 +5,10 @@ commits when its block ends without an error and rolls back otherwise; no reposi
 commits by itself. ``Store.writing()`` gives one that writes, ``Store.reading()`` one on
 a consistent snapshot that blocks no writer, ``Store.round_commands`` runs the hot
 path (a bid, bet, grab or deadline in two round trips) and ``Store.round_starts`` a
-round's start on the same connections.
+round's start on the same connections. Beside them, a few small looks and writes that
+every group takes again and again run as single statements on those connections:
+``autobet_lookup``, ``chat_lookup`` (a group's settings) and ``delivery_records`` (the
+leases on boards and results).
 """
 
 from __future__ import annotations
@@ -16,11 +19,11 @@ from contextlib import asynccontextmanager
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.store.autobets import AutobetLookup, AutobetRepository
-from bot.store.chats import ChatRepository
+from bot.store.chats import ChatLookup, ChatRepository
 from bot.store.client_seeds import ClientSeeds
 from bot.store.console import ConsoleLinkUses, ConsoleQueries
 from bot.store.db import Database
-from bot.store.deliveries import Deliveries
+from bot.store.deliveries import Deliveries, DeliveryRecords
 from bot.store.ledger import Ledger
 from bot.store.people import AuditLog, UserRepository
 from bot.store.queries import Queries
@@ -63,6 +66,8 @@ class Store:
         self.round_commands = RoundCommands(db, bot_id=bot_id)
         self.round_starts = RoundStarts(db, bot_id=bot_id)
         self.autobet_lookup = AutobetLookup(db)
+        self.chat_lookup = ChatLookup(db)
+        self.delivery_records = DeliveryRecords(db)
 
     @asynccontextmanager
     async def writing(self) -> AsyncIterator[UnitOfWork]:

@@ -9,8 +9,10 @@ its round changed undoes only its own writes. Each caller hears of its own comma
 once the batch committed, exactly as if it had run alone; if the commit fails, every
 command of the batch fails and is retried like any transient error.
 
-A batch takes urgent work (a deadline's advance) first and holds at most ``BATCH_MOST``
-commands, so that a deadline waits behind one short batch, never a flood. A command that
+A batch takes urgent work (a deadline's advance, a board's lease) first and holds at most
+``BATCH_MOST`` commands, so that a deadline waits behind one short batch, never a flood;
+ordinary commands ride along with urgent work only while no writer of the general path
+waits for the turn as ordinary work (first come, first served among ordinary work). A command that
 finds nothing else writing or waiting (the write turn free) is written alone, in its
 caller's task: no batch task to start and wake, so one command at a time costs only what
 the command costs.
@@ -171,9 +173,9 @@ class WriteBatches:
                 self._write_while_waiting(), context=contextvars.Context()
             )
 
-    def _take(self) -> list[_Waiting]:
+    def _take(self, ordinary: bool) -> list[_Waiting]:
         batch: list[_Waiting] = []
-        for queue in (self._urgent, self._ordinary):
+        for queue in (self._urgent, self._ordinary) if ordinary else (self._urgent,):
             while queue and len(batch) < self.most:
                 waiting = queue.popleft()
                 if not waiting[1].done():  # its caller gave up before its turn
@@ -183,8 +185,13 @@ class WriteBatches:
     async def _write_while_waiting(self) -> None:
         try:
             while self._urgent or self._ordinary:
-                async with self.write_turn.turn(bool(self._urgent)):
-                    batch = self._take()
+                urgent = bool(self._urgent)
+                async with self.write_turn.turn(urgent):
+                    # A turn taken as urgent went before the general path's writers that
+                    # wait as ordinary work: the commands waiting as ordinary work do not
+                    # ride along past them (else, while urgent work keeps coming, a
+                    # group's /newround waited for seconds behind the bets).
+                    batch = self._take(not urgent or not self.write_turn.ordinary_waiting)
                     if batch:
                         await self._write(batch)
         finally:

@@ -4,6 +4,7 @@ value it has changes nothing and is not audited."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -94,6 +95,19 @@ async def test_setting_the_value_a_setting_has_is_not_a_change(
     assert await _settings_stored(db) == {"rake_bps": 400}
     # The unchanged /set is still an update handled: a redelivery of it is dropped.
     assert await service.change_setting(GROUP, ADMIN, "rake", "4%", update_id=2) is None
+
+
+async def test_a_group_the_bot_never_saw_has_the_defaults_and_a_closed_table(
+    service: GameService,
+) -> None:
+    assert await service.settings(GROUP) == TEST_SETTINGS
+    assert not await service.is_open(GROUP)
+    await service.set_open(GROUP, ADMIN, True)
+    await service.change_setting(GROUP, ADMIN, "rake", "4%")
+    await service.change_setting(GROUP, ADMIN, "pictures", "off")
+    assert await service.is_open(GROUP)
+    changed = dataclasses.replace(TEST_SETTINGS, rake_bps=400, pictures="off")
+    assert await service.settings(GROUP) == changed
 
 
 async def test_a_default_set_again_stays_a_default(service: GameService, db: Database) -> None:

@@ -139,6 +139,34 @@ async def test_a_claimed_board_not_posted_is_claimable_again_once_its_lease_ran_
     assert await service.unposted_boards() == []
 
 
+async def test_a_board_claimed_by_one_worker_is_refused_to_another_until_its_lease_ran_out(
+    database_url: str, service: GameService, clock: Clock
+) -> None:
+    # The other worker has connections of its own (another process): it sees the lease
+    # only once it is committed.
+    other_db = Database.from_url(database_url)
+    try:
+        other = GameService(other_db, service.defaults, clock=clock)
+        await open_table(service)
+        started = await service.start_round(GROUP, actor=ADMIN)
+        assert started.round is not None
+        round_id = started.round.id
+        assert await service.claim_board(round_id, lease_ms=5_000)
+        assert not await other.claim_board(round_id, lease_ms=5_000)
+        clock.advance(3)
+        assert await service.renew_board_claim(round_id, lease_ms=5_000)
+        clock.advance(3)  # past the first lease, within the renewed one
+        assert not await other.claim_board(round_id, lease_ms=5_000)
+        clock.advance(2)
+        assert await other.claim_board(round_id, lease_ms=5_000)
+        assert not await service.claim_board(round_id, lease_ms=5_000)
+        await other.set_board_message(round_id, 42)
+        assert await service.board_message(round_id) == 42
+        assert not await service.renew_board_claim(round_id)
+    finally:
+        await other_db.dispose()
+
+
 async def test_a_void_round_is_found_with_its_reason(service: GameService, clock: Clock) -> None:
     await open_table(service)
     started = await service.start_round(GROUP, actor=ADMIN)

@@ -192,6 +192,33 @@ async def test_urgent_commands_go_in_the_first_batch(db: Database) -> None:
     assert batches.batches == 2
 
 
+async def test_urgent_work_takes_no_command_past_a_general_path_writer_that_came_first(
+    db: Database,
+) -> None:
+    batches = db.sqlite_batches
+    assert batches is not None
+    written: list[int | str] = []
+
+    async def deadline() -> None:
+        with urgent():
+            await batches.run(insert(4, written))  # type: ignore[arg-type]
+
+    async def general_path_writer() -> None:
+        async with db.write_turn():
+            written.append("general")
+
+    async with db.write_turn():
+        tasks = [asyncio.create_task(deadline())]
+        await asyncio.sleep(0)  # the batch waits for the turn as urgent work
+        tasks.append(asyncio.create_task(general_path_writer()))
+        await asyncio.sleep(0)
+        tasks.append(asyncio.create_task(batches.run(insert(1, written))))  # type: ignore[arg-type]
+        await asyncio.sleep(0)
+    await asyncio.gather(*tasks)
+
+    assert written == [4, "general", 1]
+
+
 async def test_a_command_whose_caller_gave_up_before_its_turn_is_not_written(
     db: Database,
 ) -> None:
