@@ -41,6 +41,7 @@ from bot.telegram.handlers.info import InfoHandlers
 from bot.telegram.handlers.play import PlayHandlers
 from bot.telegram.handlers.stats import StatsHandlers
 from bot.telegram.handlers.verify import VerifyHandlers
+from bot.telegram.http import AiohttpRequest
 from bot.telegram.lookups import ChatSettings, People, person_of
 from bot.telegram.messenger import Messenger
 from bot.telegram.observers import BUTTON, MESSAGE, ShellObserver, Unobserved
@@ -274,10 +275,11 @@ def build_application(
         .base_url(config.telegram_base_url)
         .concurrent_updates(ChatOrderedProcessor(game.locks))
     )
-    if request is not None:
-        builder = builder.request(request)
-    if get_updates_request is not None:
-        builder = builder.get_updates_request(get_updates_request)
+    # aiohttp unless the caller brings its own (bot.telegram.http says why).
+    builder = builder.request(request or AiohttpRequest())
+    builder = builder.get_updates_request(
+        get_updates_request or AiohttpRequest(connection_pool_size=1)
+    )
     if rate_limiter:
         builder = builder.rate_limiter(retrying_after_flood(game.observer))
     application = builder.build()

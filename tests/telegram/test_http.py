@@ -1,0 +1,123 @@
+"""The Bot API's transport over aiohttp (``bot.telegram.http``): parameters reach the
+server as python-telegram-bot encodes them (a form, or multipart with a file), and
+failures surface as python-telegram-bot's own errors."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from collections.abc import AsyncIterator
+
+import pytest
+from aiohttp import web
+from telegram import InputFile
+from telegram.error import NetworkError, TimedOut
+from telegram.request import RequestData
+from telegram.request._requestparameter import RequestParameter
+
+from bot.telegram.http import AiohttpRequest
+
+
+@pytest.fixture
+async def server() -> AsyncIterator[tuple[str, list[dict[str, str]]]]:
+    seen: list[dict[str, str]] = []
+
+    async def echo(request: web.Request) -> web.Response:
+        form = await request.post()
+        seen.append(
+            {
+                name: value
+                if isinstance(value, str)
+                else f"file {value.filename}: " + value.file.read().decode()
+                for name, value in form.items()
+            }
+        )
+        return web.json_response({"ok": True, "result": True})
+
+    async def slow(request: web.Request) -> web.Response:
+        await asyncio.sleep(2)
+        return web.json_response({"ok": True, "result": True})
+
+    app = web.Application()
+    app.router.add_post("/echo", echo)
+    app.router.add_post("/slow", slow)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    try:
+        yield f"http://127.0.0.1:{port}", seen
+    finally:
+        await runner.cleanup()
+
+
+async def test_parameters_go_as_a_form_and_files_as_multipart(
+    server: tuple[str, list[dict[str, str]]],
+) -> None:
+    base, seen = server
+    request = AiohttpRequest()
+    await request.initialize()
+    try:
+        form = RequestData(
+            [
+                RequestParameter.from_input("chat_id", -1001),
+                RequestParameter.from_input("text", "hé"),
+            ]
+        )
+        status, body = await request.do_request(f"{base}/echo", "POST", form)
+        assert (status, body) == (200, b'{"ok": true, "result": true}')
+        upload = RequestData(
+            [
+                RequestParameter.from_input("chat_id", -1001),
+                RequestParameter.from_input("photo", InputFile(b"png bytes", filename="board.png")),
+            ]
+        )
+        status, _ = await request.do_request(f"{base}/echo", "POST", upload)
+        assert status == 200
+    finally:
+        await request.shutdown()
+    assert seen == [
+        {"chat_id": "-1001", "text": "hé"},
+        {"chat_id": "-1001", "photo": "file board.png: png bytes"},
+    ]
+
+
+async def test_an_answer_slower_than_the_read_timeout_is_timed_out(
+    server: tuple[str, list[dict[str, str]]],
+) -> None:
+    base, _ = server
+    request = AiohttpRequest(read_timeout=0.2)
+    await request.initialize()
+    try:
+        with pytest.raises(TimedOut):
+            await request.do_request(f"{base}/slow", "POST")
+        # A timeout given to the call wins over the transport's own.
+        status, _ = await request.do_request(f"{base}/slow", "POST", read_timeout=5)
+        assert status == 200
+    finally:
+        await request.shutdown()
+
+
+async def test_a_refused_connection_is_a_network_error() -> None:
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    request = AiohttpRequest()
+    await request.initialize()
+    try:
+        with pytest.raises(NetworkError) as raised:
+            await request.do_request(f"http://127.0.0.1:{port}/echo", "POST")
+        assert not isinstance(raised.value, TimedOut)
+    finally:
+        await request.shutdown()
+
+
+async def test_a_request_before_initialize_or_after_shutdown_is_refused() -> None:
+    request = AiohttpRequest()
+    with pytest.raises(RuntimeError):
+        await request.do_request("http://127.0.0.1:9/echo", "POST")
+    await request.initialize()
+    await request.shutdown()
+    with pytest.raises(RuntimeError):
+        await request.do_request("http://127.0.0.1:9/echo", "POST")
