@@ -101,27 +101,11 @@ async def floor(port: int, calls: int, in_flight: int) -> float:
 async def main_async(args: argparse.Namespace) -> None:
     runner, port = await serve()
     try:
-        rows = [
-            ("floor (asyncio streams)", await floor(port, args.calls, args.in_flight)),
-            (
-                "PTB + HTTPXRequest",
-                await through_bot(
-                    HTTPXRequest(connection_pool_size=args.in_flight),
-                    port,
-                    args.calls,
-                    args.in_flight,
-                ),
-            ),
-            (
-                "PTB + AiohttpRequest",
-                await through_bot(
-                    AiohttpRequest(connection_pool_size=args.in_flight),
-                    port,
-                    args.calls,
-                    args.in_flight,
-                ),
-            ),
-        ]
+        rows = [("floor (asyncio streams)", await floor(port, args.calls, args.in_flight))]
+        for name, transport in (("HTTPXRequest", HTTPXRequest), ("AiohttpRequest", AiohttpRequest)):
+            request = transport(connection_pool_size=args.in_flight)
+            seconds = await through_bot(request, port, args.calls, args.in_flight)
+            rows.append((f"PTB + {name}", seconds))
     finally:
         await runner.cleanup()
     base = rows[0][1]

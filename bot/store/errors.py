@@ -8,6 +8,10 @@ then found in the schema by its table and columns.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import asyncpg
 from sqlalchemy import Index, PrimaryKeyConstraint, UniqueConstraint
 from sqlalchemy.exc import DBAPIError, IntegrityError, InterfaceError, OperationalError
 
@@ -33,6 +37,21 @@ class AlreadyProcessed(Exception):
 
 class RoundAlreadyOpen(Exception):
     """The chat has an open round already (the unique index let one start through)."""
+
+
+@contextmanager
+def transient_postgres_errors() -> Iterator[None]:
+    """On a path that talks to asyncpg directly: a lost connection, a deadlock or a
+    timeout raised as ``TransientDatabaseError`` (worth trying again), any other error
+    as it is."""
+    try:
+        yield
+    except asyncpg.PostgresError as error:
+        if error.sqlstate in TRANSIENT_SQLSTATES:
+            raise TransientDatabaseError(error.sqlstate) from error
+        raise
+    except (asyncpg.InterfaceError, OSError) as error:
+        raise TransientDatabaseError("connection lost") from error
 
 
 def is_transient(error: BaseException) -> bool:

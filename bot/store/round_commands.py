@@ -37,9 +37,9 @@ from bot.store import round_sql as sql
 from bot.store.db import Database
 from bot.store.errors import (
     NOT_NEGATIVE,
-    TRANSIENT_SQLSTATES,
     AlreadyProcessed,
     TransientDatabaseError,
+    transient_postgres_errors,
     violated_constraint,
 )
 from bot.store.round_changes import (
@@ -182,18 +182,12 @@ class RoundCommands:
 
     async def _run_postgres(self, job: _Job) -> Applied | None:
         assert self.db.driver_pool is not None
-        try:
+        with transient_postgres_errors():
             async with self.db.driver_pool.connection() as driver:
                 if not job.skip_locked:
                     return await self._postgres_command(driver, job)
                 async with driver.transaction():
                     return await self._postgres_command(driver, job)
-        except asyncpg.PostgresError as error:
-            if error.sqlstate in TRANSIENT_SQLSTATES:
-                raise TransientDatabaseError(error.sqlstate) from error
-            raise
-        except (asyncpg.InterfaceError, OSError) as error:
-            raise TransientDatabaseError("connection lost") from error
 
     async def _postgres_command(self, driver: Any, job: _Job) -> Applied | None:
         update_id = job.params["update_id"]

@@ -34,10 +34,10 @@ from bot.engine.round import Round, Transition
 from bot.store.db import Database
 from bot.store.errors import (
     ONE_OPEN_ROUND,
-    TRANSIENT_SQLSTATES,
     AlreadyProcessed,
     RoundAlreadyOpen,
     TransientDatabaseError,
+    transient_postgres_errors,
     violated_constraint,
 )
 from bot.store.round_changes import NotOnHotPath
@@ -243,37 +243,34 @@ class RoundStarts:
         user_row: Mapping[str, Any] | None,
     ) -> Transition:
         assert self.db.driver_pool is not None
-        try:
-            async with self.db.driver_pool.connection() as driver, driver.transaction():
-                found = await driver.fetchrow(_POSTGRES_READ.sql, *_POSTGRES_READ.arguments(params))
-                assert found is not None  # the read selects from one row of its own
-                transition, now = self._decide(dict(found), params, decide, clock)
-                if params["update_id"] is not None:
-                    claim = _POSTGRES_CLAIM
-                    claimed = await driver.fetchval(
-                        claim.sql, *claim.arguments({**params, "now": now})
+        with transient_postgres_errors():
+            try:
+                async with self.db.driver_pool.connection() as driver, driver.transaction():
+                    found = await driver.fetchrow(
+                        _POSTGRES_READ.sql, *_POSTGRES_READ.arguments(params)
                     )
-                    if claimed is None:
-                        raise AlreadyProcessed(params["update_id"])
-                if user_row is not None:
-                    touch = _POSTGRES_TOUCH_USER
-                    await driver.execute(touch.sql, *touch.arguments(user_row))
-                stored = _row_of(transition.round, now)
-                insert = _postgres_insert(tuple(stored))
-                round_id = await driver.fetchval(insert.sql, *insert.arguments(stored))
-                clear = _POSTGRES_CLEAR_NEXT_ROUND
-                await driver.execute(clear.sql, *clear.arguments(params))
-                return _with_id(transition, round_id)
-        except asyncpg.UniqueViolationError as error:
-            if violated_constraint(error) == ONE_OPEN_ROUND:
-                raise RoundAlreadyOpen(params["chat_id"]) from None
-            raise
-        except asyncpg.PostgresError as error:
-            if error.sqlstate in TRANSIENT_SQLSTATES:
-                raise TransientDatabaseError(error.sqlstate) from error
-            raise
-        except (asyncpg.InterfaceError, OSError) as error:
-            raise TransientDatabaseError("connection lost") from error
+                    assert found is not None  # the read selects from one row of its own
+                    transition, now = self._decide(dict(found), params, decide, clock)
+                    if params["update_id"] is not None:
+                        claim = _POSTGRES_CLAIM
+                        claimed = await driver.fetchval(
+                            claim.sql, *claim.arguments({**params, "now": now})
+                        )
+                        if claimed is None:
+                            raise AlreadyProcessed(params["update_id"])
+                    if user_row is not None:
+                        touch = _POSTGRES_TOUCH_USER
+                        await driver.execute(touch.sql, *touch.arguments(user_row))
+                    stored = _row_of(transition.round, now)
+                    insert = _postgres_insert(tuple(stored))
+                    round_id = await driver.fetchval(insert.sql, *insert.arguments(stored))
+                    clear = _POSTGRES_CLEAR_NEXT_ROUND
+                    await driver.execute(clear.sql, *clear.arguments(params))
+                    return _with_id(transition, round_id)
+            except asyncpg.UniqueViolationError as error:
+                if violated_constraint(error) == ONE_OPEN_ROUND:
+                    raise RoundAlreadyOpen(params["chat_id"]) from None
+                raise
 
 
 def _with_id(transition: Transition, round_id: int | None) -> Transition:
