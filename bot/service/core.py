@@ -90,7 +90,7 @@ class ServiceCore:
             uow.after_commit.append(partial(self._people_stored.__setitem__, person.id, person))
 
     def _user_row(self, actor: Person | None) -> dict[str, Any] | None:
-        """The ``users`` row a hot-path command stores in its transaction: ``None`` when
+        """The ``users`` row a hot-path command stores with its write: ``None`` when
         this process stored the actor as they are already."""
         if actor is None or self._people_stored.get(actor.id) == actor:
             return None

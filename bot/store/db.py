@@ -3,7 +3,8 @@
 SQLite (the embedded default) runs in WAL mode and starts every transaction with
 ``BEGIN IMMEDIATE``: a transaction that reads and then writes takes the write lock up
 front, so two of them never deadlock on the upgrade. PostgreSQL runs READ COMMITTED;
-round rows are locked with ``SELECT ... FOR UPDATE`` and updated compare-and-set.
+round rows are updated compare-and-set on their version, and locked with ``SELECT ...
+FOR UPDATE`` by the general path and by deadlines (``bot.store.round_commands``).
 """
 
 from __future__ import annotations

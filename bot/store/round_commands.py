@@ -136,10 +136,11 @@ class RoundCommands:
         user_row: Mapping[str, Any] | None = None,
     ) -> Applied | None:
         """Read, decide, write; ``None`` when there is no such round (or, skipping locked
-        rows, another worker holds it). ``user_row`` (``users`` columns) is stored in the
-        same transaction. Raises the engine's ``GameError`` (nothing is written),
-        ``StaleRound``, ``AlreadyProcessed``, ``NotOnHotPath`` or
-        ``TransientDatabaseError``."""
+        rows, another worker holds it). ``user_row`` (``users`` columns) is stored with
+        the write (on PostgreSQL a player's command stores it first, by itself: a command
+        then refused leaves the player stored, which is harmless). Raises the engine's
+        ``GameError`` (nothing is written), ``StaleRound``, ``AlreadyProcessed``,
+        ``NotOnHotPath`` or ``TransientDatabaseError``."""
         job = _Job(
             by_chat=where.chat_id is not None,
             skip_locked=where.skip_locked,
@@ -205,6 +206,10 @@ class RoundCommands:
             return None
         read, transition, write, now = self._decide(row, job)
         before = read.round
+        if write.shoe is not None and not job.skip_locked:
+            # Only deadlines deal today, in a transaction; a command that dealt outside
+            # one could not undo its write if the shoe's check below failed.
+            raise NotOnHotPath("a deal outside a deadline's transaction")
         shoe_id, shoe_offset, shoe_cards = write.shoe or (None, None, None)
         parts = postgres_parts(write, update=update_id is not None)
         parameters = {

@@ -41,7 +41,7 @@ from bot.store.errors import (
     violated_constraint,
 )
 from bot.store.round_changes import NotOnHotPath
-from bot.store.round_sql import SQLITE_CLAIM, TOUCH_USER, Positional
+from bot.store.round_sql import POSTGRES_TOUCH_USER, SQLITE_CLAIM, TOUCH_USER, Positional
 from bot.store.rounds import round_columns
 from bot.store.shoes import ShoeRecord
 
@@ -52,7 +52,6 @@ __all__ = ["DecideStart", "NotOnHotPath", "RoundStarts", "StartRead"]
 class StartRead:
     """What a start depends on, as read in its transaction."""
 
-    chat_known: bool
     is_open: bool
     #: Only what the group's admins changed (the service applies its defaults).
     chat_settings: Mapping[str, Any]
@@ -87,14 +86,13 @@ LEFT JOIN shoes AS s ON s.chat_id = :chat_id AND s.replaced_at_ms IS NULL
 """
 _POSTGRES_READ = Positional.of(_READ)
 _POSTGRES_CLAIM = Positional.of(SQLITE_CLAIM + " RETURNING 1")
-_POSTGRES_TOUCH_USER = Positional.of(TOUCH_USER)
 _CLEAR_NEXT_ROUND = (
     "UPDATE chats SET next_round_at_ms = NULL WHERE id = :chat_id AND next_round_at_ms IS NOT NULL"
 )
 _POSTGRES_CLEAR_NEXT_ROUND = Positional.of(_CLEAR_NEXT_ROUND)
 
-#: The round's columns stored as JSON: a parameter of JSON text (cast on PostgreSQL).
-_JSON_COLUMNS = frozenset({"settings", "shares", "client_seeds"})
+#: The new round's columns stored as JSON: a parameter of JSON text (cast on PostgreSQL).
+_STORED_AS_JSON = frozenset({"settings", "shares", "client_seeds"})
 
 
 @functools.cache
@@ -106,7 +104,7 @@ def _sqlite_insert(columns: tuple[str, ...]) -> str:
 @functools.cache
 def _postgres_insert(columns: tuple[str, ...]) -> Positional:
     values = ", ".join(
-        f"CAST(:{column} AS json)" if column in _JSON_COLUMNS else f":{column}"
+        f"CAST(:{column} AS json)" if column in _STORED_AS_JSON else f":{column}"
         for column in columns
     )
     return Positional.of(
@@ -132,7 +130,7 @@ def _row_of(state: Round, now: int) -> dict[str, Any]:
         "fairness": state.fairness,
         **round_columns(state),
     }
-    for column in _JSON_COLUMNS:
+    for column in _STORED_AS_JSON:
         row[column] = _json_text(row[column])
     return row
 
@@ -197,7 +195,6 @@ class RoundStarts:
             )
         settings = row["settings"]
         read = StartRead(
-            chat_known=row["chat_id"] is not None,
             is_open=bool(row["is_open"]),
             chat_settings=json.loads(settings) if settings else {},
             open_round_id=row["open_round_id"],
@@ -259,7 +256,7 @@ class RoundStarts:
                         if claimed is None:
                             raise AlreadyProcessed(params["update_id"])
                     if user_row is not None:
-                        touch = _POSTGRES_TOUCH_USER
+                        touch = POSTGRES_TOUCH_USER
                         await driver.execute(touch.sql, *touch.arguments(user_row))
                     stored = _row_of(transition.round, now)
                     insert = _postgres_insert(tuple(stored))

@@ -12,8 +12,9 @@ command of the batch fails and is retried like any transient error.
 A batch takes urgent work (a deadline's advance, a board's lease) first and holds at most
 ``BATCH_MOST`` commands, so that a deadline waits behind one short batch, never a flood;
 ordinary commands ride along with urgent work only while no writer of the general path
-waits for the turn as ordinary work (first come, first served among ordinary work). A command that
-finds nothing else writing or waiting (the write turn free) is written alone, in its
+waits for the turn as ordinary work (else, while urgent work keeps coming, such a writer
+would wait behind every command queued after it). A command that finds nothing else
+writing or waiting (the write turn free) is written alone, in its
 caller's task: no batch task to start and wake, so one command at a time costs only what
 the command costs.
 

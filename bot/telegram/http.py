@@ -24,10 +24,14 @@ CONNECTIONS = 256
 class AiohttpRequest(BaseRequest):
     """python-telegram-bot's ``BaseRequest`` over an ``aiohttp.ClientSession``.
 
-    Timeouts as ``HTTPXRequest`` takes them: ``connect_timeout`` to connect,
-    ``read_timeout`` for each read of the answer, ``pool_timeout`` to wait for a free
-    connection. aiohttp has no timeout of its own for writing a request; a write that
-    stalls is caught by the read's timeout once the request is sent.
+    Timeouts as ``HTTPXRequest`` takes them, each ``None`` for no limit:
+    ``connect_timeout`` to connect; ``pool_timeout`` more to wait for a free connection
+    first (aiohttp bounds the two together); ``read_timeout`` for each read of the
+    answer. aiohttp has no timeout for writing the request, so the whole call is bounded
+    by the sum of the four, with ``media_write_timeout`` as the write's when it uploads
+    a file: an upload the server stops taking fails as ``TimedOut``, as with httpx.
+    Proxies and certificates come from the environment (``HTTPS_PROXY``,
+    ``SSL_CERT_FILE``), as httpx takes them.
     """
 
     def __init__(
@@ -38,12 +42,14 @@ class AiohttpRequest(BaseRequest):
         write_timeout: float | None = 5.0,
         connect_timeout: float | None = 5.0,
         pool_timeout: float | None = 1.0,
+        media_write_timeout: float | None = 20.0,
     ) -> None:
         self._connections = connection_pool_size
         self._read_timeout = read_timeout
         self._write_timeout = write_timeout
         self._connect_timeout = connect_timeout
         self._pool_timeout = pool_timeout
+        self._media_write_timeout = media_write_timeout
         self._session: aiohttp.ClientSession | None = None
 
     @property
@@ -55,6 +61,7 @@ class AiohttpRequest(BaseRequest):
             self._session = aiohttp.ClientSession(
                 connector=aiohttp.TCPConnector(limit=self._connections),
                 headers={"User-Agent": self.USER_AGENT},
+                trust_env=True,
             )
 
     async def shutdown(self) -> None:
@@ -74,19 +81,21 @@ class AiohttpRequest(BaseRequest):
     ) -> tuple[int, bytes]:
         if self._session is None or self._session.closed:
             raise RuntimeError("This AiohttpRequest is not initialized!")
+        files = request_data is not None and request_data.contains_files
         pool = _given(pool_timeout, self._pool_timeout)
         connect = _given(connect_timeout, self._connect_timeout)
+        read = _given(read_timeout, self._read_timeout)
+        write = _given(write_timeout, self._media_write_timeout if files else self._write_timeout)
+        steps = (pool, connect, write, read)
         timeout = aiohttp.ClientTimeout(
-            total=None,
+            total=None if None in steps else sum(step or 0.0 for step in steps),
             connect=None if pool is None or connect is None else pool + connect,
             sock_connect=connect,
-            sock_read=_given(read_timeout, self._read_timeout),
+            sock_read=read,
         )
         body: aiohttp.FormData | dict[str, str] | None = None
         if request_data is not None:
-            body = request_data.json_parameters
-            if request_data.contains_files:
-                body = _multipart(request_data)
+            body = _multipart(request_data) if files else request_data.json_parameters
         try:
             async with self._session.request(method, url, data=body, timeout=timeout) as response:
                 return response.status, await response.read()

@@ -121,3 +121,35 @@ async def test_a_request_before_initialize_or_after_shutdown_is_refused() -> Non
     await request.shutdown()
     with pytest.raises(RuntimeError):
         await request.do_request("http://127.0.0.1:9/echo", "POST")
+
+
+async def test_an_upload_the_server_stops_taking_is_timed_out() -> None:
+    """aiohttp times out no write: the call as a whole is bounded instead."""
+    stalled: list[asyncio.StreamWriter] = []
+
+    async def never_read(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        stalled.append(writer)  # kept open, never read: the client's writes fill the buffers
+
+    server = await asyncio.start_server(never_read, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    request = AiohttpRequest(
+        read_timeout=0.2, connect_timeout=0.2, pool_timeout=0.2, media_write_timeout=0.5
+    )
+    await request.initialize()
+    upload = RequestData(
+        [
+            RequestParameter.from_input("chat_id", -1001),
+            RequestParameter.from_input("photo", InputFile(bytes(64 << 20), filename="big.png")),
+        ]
+    )
+    try:
+        with pytest.raises(TimedOut):
+            await asyncio.wait_for(
+                request.do_request(f"http://127.0.0.1:{port}/sendPhoto", "POST", upload), 10
+            )
+    finally:
+        await request.shutdown()
+        for writer in stalled:
+            writer.close()
+        server.close()
+        await server.wait_closed()
