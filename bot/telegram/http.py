@@ -14,8 +14,12 @@ files) and the same errors (``TimedOut``, ``NetworkError``).
 from __future__ import annotations
 
 import aiohttp
+from aiohttp.helpers import get_env_proxy_for_url
 from telegram.error import NetworkError, TimedOut
 from telegram.request import BaseRequest, RequestData
+from yarl import URL
+
+_Proxy = tuple[URL | None, aiohttp.BasicAuth | None]
 
 #: Connections to the Bot API kept at once (python-telegram-bot's default for its own).
 CONNECTIONS = 256
@@ -30,8 +34,9 @@ class AiohttpRequest(BaseRequest):
     answer. aiohttp has no timeout for writing the request, so the whole call is bounded
     by the sum of the four, with ``media_write_timeout`` as the write's when it uploads
     a file: an upload the server stops taking fails as ``TimedOut``, as with httpx.
-    Proxies and certificates come from the environment (``HTTPS_PROXY``,
-    ``SSL_CERT_FILE``), as httpx takes them.
+    A proxy comes from the environment (``HTTPS_PROXY``, ``NO_PROXY``), as httpx takes
+    it, looked up once per host: aiohttp's own lookup (``trust_env``) reads the
+    environment at every call, which cost 0.26 ms, more than half of a call's CPU.
     """
 
     def __init__(
@@ -51,6 +56,7 @@ class AiohttpRequest(BaseRequest):
         self._pool_timeout = pool_timeout
         self._media_write_timeout = media_write_timeout
         self._session: aiohttp.ClientSession | None = None
+        self._proxies: dict[tuple[str, str | None, int | None], _Proxy] = {}
 
     @property
     def read_timeout(self) -> float | None:
@@ -61,7 +67,6 @@ class AiohttpRequest(BaseRequest):
             self._session = aiohttp.ClientSession(
                 connector=aiohttp.TCPConnector(limit=self._connections),
                 headers={"User-Agent": self.USER_AGENT},
-                trust_env=True,
             )
 
     async def shutdown(self) -> None:
@@ -96,13 +101,28 @@ class AiohttpRequest(BaseRequest):
         body: aiohttp.FormData | dict[str, str] | None = None
         if request_data is not None:
             body = _multipart(request_data) if files else request_data.json_parameters
+        proxy, proxy_auth = self._proxy_for(url)
         try:
-            async with self._session.request(method, url, data=body, timeout=timeout) as response:
+            async with self._session.request(
+                method, url, data=body, timeout=timeout, proxy=proxy, proxy_auth=proxy_auth
+            ) as response:
                 return response.status, await response.read()
         except TimeoutError as error:
             raise TimedOut from error
         except aiohttp.ClientError as error:
             raise NetworkError(f"aiohttp.{error.__class__.__name__}: {error}") from error
+
+    def _proxy_for(self, url: str) -> _Proxy:
+        target = URL(url)
+        key = (target.scheme, target.host, target.port)
+        found = self._proxies.get(key)
+        if found is None:
+            try:
+                found = get_env_proxy_for_url(target)
+            except LookupError:  # none set, or NO_PROXY names the host
+                found = (None, None)
+            self._proxies[key] = found
+        return found
 
 
 def _given(value: float | object | None, default: float | None) -> float | None:

@@ -153,3 +153,24 @@ async def test_an_upload_the_server_stops_taking_is_timed_out() -> None:
             writer.close()
         server.close()
         await server.wait_closed()
+
+
+async def test_a_proxy_set_in_the_environment_carries_the_calls(
+    server: tuple[str, list[dict[str, str]]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As with httpx: ``HTTP_PROXY`` (here the echo server, which answers any host) is
+    where the call goes, unless ``NO_PROXY`` names the host."""
+    base, seen = server
+    monkeypatch.setenv("HTTP_PROXY", base)
+    monkeypatch.setenv("NO_PROXY", "direct.invalid")
+    request = AiohttpRequest(connect_timeout=1)
+    await request.initialize()
+    form = RequestData([RequestParameter.from_input("chat_id", -1001)])
+    try:
+        status, _ = await request.do_request("http://api.telegram.invalid/echo", "POST", form)
+        assert status == 200
+        with pytest.raises(NetworkError):  # not proxied, and no such host
+            await request.do_request("http://direct.invalid/echo", "POST", form)
+    finally:
+        await request.shutdown()
+    assert seen == [{"chat_id": "-1001"}]
