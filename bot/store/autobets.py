@@ -216,18 +216,8 @@ class AutobetLookup:
     async def any_due(self, chat_id: int, round_id: int) -> bool:
         """Whether the group has a standing bet not yet considered for the round."""
         params = {"chat_id": chat_id, "round_id": round_id}
-        reader = self.db.sqlite_reader
-        if reader is not None:
-            row = await reader.run(
-                lambda connection: connection.execute(_ANY_DUE, params).fetchone()
-            )
-            return bool(row[0])
-        assert self.db.driver_pool is not None
-        async with self.db.driver_pool.connection() as driver:
-            found = await driver.fetchval(
-                _ANY_DUE_POSTGRES.sql, *_ANY_DUE_POSTGRES.arguments(params)
-            )
-        return bool(found)
+        row = await self.db.read_one(_ANY_DUE, _ANY_DUE_POSTGRES, params)
+        return bool(row[0])
 
 
 def _as_read(autobets: Sequence[Autobet]) -> ColumnElement[bool]:

@@ -95,15 +95,7 @@ class ChatLookup:
 
     async def get(self, chat_id: int) -> ChatRecord | None:
         """The chat, if the bot has seen it."""
-        params = {"chat_id": chat_id}
-        reader = self.db.sqlite_reader
-        row: Any
-        if reader is not None:
-            row = await reader.run(lambda connection: connection.execute(_CHAT, params).fetchone())
-        else:
-            assert self.db.driver_pool is not None
-            async with self.db.driver_pool.connection() as driver:
-                row = await driver.fetchrow(_CHAT_POSTGRES.sql, *_CHAT_POSTGRES.arguments(params))
+        row = await self.db.read_one(_CHAT, _CHAT_POSTGRES, {"chat_id": chat_id})
         if row is None:
             return None
         chat_id, title, is_open, settings, next_round_at_ms = row

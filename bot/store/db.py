@@ -33,6 +33,7 @@ from sqlalchemy.ext.asyncio import (
 from sqlalchemy.pool import QueuePool
 
 from bot.priority import PriorityTurn, is_urgent
+from bot.store.round_sql import Positional
 from bot.store.write_batches import WriteBatches
 
 _T = TypeVar("_T")
@@ -324,6 +325,19 @@ class Database:
         if engine.dialect.name != "sqlite":
             return cls(engine)
         return cls(engine, create_engine(url, read_only=True, **options))
+
+    async def read_one(self, sqlite: str, postgres: Positional, params: dict[str, Any]) -> Any:
+        """The first row of one read on the hot path's connections (SQLite: the reader's
+        thread; PostgreSQL: the bare driver's pool), no transaction of SQLAlchemy's
+        around it: ``sqlite`` or ``postgres``, the same read in each one's dialect; the
+        row by name or position, ``None`` if there is none."""
+        if self.sqlite_reader is not None:
+            return await self.sqlite_reader.run(
+                lambda connection: connection.execute(sqlite, params).fetchone()
+            )
+        assert self.driver_pool is not None
+        async with self.driver_pool.connection() as driver:
+            return await driver.fetchrow(postgres.sql, *postgres.arguments(params))
 
     @asynccontextmanager
     async def connection_turn(self) -> AsyncIterator[None]:

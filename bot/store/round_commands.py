@@ -167,16 +167,7 @@ class RoundCommands:
         """A round as stored, with every bet and grab, in one read that locks nothing (what
         its board shows: the general path's load takes three statements)."""
         params = {**sql.NOBODY, "round_id": round_id}
-        reader = self.db.sqlite_reader
-        if reader is not None:
-            row = await reader.run(
-                lambda connection: connection.execute(sql.SQLITE_WHOLE, params).fetchone()
-            )
-        else:
-            assert self.db.driver_pool is not None
-            async with self.db.driver_pool.connection() as driver:
-                statement = sql.POSTGRES_WHOLE
-                row = await driver.fetchrow(statement.sql, *statement.arguments(params))
+        row = await self.db.read_one(sql.SQLITE_WHOLE, sql.POSTGRES_WHOLE, params)
         return None if row is None else parse_read(row, None, self.settings_of).round
 
     # -- PostgreSQL ---------------------------------------------------------------------
