@@ -19,7 +19,7 @@ from bot.service.game import GameService
 from bot.store.db import Database
 from tests.conftest import Clock
 from tests.store.helpers import ADMIN, DEALER, GROUP, TEST_SETTINGS, fund, open_table
-from tests.store.test_hot_path import trips
+from tests.store.test_hot_path import counting, trips
 
 OTHER_GROUP = GROUP - 1
 
@@ -57,7 +57,7 @@ async def test_a_group_that_played_before_starts_its_round_in_one_call(
         monkeypatch.setattr(
             round_service.RoundUseCases,
             "_start_whole",
-            _counting(seen, "general start", general),
+            counting(seen, "general start", general),
         )
         started = await service.start_round(GROUP, actor=ADMIN, update_id=501)
     monkeypatch.undo()
@@ -85,14 +85,6 @@ async def test_a_table_opened_starts_its_first_round_on_the_hot_path(
 
     assert seen == _one_start(db, update=False)
     assert started.round is not None and started.round.phase.value == "bidding"
-
-
-def _counting(seen: Counter[str], name: str, original: Any) -> Any:
-    async def wrapper(*args: Any, **kwargs: Any) -> Any:
-        seen[name] += 1
-        return await original(*args, **kwargs)
-
-    return wrapper
 
 
 def _as_started(state: Round) -> Round:
@@ -196,7 +188,7 @@ async def test_a_shoe_to_retire_sends_the_start_to_the_general_path(
     seen: Counter[str] = Counter()
     general = round_service.RoundUseCases._start_whole
     monkeypatch.setattr(
-        round_service.RoundUseCases, "_start_whole", _counting(seen, "general start", general)
+        round_service.RoundUseCases, "_start_whole", counting(seen, "general start", general)
     )
     started = await service.start_round(GROUP, actor=ADMIN)
 
