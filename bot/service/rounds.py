@@ -401,11 +401,11 @@ class RoundUseCases(ServiceCore):
             update_id=update_id,
             user_row=user_row,
         )
-        self._remember_stored(actor, user_row)
         if applied is None:
             if chat_id is not None:
                 raise RuleViolation("stale_button" if round_id else "no_round")
             return CommandResult()
+        self._remember_stored(actor, user_row)
         transition = applied.transition
         return CommandResult(
             transition.round, transition.events, next_round_at_ms=applied.next_round_at_ms

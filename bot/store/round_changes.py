@@ -238,8 +238,9 @@ def _first_shoe_seeds(before: Round, after: Round) -> str | None:
     return None if fixed is None else json.dumps(list(fixed))
 
 
-def postgres_parts(write: RoundWrite, *, update: bool) -> frozenset[str]:
-    """The parts of PostgreSQL's write (``round_sql``) this write needs."""
+def postgres_parts(write: RoundWrite, *, update: bool, user: bool) -> frozenset[str]:
+    """The parts of PostgreSQL's write (``round_sql``) this write needs: ``update`` a
+    processed update to claim, ``user`` the player's ``users`` row to store."""
     needed = {
         "gone": bool(write.gone),
         "placed": bool(write.placed),
@@ -250,6 +251,7 @@ def postgres_parts(write: RoundWrite, *, update: bool) -> frozenset[str]:
         "shoe": write.shoe is not None,
         "next_round": write.next_round_at is not None,
         "update": update,
+        "user": user,
     }
     return frozenset(name for name, wanted in needed.items() if wanted)
 

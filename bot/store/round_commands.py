@@ -137,8 +137,8 @@ class RoundCommands:
     ) -> Applied | None:
         """Read, decide, write; ``None`` when there is no such round (or, skipping locked
         rows, another worker holds it). ``user_row`` (``users`` columns) is stored with
-        the write (on PostgreSQL a player's command stores it first, by itself: a command
-        then refused leaves the player stored, which is harmless). Raises the engine's
+        the write, so only if the command changed the round on PostgreSQL (on SQLite
+        also when there was no round: harmless either way). Raises the engine's
         ``GameError`` (nothing is written), ``StaleRound``, ``AlreadyProcessed``,
         ``NotOnHotPath`` or ``TransientDatabaseError``."""
         job = _Job(
@@ -183,9 +183,6 @@ class RoundCommands:
 
     async def _postgres_command(self, driver: Any, job: _Job) -> Applied | None:
         update_id = job.params["update_id"]
-        if job.user_row is not None:
-            touch = sql.POSTGRES_TOUCH_USER
-            await driver.execute(touch.sql, *touch.arguments(job.user_row))
         read_statement = sql.POSTGRES_READS[(job.by_chat, job.skip_locked)]
         row = await driver.fetchrow(read_statement.sql, *read_statement.arguments(job.params))
         if row is None:
@@ -202,7 +199,7 @@ class RoundCommands:
             # one could not undo its write if the shoe's check below failed.
             raise NotOnHotPath("a deal outside a deadline's transaction")
         shoe_id, shoe_offset, shoe_cards = write.shoe or (None, None, None)
-        parts = postgres_parts(write, update=update_id is not None)
+        parts = postgres_parts(write, update=update_id is not None, user=job.user_row is not None)
         parameters = {
             **write.round,
             **postgres_arrays(write, parts),
@@ -219,6 +216,8 @@ class RoundCommands:
             "bot_id": self.bot_id,
             "update_id": update_id,
         }
+        if job.user_row is not None:
+            parameters.update({f"person_{name}": value for name, value in job.user_row.items()})
         statement = sql.postgres_write(tuple(write.round), parts)
         try:
             result = await driver.fetchrow(statement.sql, *statement.arguments(parameters))

@@ -258,6 +258,16 @@ _POSTGRES_PARTS = {
     UPDATE chats SET next_round_at_ms = CAST(:next_round_at AS bigint)
     FROM cas WHERE chats.id = :chat_id
 )""",
+    "user": """person AS (
+    INSERT INTO users (id, username, first_name, last_name, seen_at_ms)
+    SELECT CAST(:person_id AS bigint), CAST(:person_username AS varchar),
+           CAST(:person_first_name AS varchar), CAST(:person_last_name AS varchar),
+           CAST(:person_seen_at_ms AS bigint)
+    FROM cas
+    ON CONFLICT (id) DO UPDATE SET username = excluded.username,
+        first_name = excluded.first_name, last_name = excluded.last_name,
+        seen_at_ms = excluded.seen_at_ms
+)""",
     "update": """claimed AS (
     INSERT INTO processed_updates (bot_id, update_id, processed_at_ms)
     SELECT :bot_id, CAST(:update_id AS bigint), :now FROM cas

@@ -12,6 +12,7 @@ from typing import Any
 
 import asyncpg
 import pytest
+from sqlalchemy import text
 
 from bot.engine.errors import RuleViolation
 from bot.engine.settings import Settings
@@ -128,6 +129,41 @@ async def test_every_step_of_a_round_takes_one_read_and_one_write(
     state = await service.round(round_id)
     assert state is not None and state.phase.value == "settled"
     assert len(await service.results(round_id)) == len(bettors) + 1
+
+
+async def _stored_name(db: Database, user_id: int) -> str | None:
+    async with db.engine.connect() as connection:
+        found = await connection.execute(
+            text("SELECT first_name FROM users WHERE id = :id"), {"id": user_id}
+        )
+        return found.scalar_one_or_none()
+
+
+async def test_a_players_first_command_is_stored_with_its_write_in_the_same_round_trips(
+    db: Database, clock: Clock, monkeypatch: pytest.MonkeyPatch, seeds: Any
+) -> None:
+    service = GameService(db, TEST_SETTINGS, clock=clock, seed_source=seeds)
+    await open_table(service)
+    await fund(service, DEALER, 100_000)
+    newcomer = dataclasses.replace(PLAYERS[0], first_name="Newcomer")
+    await fund(service, PLAYERS[0], 50_000)
+    started = await service.start_round(GROUP, actor=ADMIN)
+    assert started.round is not None
+    await service.bid(GROUP, DEALER, 10_000)
+    clock.advance(TEST_SETTINGS.bid_seconds)
+    await service.advance(started.round.id)
+    # Refused by the engine: nothing is written, the player's new name neither.
+    with pytest.raises(RuleViolation):
+        await service.bet(GROUP, newcomer, 10**9, update_id=501)
+    if db.dialect == "postgresql":
+        assert await _stored_name(db, newcomer.id) != "Newcomer"
+
+    placed = service.bet(GROUP, newcomer, TEST_SETTINGS.min_bet, update_id=502)
+    assert await _one_command(db, monkeypatch, placed) == _per_command(db)
+    assert await _stored_name(db, newcomer.id) == "Newcomer"
+    # Stored as they are: the next command does not store them again.
+    changed = service.bet(GROUP, newcomer, TEST_SETTINGS.min_bet * 2, update_id=503)
+    assert await _one_command(db, monkeypatch, changed) == _per_command(db)
 
 
 async def test_chips_spent_since_the_read_refuse_the_bet_and_change_nothing(
