@@ -40,7 +40,6 @@ visible. It asserts nothing about times.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
 import statistics
 import sys
@@ -57,6 +56,7 @@ from sqlalchemy.engine import make_url
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bot import event_loop
 from bot.engine.settings import Settings
 from bot.service.console import ConsoleService, RoundFilter
 from bot.service.game import GameService, Person
@@ -459,4 +459,4 @@ async def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(asyncio.run(main()))
+    sys.exit(event_loop.run(main()))

@@ -11,6 +11,7 @@ import time
 from datetime import UTC, datetime
 from functools import partial
 
+from bot import event_loop
 from bot.bootstrap import assemble
 from bot.config import Config
 from bot.store.migrate import redact_url, upgrade
@@ -98,7 +99,7 @@ def run_bot(config: Config) -> None:
     token = config.require_token()
     configure_logging(config.log_level, [token], config.log_format)
     upgrade(config.database_url)
-    asyncio.run(serve(config))
+    event_loop.run(serve(config))
 
 
 def known_username(application: AnyApplication) -> str:
