@@ -176,47 +176,102 @@ class SqliteThread:
         self._thread.shutdown(wait=True)
 
 
-async def _keep_session(connection: asyncpg.Connection) -> None:
-    """Nothing to reset: the hot path leaves no session state behind (no SET, LISTEN or
-    advisory lock; its transactions close in their block). asyncpg's default reset would
-    cost a round trip at every release."""
-
-
 class DriverPool:
-    """The hot path's connections to PostgreSQL: asyncpg's own pool, used through the bare
-    driver. SQLAlchemy's pool costs three greenlet switches and its bookkeeping at every
-    checkout, more than the hot path's two statements cost in Python. Units of work take
-    a slot first, urgent ones (deadlines) before waiting commands, the last few slots for
-    urgent work only (``PriorityTurn``)."""
+    """The hot path's connections to PostgreSQL: bare asyncpg connections, at most
+    ``size`` open, leased one at a time (``async with pool.connection() as driver``).
+    Leases take a slot first, urgent ones (deadlines) before waiting commands, the last
+    few slots for urgent work only (``PriorityTurn``); a freed connection goes to the
+    next lease as it is.
+
+    Written by hand, not asyncpg's pool: a lease of that pool costs as much of the event
+    loop's CPU as a statement (its proxy object, and a task to shield every release:
+    about 70 us against 1 us here), and the hot path leases once for every command.
+    Nothing is reset at release: the hot path leaves no session state behind (no SET,
+    LISTEN or advisory lock; its transactions close in their block). A connection that
+    may be mid-statement (its lease ended by a cancellation, a timeout or a broken
+    connection) is closed at once rather than reused.
+    """
 
     def __init__(self, dsn: str, size: int) -> None:
         self._dsn = dsn
-        self._size = size
         self._turn = PriorityTurn(size, reserved=min(RESERVED_CONNECTIONS, (size - 1) // 2))
-        self._pool: asyncpg.Pool | None = None
-        self._opening = asyncio.Lock()
+        self._idle: list[asyncpg.Connection] = []
+        self._leased: set[asyncpg.Connection] = set()
+        self._closed = False
 
-    async def _open(self) -> asyncpg.Pool:
-        async with self._opening:
-            if self._pool is None:
-                self._pool = await asyncpg.create_pool(
-                    self._dsn, min_size=1, max_size=self._size, reset=_keep_session
-                )
-        return self._pool
+    def connection(self) -> _Lease:
+        """A connection while inside (after a slot: see the class)."""
+        return _Lease(self)
 
-    @asynccontextmanager
-    async def connection(self) -> AsyncIterator[asyncpg.pool.PoolConnectionProxy]:
-        """A connection of the pool while inside (after a slot: see the class)."""
-        async with self._turn.turn(is_urgent()):
-            pool = self._pool or await self._open()
-            async with pool.acquire() as connection:
-                yield connection
+    async def _acquire(self) -> asyncpg.Connection:
+        if self._closed:
+            raise asyncpg.InterfaceError("the driver pool is closed")
+        await self._turn.acquire(is_urgent())
+        try:
+            connection = self._reusable() or await asyncpg.connect(self._dsn)
+        except BaseException:
+            self._turn.release()
+            raise
+        self._leased.add(connection)
+        return connection
+
+    def _reusable(self) -> asyncpg.Connection | None:
+        while self._idle:
+            connection = self._idle.pop()
+            if not connection.is_closed():  # the server may have closed it meanwhile
+                return connection
+        return None
+
+    def _release(self, connection: asyncpg.Connection, error: BaseException | None) -> None:
+        self._leased.discard(connection)
+        try:
+            if self._closed or not _reusable_after(connection, error):
+                connection.terminate()
+            else:
+                self._idle.append(connection)
+        finally:
+            self._turn.release()
 
     async def close(self) -> None:
-        """Close the pool's connections."""
-        if self._pool is not None:
-            await self._pool.close()
-            self._pool = None
+        """Close the idle connections; a leased one is closed when its lease ends."""
+        self._closed = True
+        idle, self._idle = self._idle, []
+        for connection in idle:
+            await connection.close(timeout=5)
+
+
+def _reusable_after(connection: asyncpg.Connection, error: BaseException | None) -> bool:
+    """Whether a lease that ended with ``error`` (``None``: none) left its connection idle
+    and reusable. A server's error, or one raised by the caller between statements, leaves
+    it idle; a cancellation, a timeout or a broken connection may leave a statement in
+    flight."""
+    if connection.is_closed() or connection.is_in_transaction():
+        return False
+    if error is None:
+        return True
+    return isinstance(error, Exception) and not isinstance(
+        error, asyncpg.InterfaceError | OSError | TimeoutError
+    )
+
+
+class _Lease:
+    """One lease of a ``DriverPool`` connection, as an async context manager (a class, not
+    a generator: the hot path enters one for every command)."""
+
+    __slots__ = ("_connection", "_pool")
+
+    def __init__(self, pool: DriverPool) -> None:
+        self._pool = pool
+        self._connection: asyncpg.Connection | None = None
+
+    async def __aenter__(self) -> asyncpg.Connection:
+        self._connection = await self._pool._acquire()
+        return self._connection
+
+    async def __aexit__(self, kind: Any, error: BaseException | None, traceback: Any) -> None:
+        if self._connection is not None:
+            self._pool._release(self._connection, error)
+            self._connection = None
 
 
 #: Commits of the hot path's SQLite writer between two checkpoints of the write-ahead

@@ -1,0 +1,112 @@
+"""The hot path's own pool of PostgreSQL connections (``DriverPool``): connections are
+reused, never more than its size are open, and one a lease may have left mid-statement is
+closed rather than handed to the next command."""
+
+from __future__ import annotations
+
+import asyncio
+
+import asyncpg
+import pytest
+from sqlalchemy.engine import make_url
+
+from bot.engine.errors import RuleViolation
+from bot.priority import urgent
+from bot.store.db import DriverPool
+
+
+@pytest.fixture
+async def pool(postgres_url: str) -> DriverPool:
+    dsn = make_url(postgres_url).set(drivername="postgresql").render_as_string(False)
+    driver_pool = DriverPool(dsn, 3)
+    yield driver_pool  # type: ignore[misc]
+    await driver_pool.close()
+
+
+async def _backend(pool: DriverPool) -> int:
+    async with pool.connection() as driver:
+        pid: int = await driver.fetchval("SELECT pg_backend_pid()")
+        return pid
+
+
+async def test_a_connection_is_reused_lease_after_lease(pool: DriverPool) -> None:
+    assert len({await _backend(pool) for _ in range(5)}) == 1
+
+
+async def test_never_more_connections_than_its_size_and_urgent_work_has_the_last(
+    pool: DriverPool,
+) -> None:
+    # Of three connections, one is for urgent work only: two ordinary leases at a time.
+    open_now = 0
+    most = 0
+
+    async def lease() -> int:
+        nonlocal open_now, most
+        async with pool.connection() as driver:
+            open_now += 1
+            most = max(most, open_now)
+            await driver.execute("SELECT pg_sleep(0.02)")
+            open_now -= 1
+            pid: int = driver.get_server_pid()
+            return pid
+
+    backends = await asyncio.gather(*(lease() for _ in range(12)))
+    assert most == 2
+    assert len(set(backends)) == 2
+    with urgent():
+        backends_urgent = await asyncio.gather(*(lease() for _ in range(6)))
+    assert len(set(backends_urgent)) == 3
+
+
+async def test_errors_between_or_from_statements_keep_the_connection(pool: DriverPool) -> None:
+    first = await _backend(pool)
+    with pytest.raises(RuleViolation):
+        async with pool.connection() as driver:
+            await driver.fetchval("SELECT 1")
+            raise RuleViolation("not_enough_chips_to_bet")
+    with pytest.raises(asyncpg.DivisionByZeroError):
+        async with pool.connection() as driver:
+            await driver.fetchval("SELECT 1 / 0")
+    assert await _backend(pool) == first
+
+
+async def test_a_lease_cancelled_mid_statement_closes_its_connection(pool: DriverPool) -> None:
+    first = await _backend(pool)
+    held: list[asyncpg.Connection] = []
+
+    async def slow() -> None:
+        async with pool.connection() as driver:
+            held.append(driver)
+            await driver.execute("SELECT pg_sleep(5)")
+
+    task = asyncio.create_task(slow())
+    while not held:
+        await asyncio.sleep(0.01)
+    await asyncio.sleep(0.05)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert held[0].is_closed()
+    second = await _backend(pool)
+    assert second != first
+    assert await _backend(pool) == second  # and the new one is reused in turn
+
+
+async def test_a_transaction_left_open_is_not_handed_on(pool: DriverPool) -> None:
+    first = await _backend(pool)
+    async with pool.connection() as driver:
+        await driver.execute("BEGIN")
+    assert await _backend(pool) != first
+
+
+async def test_closing_closes_idle_connections_and_leased_ones_at_their_end(
+    pool: DriverPool,
+) -> None:
+    async with pool.connection() as leased:
+        async with pool.connection() as idle:
+            pass
+        await pool.close()
+        assert idle.is_closed() and not leased.is_closed()
+    assert leased.is_closed()
+    with pytest.raises(asyncpg.InterfaceError):
+        await _backend(pool)
