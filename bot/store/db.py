@@ -386,13 +386,31 @@ class Database:
         thread; PostgreSQL: the bare driver's pool), no transaction of SQLAlchemy's
         around it: ``sqlite`` or ``postgres``, the same read in each one's dialect; the
         row by name or position, ``None`` if there is none."""
+        return await self._read(sqlite, postgres, params, every_row=False)
+
+    async def read_all(
+        self, sqlite: str, postgres: Positional, params: dict[str, Any]
+    ) -> list[Any]:
+        """Every row of one read, as ``read_one`` reads (in the statement's order)."""
+        rows: list[Any] = await self._read(sqlite, postgres, params, every_row=True)
+        return rows
+
+    async def _read(
+        self, sqlite: str, postgres: Positional, params: dict[str, Any], *, every_row: bool
+    ) -> Any:
         if self.sqlite_reader is not None:
-            return await self.sqlite_reader.run(
-                lambda connection: connection.execute(sqlite, params).fetchone()
-            )
+
+            def fetch(connection: sqlite3.Connection) -> Any:
+                cursor = connection.execute(sqlite, params)
+                return cursor.fetchall() if every_row else cursor.fetchone()
+
+            return await self.sqlite_reader.run(fetch)
         assert self.driver_pool is not None
+        arguments = postgres.arguments(params)
         async with self.driver_pool.connection() as driver:
-            return await driver.fetchrow(postgres.sql, *postgres.arguments(params))
+            if every_row:
+                return await driver.fetch(postgres.sql, *arguments)
+            return await driver.fetchrow(postgres.sql, *arguments)
 
     @asynccontextmanager
     async def connection_turn(self) -> AsyncIterator[None]:

@@ -46,7 +46,7 @@ def trips(monkeypatch: pytest.MonkeyPatch) -> Iterator[Counter[str]]:
     seen: Counter[str] = Counter()
 
     connection = asyncpg.connection.Connection
-    for method in ("fetchrow", "fetchval", "execute"):
+    for method in ("fetch", "fetchrow", "fetchval", "execute"):
         monkeypatch.setattr(
             connection, method, counting(seen, "postgres", getattr(connection, method))
         )
