@@ -517,15 +517,11 @@ class RoundUseCases(ServiceCore):
 
     async def due_rounds(self) -> list[tuple[int, int]]:
         """Open rounds whose deadline has passed: (round id, chat id), most overdue first."""
-        now = self.clock()
-        async with self.store.reading() as uow:
-            return await uow.queries.due_rounds(now)
+        return await self.store.due_lookup.rounds(self.clock())
 
     async def due_chat_ids(self) -> list[int]:
         """Open tables whose pause after a settled round is over."""
-        now = self.clock()
-        async with self.store.reading() as uow:
-            return await uow.queries.due_chat_ids(now)
+        return await self.store.due_lookup.chat_ids(self.clock())
 
     async def open_rounds(self) -> list[Round]:
         """Every open round (to reschedule their deadlines after a start), in a fixed number

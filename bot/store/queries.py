@@ -1,5 +1,5 @@
 """The read side: what the bot shows (/history, /ledger, /audit, /balance everywhere, names)
-and what a start or the sweep reloads (open, due and unannounced rounds).
+and what a start or the sweep reloads (open and unannounced rounds).
 
 Each query reads through an index and stops at what it returns, so it costs the same
 however long a group's history is; loading many rounds takes a fixed number of statements
@@ -173,22 +173,6 @@ class Queries:
             ),
         )
         return list(zip(states, await repository.endings(states), strict=True))
-
-    async def due_rounds(self, now_ms: int) -> list[tuple[int, int]]:
-        """Open rounds whose deadline has passed: (round id, chat id), most overdue first."""
-        rows = await self.session.execute(
-            select(RoundRow.id, RoundRow.chat_id)
-            .where(RoundRow.phase.in_(OPEN_PHASES), RoundRow.deadline_ms <= now_ms)
-            .order_by(RoundRow.deadline_ms)
-        )
-        return [(round_id, chat_id) for round_id, chat_id in rows]
-
-    async def due_chat_ids(self, now_ms: int) -> list[int]:
-        """Open tables whose pause after a settled round is over."""
-        rows = await self.session.scalars(
-            select(Chat.id).where(Chat.is_open.is_(True), Chat.next_round_at_ms <= now_ms)
-        )
-        return list(rows)
 
     async def history(self, chat_id: int, limit: int) -> list[RoundSummary]:
         """The chat's latest rounds, newest first, with the dealer's net where settled."""

@@ -6,9 +6,9 @@ commits by itself. ``Store.writing()`` gives one that writes, ``Store.reading()`
 a consistent snapshot that blocks no writer, ``Store.round_commands`` runs the hot
 path (a bid, bet, grab or deadline in two round trips) and ``Store.round_starts`` a
 round's start on the same connections. Beside them, a few small looks and writes that
-every group takes again and again run as single statements on those connections:
-``autobet_lookup``, ``chat_lookup`` (a group's settings) and ``delivery_records`` (the
-leases on boards and results).
+every group or the sweep takes again and again run as single statements on those
+connections: ``autobet_lookup``, ``chat_lookup`` (a group's settings), ``delivery_records``
+(the leases on boards and results) and ``due_lookup`` (rounds and tables due).
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from bot.store.client_seeds import ClientSeeds
 from bot.store.console import ConsoleLinkUses, ConsoleQueries
 from bot.store.db import Database
 from bot.store.deliveries import Deliveries, DeliveryRecords
+from bot.store.due import DueLookup
 from bot.store.ledger import Ledger
 from bot.store.people import AuditLog, UserRepository
 from bot.store.queries import Queries
@@ -68,6 +69,7 @@ class Store:
         self.autobet_lookup = AutobetLookup(db)
         self.chat_lookup = ChatLookup(db)
         self.delivery_records = DeliveryRecords(db)
+        self.due_lookup = DueLookup(db)
 
     @asynccontextmanager
     async def writing(self) -> AsyncIterator[UnitOfWork]:
