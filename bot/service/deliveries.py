@@ -65,23 +65,28 @@ class DeliveryUseCases(ServiceCore):
         ``unclaimed_grace_ms`` ago and were never claimed are left to the worker that ended
         them (the sweep passes the lease's length: that worker has it queued)."""
         now = self.clock()
+        # Nearly always none (the sweep asks every second): one cheap statement finds
+        # that; the rounds are loaded whole only when there are some. One announced in
+        # between is loaded all the same: claiming it refuses it, as it refuses one
+        # announced after any read.
+        round_ids = await self.store.delivery_lookup.unannounced(
+            now_ms=now, since_ms=now - within_ms, unclaimed_grace_ms=unclaimed_grace_ms
+        )
+        if not round_ids:
+            return []
         async with self.store.reading() as uow:
-            return await uow.queries.unannounced(
-                now_ms=now, since_ms=now - within_ms, unclaimed_grace_ms=unclaimed_grace_ms
-            )
+            return await uow.queries.ended_rounds(round_ids)
 
     async def unposted_boards(self, *, unclaimed_grace_ms: int = 0) -> list[tuple[int, int]]:
         """Open rounds whose board is not posted and that no worker is posting: (round id,
         chat id). Rounds that started less than ``unclaimed_grace_ms`` ago and were never
         claimed are left to the worker that started them. (An ended round's results say
         all its board would.)"""
-        async with self.store.reading() as uow:
-            return await uow.deliveries.unposted_boards(
-                now_ms=self.clock(), unclaimed_grace_ms=unclaimed_grace_ms
-            )
+        return await self.store.delivery_lookup.unposted_boards(
+            now_ms=self.clock(), unclaimed_grace_ms=unclaimed_grace_ms
+        )
 
     async def board_message(self, round_id: int) -> int | None:
         """The message id of a round's live board; ``None`` until Telegram has it,
         ``BOARD_REFUSED`` if it refused it."""
-        async with self.store.reading() as uow:
-            return await uow.deliveries.board_message(round_id)
+        return await self.store.delivery_lookup.board_message(round_id)

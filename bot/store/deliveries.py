@@ -1,6 +1,6 @@
 """The delivery of boards and results: the leases and the records that Telegram has them
-(``DeliveryRecords``, a statement each on the hot path's connections), and what the
-sweep and the board read of them in a unit of work (``Deliveries``).
+(``DeliveryRecords``), and what the sweep and the board read of them (``DeliveryLookup``):
+a statement each on the hot path's connections.
 
 A round row is the intent to post its board (``board_message_id IS NULL``) and, once it
 ended, to send its results (``announced_at_ms IS NULL``): both are written in the
@@ -15,14 +15,11 @@ only a crash between Telegram's answer and recording it repeats one.
 from __future__ import annotations
 
 from enum import Enum
-
-from sqlalchemy import and_, or_, select
-from sqlalchemy.ext.asyncio import AsyncSession
+from typing import Any
 
 from bot.store.db import Database
-from bot.store.models import RoundRow
+from bot.store.models import OPEN_PHASES_SQL
 from bot.store.round_sql import Positional
-from bot.store.rounds import OPEN_PHASES
 
 #: ``board_message_id`` of a round whose board Telegram refused: it is not tried again.
 BOARD_REFUSED = 0
@@ -110,39 +107,72 @@ class DeliveryRecords:
         return int(status.rsplit(" ", 1)[1])
 
 
-class Deliveries:
-    """Boards and results on their way to the group, as a unit of work reads them."""
+#: Open rounds whose board is not posted and that no worker is posting (a lease ran out,
+#: or none was taken and the round started before ``:unclaimed_before``).
+_UNPOSTED_BOARDS = f"""
+SELECT id, chat_id FROM rounds
+WHERE {OPEN_PHASES_SQL} AND board_message_id IS NULL
+  AND (board_claimed_until_ms <= :now
+       OR (board_claimed_until_ms IS NULL AND started_at_ms <= :unclaimed_before))
+ORDER BY id
+"""
+#: Ended rounds whose results have not gone out and that no worker is sending. The first
+#: three conditions are ix_rounds_unannounced's (its partial condition, then its columns),
+#: so that a plan can read that small index (SQLite's does; PostgreSQL's reads it or the
+#: window's range of the index on ended_at_ms).
+_UNANNOUNCED = """
+SELECT id FROM rounds
+WHERE announced_at_ms IS NULL AND phase IN ('settled', 'void') AND ended_at_ms >= :since
+  AND (announcement_claimed_until_ms <= :now
+       OR (announcement_claimed_until_ms IS NULL AND ended_at_ms <= :unclaimed_before))
+ORDER BY id
+"""
+_BOARD_MESSAGE = "SELECT board_message_id FROM rounds WHERE id = :round_id"
+_READS_POSTGRES = {
+    statement: Positional.of(statement)
+    for statement in (_UNPOSTED_BOARDS, _UNANNOUNCED, _BOARD_MESSAGE)
+}
 
-    def __init__(self, session: AsyncSession) -> None:
-        self.session = session
+
+class DeliveryLookup:
+    """What the sweep and the board read of deliveries: one statement each on a connection
+    of the hot path's (SQLite: the reader's thread; PostgreSQL: the bare driver's pool),
+    no transaction of SQLAlchemy's around it. The sweep reads them every second, and
+    finds nothing nearly every time: through a unit of work each read cost a session,
+    several thread hops and the statement's compilation."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
 
     async def board_message(self, round_id: int) -> int | None:
-        """The board's message id: ``None`` until Telegram has it."""
-        message_id: int | None = await self.session.scalar(
-            select(RoundRow.board_message_id).where(RoundRow.id == round_id)
-        )
-        return message_id
+        """The board's message id: ``None`` until Telegram has it (or no such round)."""
+        params = {"round_id": round_id}
+        row = await self.db.read_one(_BOARD_MESSAGE, _READS_POSTGRES[_BOARD_MESSAGE], params)
+        return None if row is None else row[0]
 
     async def unposted_boards(
         self, *, now_ms: int, unclaimed_grace_ms: int
     ) -> list[tuple[int, int]]:
         """Open rounds whose board is not posted and that no worker is posting: (round id,
-        chat id); one never claimed is left to the worker that started it for
+        chat id), by id; one never claimed is left to the worker that started it for
         ``unclaimed_grace_ms``."""
-        claimed_until = RoundRow.board_claimed_until_ms
-        rows = await self.session.execute(
-            select(RoundRow.id, RoundRow.chat_id)
-            .where(
-                RoundRow.phase.in_(OPEN_PHASES),
-                RoundRow.board_message_id.is_(None),
-                or_(
-                    claimed_until <= now_ms,
-                    and_(
-                        claimed_until.is_(None),
-                        RoundRow.started_at_ms <= now_ms - unclaimed_grace_ms,
-                    ),
-                ),
-            )
-            .order_by(RoundRow.id)
-        )
-        return [(round_id, chat_id) for round_id, chat_id in rows.tuples()]
+        params = {"now": now_ms, "unclaimed_before": now_ms - unclaimed_grace_ms}
+        rows = await self._read_all(_UNPOSTED_BOARDS, params)
+        return [(round_id, chat_id) for round_id, chat_id in rows]
+
+    async def unannounced(
+        self, *, now_ms: int, since_ms: int, unclaimed_grace_ms: int
+    ) -> list[int]:
+        """The ids of the rounds that ended at ``since_ms`` or later, whose results have not
+        gone out and that no worker is sending (no lease running at ``now_ms``; a round
+        never claimed is left to the worker that ended it for ``unclaimed_grace_ms``), by
+        id."""
+        params = {
+            "now": now_ms,
+            "since": since_ms,
+            "unclaimed_before": now_ms - unclaimed_grace_ms,
+        }
+        return [round_id for (round_id,) in await self._read_all(_UNANNOUNCED, params)]
+
+    async def _read_all(self, statement: str, params: dict[str, int]) -> list[Any]:
+        return await self.db.read_all(statement, _READS_POSTGRES[statement], params)

@@ -1,5 +1,6 @@
 """The read side: what the bot shows (/history, /ledger, /audit, /balance everywhere, names)
-and what a start or the sweep reloads (open and unannounced rounds).
+and what a start or the sweep reloads (open rounds, and ended ones whose results are to go
+out).
 
 Each query reads through an index and stops at what it returns, so it costs the same
 however long a group's history is; loading many rounds takes a fixed number of statements
@@ -14,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import and_, func, literal, or_, select, union_all
+from sqlalchemy import func, literal, select, union_all
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.engine.round import Phase, Round, RoundSettled, RoundVoided
@@ -34,7 +35,6 @@ from bot.store.rounds import DEALER_ROLES, OPEN_PHASES, RoundRepository
 
 #: Postings of each of a player's accounts read per step of a statement's walk back.
 STATEMENT_STEP = 64
-ENDED_PHASES = (Phase.SETTLED.value, Phase.VOID.value)
 
 #: (id, first name, username, last name) of a user.
 UserName = tuple[int, str, str | None, str | None]
@@ -153,25 +153,13 @@ class Queries:
         """Every open round, by id."""
         return await RoundRepository(self.session).load_many(RoundRow.phase.in_(OPEN_PHASES))
 
-    async def unannounced(
-        self, *, now_ms: int, since_ms: int, unclaimed_grace_ms: int = 0
+    async def ended_rounds(
+        self, round_ids: Sequence[int]
     ) -> list[tuple[Round, RoundSettled | RoundVoided]]:
-        """Rounds that ended at ``since_ms`` or later, whose results have not gone out and
-        that no worker is sending (no lease running at ``now_ms``; a round never claimed is
-        left to the worker that ended it for ``unclaimed_grace_ms``), by id, each with what
-        ended it."""
-        claimed_until = RoundRow.announcement_claimed_until_ms
+        """These ended rounds (``DeliveryLookup.unannounced`` finds them), by id, each with
+        what ended it."""
         repository = RoundRepository(self.session)
-        # The first three match the partial index ix_rounds_unannounced's condition.
-        states = await repository.load_many(
-            RoundRow.announced_at_ms.is_(None),
-            RoundRow.ended_at_ms >= since_ms,
-            RoundRow.phase.in_(ENDED_PHASES),
-            or_(
-                claimed_until <= now_ms,
-                and_(claimed_until.is_(None), RoundRow.ended_at_ms <= now_ms - unclaimed_grace_ms),
-            ),
-        )
+        states = await repository.load_many(RoundRow.id.in_(list(round_ids)))
         return list(zip(states, await repository.endings(states), strict=True))
 
     async def history(self, chat_id: int, limit: int) -> list[RoundSummary]:

@@ -8,7 +8,8 @@ path (a bid, bet, grab or deadline in two round trips) and ``Store.round_starts`
 round's start on the same connections. Beside them, a few small looks and writes that
 every group or the sweep takes again and again run as single statements on those
 connections: ``autobet_lookup``, ``chat_lookup`` (a group's settings), ``delivery_records``
-(the leases on boards and results) and ``due_lookup`` (rounds and tables due).
+(the leases on boards and results), ``delivery_lookup`` (boards and results still to go
+out, a board's message) and ``due_lookup`` (rounds and tables due).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from bot.store.chats import ChatLookup, ChatRepository
 from bot.store.client_seeds import ClientSeeds
 from bot.store.console import ConsoleLinkUses, ConsoleQueries
 from bot.store.db import Database
-from bot.store.deliveries import Deliveries, DeliveryRecords
+from bot.store.deliveries import DeliveryLookup, DeliveryRecords
 from bot.store.due import DueLookup
 from bot.store.ledger import Ledger
 from bot.store.people import AuditLog, UserRepository
@@ -48,7 +49,6 @@ class UnitOfWork:
         self.users = UserRepository(session)
         self.client_seeds = ClientSeeds(session)
         self.audit = AuditLog(session)
-        self.deliveries = Deliveries(session)
         self.updates = ProcessedUpdates(session, bot_id)
         self.queries = Queries(session)
         self.console = ConsoleQueries(session)
@@ -69,6 +69,7 @@ class Store:
         self.autobet_lookup = AutobetLookup(db)
         self.chat_lookup = ChatLookup(db)
         self.delivery_records = DeliveryRecords(db)
+        self.delivery_lookup = DeliveryLookup(db)
         self.due_lookup = DueLookup(db)
 
     @asynccontextmanager
