@@ -110,3 +110,8 @@ async def test_closing_closes_idle_connections_and_leased_ones_at_their_end(
     assert leased.is_closed()
     with pytest.raises(asyncpg.InterfaceError):
         await _backend(pool)
+
+
+async def test_its_statements_are_planned_once_for_any_parameters(pool: DriverPool) -> None:
+    async with pool.connection() as driver:
+        assert await driver.fetchval("SHOW plan_cache_mode") == "force_generic_plan"
