@@ -9,8 +9,10 @@ distinct ``update_id``, one after another (sequential ``service.bet`` calls, no
 concurrency). Beside each bet, on the same database and in the same run, two floors:
 
 - *floor*: one row inserted into ``processed_updates`` and committed through the
-  machinery the hot path uses (SQLite: one call on the writer's thread; PostgreSQL:
-  BEGIN, INSERT, COMMIT on a connection of the hot path's pool, ``DriverPool``);
+  machinery the hot path uses (SQLite: the hot path's write batches, ``WriteBatches``:
+  the process's write turn, one call on the writer's thread, and the log's checkpoints
+  every few commits; PostgreSQL: BEGIN, INSERT, COMMIT on a connection of the hot
+  path's pool, ``DriverPool``);
 - *driver floor*: the same row through a connection of the bench's own (``sqlite3`` on a
   thread of its own; ``asyncpg``), no pool and no SQLAlchemy at all;
 - on PostgreSQL, *statement floor*: the INSERT alone on that connection, committed by
@@ -157,8 +159,8 @@ async def floors(
 ) -> tuple[Commit, Commit, Callable[[], Awaitable[None]], Commit | None]:
     """The floors' operations on ``db`` (see the module's docstring): the store's, the
     driver's, a closer, and PostgreSQL's statement floor."""
-    if db.sqlite_writer is not None:
-        writer = db.sqlite_writer
+    if db.sqlite_batches is not None:
+        batches = db.sqlite_batches
         import sqlite3
         from concurrent.futures import ThreadPoolExecutor
 
@@ -172,7 +174,7 @@ async def floors(
         await loop.run_in_executor(thread, raw.execute, "PRAGMA synchronous=NORMAL")
 
         async def stack(update_id: int, now: int) -> None:
-            await writer.run(lambda c: c.execute(FLOOR_SQL, {"u": update_id, "t": now}))
+            await batches.run(lambda c: c.execute(FLOOR_SQL, {"u": update_id, "t": now}))
 
         def raw_commit(update_id: int, now: int) -> None:
             raw.execute("BEGIN IMMEDIATE")
