@@ -62,6 +62,7 @@ from bot.service.console import ConsoleService, RoundFilter
 from bot.service.game import GameService, Person
 from bot.store.db import Database
 from bot.store.migrate import upgrade_async
+from bot.store.round_sql import Positional
 
 AIM = 2.0
 ADMIN = Person(1, "Admin")
@@ -312,27 +313,59 @@ async def timed(call: Callable[[], Awaitable[object]]) -> float:
 
 
 async def plans(db: Database, dialect: Dialect, call: Callable[[], Awaitable[object]]) -> str:
-    """The plan of each SQL statement ``call`` sends (beyond BEGIN)."""
+    """The plan of each SQL statement ``call`` sends (beyond BEGIN): through SQLAlchemy,
+    and through the hot path's connections (``Database.read_one`` and ``read_all``)."""
     sent: list[tuple[str, Any]] = []
+    sent_bare: list[tuple[str, Positional, dict[str, Any]]] = []
 
     def note(_conn: Any, _cursor: Any, statement: str, parameters: Any, *_: Any) -> None:
         if statement.lstrip().upper().startswith(("SELECT", "WITH")):
             sent.append((statement, parameters))
 
+    read = db._read
+
+    async def noting_read(
+        sqlite: str, postgres: Positional, params: dict[str, Any], *, every_row: bool
+    ) -> Any:
+        sent_bare.append((sqlite, postgres, params))
+        return await read(sqlite, postgres, params, every_row=every_row)
+
     engine = db.read_engine.sync_engine
     event.listen(engine, "before_cursor_execute", note)
+    db._read = noting_read  # type: ignore[method-assign]
     try:
         await call()
     finally:
         event.remove(engine, "before_cursor_execute", note)
+        del db._read
     lines = []
     async with db.read_engine.connect() as connection:
         for statement, parameters in sent:
             lines.append("    " + " ".join(statement.split()))
             plan = await connection.exec_driver_sql(dialect.explain + statement, parameters)
-            for row in plan:
-                lines.append("      | " + " ".join(str(part) for part in row[-1:]))
+            lines += ["      | " + " ".join(str(part) for part in row[-1:]) for row in plan]
+    for sqlite, postgres, params in sent_bare:
+        lines.append("    " + " ".join((sqlite if db.sqlite_reader else postgres.sql).split()))
+        lines += [
+            "      | " + step for step in await _bare_plan(db, dialect, sqlite, postgres, params)
+        ]
     return "\n".join(lines)
+
+
+async def _bare_plan(
+    db: Database, dialect: Dialect, sqlite: str, postgres: Positional, params: dict[str, Any]
+) -> list[str]:
+    """The plan of one read of the hot path's, on its own connections (on PostgreSQL,
+    planned for these parameters)."""
+    if db.sqlite_reader is not None:
+        rows = await db.sqlite_reader.run(
+            lambda connection: connection.execute(dialect.explain + sqlite, params).fetchall()
+        )
+        return [str(row[-1]) for row in rows]
+    assert db.driver_pool is not None
+    async with db.driver_pool.connection() as driver:
+        found = await driver.fetch(dialect.explain + postgres.sql, *postgres.arguments(params))
+    return [str(row[0]) for row in found]
 
 
 async def run(
