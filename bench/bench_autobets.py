@@ -19,6 +19,7 @@ costs no more than the bets would by hand).
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
 import sys
 import tempfile
@@ -30,7 +31,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench_store import on_scratch_postgres
 
-from bot import event_loop
 from bot.engine.round import Phase
 from bot.engine.settings import Settings
 from bot.service.game import GameService, Person
@@ -169,4 +169,4 @@ async def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(event_loop.run(main()))
+    raise SystemExit(asyncio.run(main()))

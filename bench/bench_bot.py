@@ -61,7 +61,6 @@ from telegram import Update
 from telegram.ext import Application, ApplicationBuilder, TypeHandler
 from telegram.request import BaseRequest, RequestData
 
-from bot import event_loop
 from bot.bootstrap import Assembly, assemble
 from bot.config import Config
 from bot.engine.round import MINT, Phase, Posting, Round, available
@@ -1062,7 +1061,7 @@ def main(argv: list[str] | None = None) -> int:
     counter = LogCounter()
     for handler in logging.getLogger().handlers:
         handler.addFilter(counter)
-    code = event_loop.run(main_async(args))
+    code = asyncio.run(main_async(args))
     if counter.skipped:
         runs = ", ".join(f"{job} {count}" for job, count in counter.skipped.items())
         print(f"jobs skipped because their previous run was still going: {runs}", flush=True)

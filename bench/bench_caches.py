@@ -69,7 +69,6 @@ from typing import Any
 
 from bench_bot import TOKEN, MemoryTelegram, TelegramStats, Tracker, message_update
 
-from bot import event_loop
 from bot.bootstrap import assemble
 from bot.config import Config
 from bot.engine.round import Phase
@@ -558,7 +557,7 @@ def main(argv: list[str] | None = None) -> int:
     if min(args.bet_every, args.chatty_every) < 1:
         parser.error("--bet-every and --chatty-every must be at least 1")
     logging.getLogger("apscheduler").setLevel(logging.ERROR)
-    return event_loop.run(main_async(args))
+    return asyncio.run(main_async(args))
 
 
 if __name__ == "__main__":

@@ -40,6 +40,7 @@ visible. It asserts nothing about times.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
 import statistics
 import sys
@@ -56,7 +57,6 @@ from sqlalchemy.engine import make_url
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bot import event_loop
 from bot.engine.settings import Settings
 from bot.service.console import ConsoleService, RoundFilter
 from bot.service.game import GameService, Person
@@ -492,4 +492,4 @@ async def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(event_loop.run(main()))
+    sys.exit(asyncio.run(main()))

@@ -28,7 +28,6 @@ from telegram.request import BaseRequest, HTTPXRequest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bot import event_loop
 from bot.telegram.http import AiohttpRequest
 
 TOKEN = "123456:BENCH-not-a-real-token"
@@ -119,7 +118,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--calls", type=int, default=3000)
     parser.add_argument("--in-flight", type=int, default=16)
-    event_loop.run(main_async(parser.parse_args()))
+    asyncio.run(main_async(parser.parse_args()))
 
 
 if __name__ == "__main__":

@@ -33,7 +33,6 @@ from sqlalchemy.engine import make_url
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bot import event_loop
 from bot.engine.settings import Settings
 from bot.service.game import GameService, Person, wall_clock_ms
 from bot.store import ledger
@@ -220,7 +219,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.groups < 1 or args.players < 1 or args.repeat < 1 or args.groups > 99:
         parser.error("need 1 <= --groups <= 99, --players >= 1, --repeat >= 1")
-    return event_loop.run(worker(args) if args.worker else main_async(args))
+    return asyncio.run(worker(args) if args.worker else main_async(args))
 
 
 if __name__ == "__main__":

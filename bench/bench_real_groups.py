@@ -71,7 +71,6 @@ from sqlalchemy.engine import make_url
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bot import event_loop
 from bot.engine.round import MINT, Posting, available
 from bot.engine.settings import Settings
 from bot.fakegram.client import FakeTelegramClient
@@ -702,7 +701,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if not 1 <= args.players <= 99:
         parser.error("--players must be 1 to 99")
-    event_loop.run(main_async(args))
+    asyncio.run(main_async(args))
 
 
 if __name__ == "__main__":

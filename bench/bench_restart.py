@@ -48,7 +48,6 @@ from typing import Any
 from bench_bot import ADMIN, TOKEN, MemoryTelegram, TelegramStats, bench_commit
 from sqlalchemy import event
 
-from bot import event_loop
 from bot.bootstrap import assemble
 from bot.config import Config
 from bot.engine.settings import Settings
@@ -254,7 +253,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.rounds < 1 or not 0 <= args.overdue <= 1 or args.concurrency < 1:
         parser.error("need --rounds >= 1, 0 <= --overdue <= 1, --concurrency >= 1")
-    return event_loop.run(main_async(args))
+    return asyncio.run(main_async(args))
 
 
 if __name__ == "__main__":

@@ -30,7 +30,6 @@ from typing import Any, cast
 
 from telegram import Bot
 
-from bot import event_loop
 from bot.telegram.budget import Priority, SendRate
 from bot.telegram.messenger import EDIT_COST, Messenger
 
@@ -108,7 +107,7 @@ def main() -> None:
         f"{args.groups} groups' rounds ending together: {len(KINDS) * args.groups} messages "
         f"at {args.rate:g} a second"
     )
-    ordered = event_loop.run(run(args.groups, args.rate, ordered=True, seed=args.seed))
+    ordered = asyncio.run(run(args.groups, args.rate, ordered=True, seed=args.seed))
     report("by priority (the bot):", ordered, floor)
     # The very first message goes at once whatever it is (nothing waits yet); after it,
     # no message may go before a more urgent one that was waiting.
@@ -120,7 +119,7 @@ def main() -> None:
         if first < moment < ordered[urgent][-1]
     )
     print(f"  messages that went before a more urgent one waiting: {out_of_order}")
-    fifo = event_loop.run(run(args.groups, args.rate, ordered=False, seed=args.seed))
+    fifo = asyncio.run(run(args.groups, args.rate, ordered=False, seed=args.seed))
     report("first come, first served (for comparison):", fifo, floor)
     print(
         f"\nthe last group had its results after {ordered[Priority.RESULTS][-1]:.2f} s by "

@@ -51,7 +51,6 @@ from sqlalchemy.engine import make_url
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 
-from bot import event_loop
 from bot.engine.settings import Settings
 from bot.service.game import GameService, Person
 from bot.store.db import Database
@@ -317,4 +316,4 @@ async def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(event_loop.run(main()))
+    sys.exit(asyncio.run(main()))

@@ -13,7 +13,6 @@ from collections.abc import Callable, Sequence
 from types import FrameType
 from typing import Any
 
-from bot import event_loop
 from bot.config import Config, ConfigError, load_config
 from bot.engine.odds import Odds, table_odds
 from bot.engine.settings import DEALERS, LANGUAGES, SettingError, Settings
@@ -506,9 +505,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "run":
             return _run_bot(args)
         if args.command == "demo":
+            import asyncio
+
             from bot.telegram.demo import run_demo
 
-            return event_loop.run(
+            return asyncio.run(
                 run_demo(
                     rounds=args.rounds,
                     ruleset=args.ruleset,
@@ -524,7 +525,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 class _StopSignal:
     """SIGTERM before the bot serves (from then on it handles the signals itself) does what
-    Ctrl-C does: inside ``event_loop.run`` the main task is cancelled, elsewhere
+    Ctrl-C does: inside ``asyncio.run`` the main task is cancelled, elsewhere
     ``KeyboardInterrupt`` is raised, so start-up stops at once and cleans up on its way
     out. Remembers which signal came."""
 
@@ -533,7 +534,7 @@ class _StopSignal:
 
     def __call__(self, signum: int, frame: FrameType | None) -> None:
         self.signum = signal.Signals(signum)
-        on_interrupt = signal.getsignal(signal.SIGINT)  # the running loop's own while it runs
+        on_interrupt = signal.getsignal(signal.SIGINT)  # asyncio.run's own while it runs
         if callable(on_interrupt):
             on_interrupt(signal.SIGINT, frame)
         else:
@@ -572,6 +573,7 @@ def _starting(config: Config, start: Callable[[], None]) -> int:
 
 
 def _run_bot(args: argparse.Namespace) -> int:
+    import asyncio
 
     from bot.telegram.preflight import check_telegram
     from bot.telegram.runner import configure_logging, run_bot
@@ -582,7 +584,7 @@ def _run_bot(args: argparse.Namespace) -> int:
     def start() -> None:
         # Before the check, so that what PTB logs while asking is redacted too.
         configure_logging(config.log_level, [token], config.log_format)
-        event_loop.run(check_telegram(config))
+        asyncio.run(check_telegram(config))
         run_bot(config)
 
     return _starting(config, start)

@@ -11,7 +11,6 @@ import time
 from datetime import UTC, datetime
 from functools import partial
 
-from bot import event_loop
 from bot.bootstrap import assemble
 from bot.config import Config
 from bot.store.migrate import redact_url, upgrade
@@ -99,7 +98,7 @@ def run_bot(config: Config) -> None:
     token = config.require_token()
     configure_logging(config.log_level, [token], config.log_format)
     upgrade(config.database_url)
-    event_loop.run(serve(config))
+    asyncio.run(serve(config))
 
 
 def known_username(application: AnyApplication) -> str:
