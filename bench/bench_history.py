@@ -355,16 +355,22 @@ async def plans(db: Database, dialect: Dialect, call: Callable[[], Awaitable[obj
 async def _bare_plan(
     db: Database, dialect: Dialect, sqlite: str, postgres: Positional, params: dict[str, Any]
 ) -> list[str]:
-    """The plan of one read of the hot path's, on its own connections (on PostgreSQL,
-    planned for these parameters)."""
+    """The plan of one read of the hot path's, on its own connections: on PostgreSQL the
+    plan those connections run, made once for any parameters (prepared, then explained
+    with every parameter NULL: a generic plan does not look at them)."""
     if db.sqlite_reader is not None:
         rows = await db.sqlite_reader.run(
             lambda connection: connection.execute(dialect.explain + sqlite, params).fetchall()
         )
         return [str(row[-1]) for row in rows]
     assert db.driver_pool is not None
+    nulls = ", ".join("NULL" for _ in postgres.names)
     async with db.driver_pool.connection() as driver:
-        found = await driver.fetch(dialect.explain + postgres.sql, *postgres.arguments(params))
+        await driver.execute(f"PREPARE bench_plan AS {postgres.sql}")
+        try:
+            found = await driver.fetch(f"EXPLAIN EXECUTE bench_plan({nulls})")
+        finally:
+            await driver.execute("DEALLOCATE bench_plan")
     return [str(row[0]) for row in found]
 
 

@@ -428,7 +428,6 @@ class RoundUseCases(ServiceCore):
                 # The clock is read once the transaction has its turn to write.
                 now = self.clock()
                 await uow.updates.claim(update_id, now)
-                await self._touch_people(uow, [actor] if actor else [], now)
                 if chat_id is not None:
                     state = await uow.rounds.load_open(chat_id)
                     if state is None:
@@ -439,6 +438,9 @@ class RoundUseCases(ServiceCore):
                     if state is None:
                         return CommandResult()
                 located = state.id
+                # The player's row after the round's: the hot path's write takes them in
+                # that order too (PostgreSQL), and two orders could deadlock.
+                await self._touch_people(uow, [actor] if actor else [], now)
                 free = 0
                 if actor is not None:
                     free = (await uow.ledger.balance(state.chat_id, actor.id)).available

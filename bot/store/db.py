@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sqlite3
+import time
 from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
@@ -176,12 +177,16 @@ class SqliteThread:
         self._thread.shutdown(wait=True)
 
 
+#: Seconds a connection of the hot path's pool may stay idle and still be used (asyncpg's
+#: own pool closes one after 300 s idle).
+IDLE_CONNECTION_SECONDS = 300.0
+
 #: The hot path's statements are few, fixed in shape and found by key (a round, a player,
 #: an update), so a plan made once for any parameters serves them all. Left to choose,
-#: the server plans them again at every execution whenever its estimate of the shared
-#: plan looks worse (the writes' array parameters make it so), and planning the read
-#: alone costs more than running it: on ``bench_bot.py --groups 300`` the server's CPU
-#: per bet fell by about a fifth, and bets per second rose from 400 to 448.
+#: the server may plan a statement again at each execution (it does so whenever its
+#: estimate of the shared plan looks worse), and planning the read costs more than
+#: running it (2.3 ms against 0.45 ms in ``EXPLAIN ANALYZE``): on ``bench_bot.py
+#: --groups 300`` bets per second rose from about 400 to 450-520 with this.
 _GENERIC_PLANS = {"plan_cache_mode": "force_generic_plan"}
 
 
@@ -194,7 +199,7 @@ class DriverPool:
 
     Written by hand, not asyncpg's pool: a lease of that pool costs as much of the event
     loop's CPU as a statement (its proxy object, and a task to shield every release:
-    about 70 us against 1 us here), and the hot path leases once for every command.
+    about 70 us against 2 us here), and the hot path leases once for every command.
     Nothing is reset at release: the hot path leaves no session state behind (no SET,
     LISTEN or advisory lock; its transactions close in their block). A connection that
     may be mid-statement (its lease ended by a cancellation, a timeout or a broken
@@ -204,8 +209,8 @@ class DriverPool:
     def __init__(self, dsn: str, size: int) -> None:
         self._dsn = dsn
         self._turn = PriorityTurn(size, reserved=min(RESERVED_CONNECTIONS, (size - 1) // 2))
-        self._idle: list[asyncpg.Connection] = []
-        self._leased: set[asyncpg.Connection] = set()
+        #: Idle connections, each with when it was given back (``time.monotonic``).
+        self._idle: list[tuple[asyncpg.Connection, float]] = []
         self._closed = False
 
     def connection(self) -> _Lease:
@@ -217,38 +222,49 @@ class DriverPool:
             raise asyncpg.InterfaceError("the driver pool is closed")
         await self._turn.acquire(is_urgent())
         try:
+            if self._closed:  # while this lease waited for its slot
+                raise asyncpg.InterfaceError("the driver pool is closed")
             connection = self._reusable() or await asyncpg.connect(
                 self._dsn, server_settings=_GENERIC_PLANS
             )
         except BaseException:
             self._turn.release()
             raise
-        self._leased.add(connection)
         return connection
 
     def _reusable(self) -> asyncpg.Connection | None:
         while self._idle:
-            connection = self._idle.pop()
-            if not connection.is_closed():  # the server may have closed it meanwhile
-                return connection
+            connection, since = self._idle.pop()
+            if connection.is_closed():  # the server closed it meanwhile
+                continue
+            if time.monotonic() - since > IDLE_CONNECTION_SECONDS:
+                # A firewall or NAT may have dropped it without a word: a statement on it
+                # would wait for TCP to give up, for minutes.
+                connection.terminate()
+                continue
+            return connection
         return None
 
     def _release(self, connection: asyncpg.Connection, error: BaseException | None) -> None:
-        self._leased.discard(connection)
         try:
             if self._closed or not _reusable_after(connection, error):
                 connection.terminate()
             else:
-                self._idle.append(connection)
+                self._idle.append((connection, time.monotonic()))
         finally:
             self._turn.release()
 
     async def close(self) -> None:
-        """Close the idle connections; a leased one is closed when its lease ends."""
+        """Close the idle connections, all at once (a connection that does not close in
+        time is cut); a leased one is closed when its lease ends."""
         self._closed = True
-        idle, self._idle = self._idle, []
+        idle, self._idle = [connection for connection, _ in self._idle], []
+        await asyncio.gather(
+            *(connection.close(timeout=5) for connection in idle), return_exceptions=True
+        )
         for connection in idle:
-            await connection.close(timeout=5)
+            if not connection.is_closed():
+                connection.terminate()
 
 
 def _reusable_after(connection: asyncpg.Connection, error: BaseException | None) -> bool:
@@ -261,7 +277,12 @@ def _reusable_after(connection: asyncpg.Connection, error: BaseException | None)
     if error is None:
         return True
     return isinstance(error, Exception) and not isinstance(
-        error, asyncpg.InterfaceError | OSError | TimeoutError
+        error,
+        asyncpg.InterfaceError
+        | asyncpg.PostgresConnectionError
+        | asyncpg.InternalClientError
+        | OSError
+        | TimeoutError,
     )
 
 

@@ -165,13 +165,17 @@ class RoundProgress:
             async with bound:
                 await work
 
-        due = await self.service.due_rounds()
+        # The looks are urgent work, as the deadlines they stand in for: in a flood of
+        # commands they would otherwise wait for the hot path's connections behind them.
+        with urgent():
+            due = await self.service.due_rounds()
+            due_chats = await self.service.due_chat_ids()
         outcomes = await asyncio.gather(
             *(bounded(self.advance(round_id, chat_id)) for round_id, chat_id in due),
             return_exceptions=True,
         )
         outcomes += await asyncio.gather(
-            *(bounded(self.start_due(chat_id)) for chat_id in await self.service.due_chat_ids()),
+            *(bounded(self.start_due(chat_id)) for chat_id in due_chats),
             return_exceptions=True,
         )
         for outcome in outcomes:
@@ -186,7 +190,8 @@ class RoundProgress:
         if self._sweeps % STANDING_BETS_EVERY_SWEEPS == 0:
             await self._place_missed_standing_bets()
         try:
-            await self.board.redeliver()
+            with urgent():  # what shows deadlines, as above
+                await self.board.redeliver()
         except Exception:
             log.exception("sweep: looking for undelivered messages failed; next sweep again")
 

@@ -12,6 +12,7 @@ from sqlalchemy.engine import make_url
 
 from bot.engine.errors import RuleViolation
 from bot.priority import urgent
+from bot.store import db as db_module
 from bot.store.db import DriverPool
 
 
@@ -115,3 +116,12 @@ async def test_closing_closes_idle_connections_and_leased_ones_at_their_end(
 async def test_its_statements_are_planned_once_for_any_parameters(pool: DriverPool) -> None:
     async with pool.connection() as driver:
         assert await driver.fetchval("SHOW plan_cache_mode") == "force_generic_plan"
+
+
+async def test_a_connection_idle_too_long_is_not_used_again(
+    pool: DriverPool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = await _backend(pool)
+    monkeypatch.setattr(db_module, "IDLE_CONNECTION_SECONDS", -1.0)
+    # A firewall may have dropped it silently: a new connection instead.
+    assert await _backend(pool) != first
