@@ -131,6 +131,19 @@ async def test_every_step_of_a_round_takes_one_read_and_one_write(
     assert len(await service.results(round_id)) == len(bettors) + 1
 
 
+async def _betting_round(service: GameService, clock: Clock, player: Any, chips: int) -> int:
+    """A round open for bets (the dealer's bid taken), ``player`` holding ``chips``."""
+    await open_table(service)
+    await fund(service, DEALER, 100_000)
+    await fund(service, player, chips)
+    started = await service.start_round(GROUP, actor=ADMIN)
+    assert started.round is not None
+    await service.bid(GROUP, DEALER, 10_000)
+    clock.advance(TEST_SETTINGS.bid_seconds)
+    await service.advance(started.round.id)
+    return started.round.id
+
+
 async def _stored_name(db: Database, user_id: int) -> str | None:
     async with db.engine.connect() as connection:
         found = await connection.execute(
@@ -143,15 +156,8 @@ async def test_a_players_first_command_is_stored_with_its_write_in_the_same_roun
     db: Database, clock: Clock, monkeypatch: pytest.MonkeyPatch, seeds: Any
 ) -> None:
     service = GameService(db, TEST_SETTINGS, clock=clock, seed_source=seeds)
-    await open_table(service)
-    await fund(service, DEALER, 100_000)
+    await _betting_round(service, clock, PLAYERS[0], 50_000)
     newcomer = dataclasses.replace(PLAYERS[0], first_name="Newcomer")
-    await fund(service, PLAYERS[0], 50_000)
-    started = await service.start_round(GROUP, actor=ADMIN)
-    assert started.round is not None
-    await service.bid(GROUP, DEALER, 10_000)
-    clock.advance(TEST_SETTINGS.bid_seconds)
-    await service.advance(started.round.id)
     # Refused by the engine: nothing is written, the player's new name neither.
     with pytest.raises(RuleViolation):
         await service.bet(GROUP, newcomer, 10**9, update_id=501)
@@ -170,15 +176,8 @@ async def test_chips_spent_since_the_read_refuse_the_bet_and_change_nothing(
     db: Database, clock: Clock, monkeypatch: pytest.MonkeyPatch, seeds: Any
 ) -> None:
     service = GameService(db, TEST_SETTINGS, clock=clock, seed_source=seeds)
-    await open_table(service)
-    await fund(service, DEALER, 100_000)
     player = PLAYERS[0]
-    await fund(service, player, 1_000)
-    started = await service.start_round(GROUP, actor=ADMIN)
-    assert started.round is not None
-    await service.bid(GROUP, DEALER, 10_000)
-    clock.advance(TEST_SETTINGS.bid_seconds)
-    await service.advance(started.round.id)
+    round_id = await _betting_round(service, clock, player, 1_000)
     # The read says the player has far more than they have, as if a credit had been
     # taken back by a debit after it: the balance's CHECK is what refuses the bet.
     parse_read = round_changes.parse_read
@@ -193,7 +192,7 @@ async def test_chips_spent_since_the_read_refuse_the_bet_and_change_nothing(
     assert refused.value.key == "chips_changed"
     monkeypatch.undo()
     assert await service.balance(GROUP, player.id) == Balance(1_000, 0)
-    state = await service.round(started.round.id)
+    state = await service.round(round_id)
     assert state is not None and state.bets == ()
     # Nothing recorded the update either: sent again, it is refused for want of chips.
     with pytest.raises(RuleViolation) as again:

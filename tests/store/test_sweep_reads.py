@@ -130,15 +130,22 @@ async def test_unposted_boards_are_the_open_rounds_nobody_posted_or_is_posting_b
     assert await unposted(clock.now_ms) == []
 
 
-async def test_unannounced_are_the_rounds_ended_in_the_window_nobody_announced_or_is_by_id(
-    service: GameService, clock: Clock
-) -> None:
+async def _two_voided_rounds(service: GameService, clock: Clock) -> tuple[int, int]:
+    """A round in each of two tables, both ended by their bidding deadline (nobody bid:
+    void), now."""
     await _open_two_tables(service)
     first, second = await _start(service), await _start(service, OTHER)
     clock.advance(TEST_SETTINGS.bid_seconds)
-    ended = clock.now_ms
     for round_id in (first, second):
-        await service.advance(round_id)  # nobody bid: void
+        await service.advance(round_id)
+    return first, second
+
+
+async def test_unannounced_are_the_rounds_ended_in_the_window_nobody_announced_or_is_by_id(
+    service: GameService, clock: Clock
+) -> None:
+    first, second = await _two_voided_rounds(service, clock)
+    ended = clock.now_ms
     lookup = service.store.delivery_lookup
 
     async def unannounced(now_ms: int, since_ms: int = ended, grace_ms: int = 0) -> list[int]:
@@ -160,11 +167,7 @@ async def test_unannounced_are_the_rounds_ended_in_the_window_nobody_announced_o
 async def test_ended_rounds_load_whole_by_id_with_what_ended_them(
     service: GameService, clock: Clock
 ) -> None:
-    await _open_two_tables(service)
-    first, second = await _start(service), await _start(service, OTHER)
-    clock.advance(TEST_SETTINGS.bid_seconds)
-    for round_id in (first, second):
-        await service.advance(round_id)
+    first, second = await _two_voided_rounds(service, clock)
     async with service.store.reading() as uow:
         loaded = await uow.queries.ended_rounds([second, first])
     assert [state.id for state, _ in loaded] == [first, second]
