@@ -16,8 +16,8 @@ patching) and started as on a restart. It prints:
    start-up makes, here made by the bench just before ``GameBot.start`` so that it is
    timed on its own (side by side, at most ``--concurrency`` at once, the
    ``sweep_concurrency`` of ``game.progress``; ``--concurrency 1`` is one after another),
-   and the statements that took through SQLAlchemy (the hot path's own, through the bare
-   driver or the SQLite writer, are not counted);
+   and the statements that took through SQLAlchemy and the hot path's reads (its commands'
+   own statements, through the bare driver or the SQLite writer, are not counted);
 3. how many rounds were rescheduled (``len(game.deadlines)``) and how many remain open.
 
 The floor, in the same run, as many at once as the catch-up: as many other overdue rounds
@@ -61,12 +61,21 @@ OVERDUE_BY_MS = 120_000
 
 
 class StatementCounter:
-    """Counts the statements SQLAlchemy sends, on every engine of a ``Database``."""
+    """Counts the statements SQLAlchemy sends, on every engine of a ``Database``, and the
+    reads of the hot path's connections (``Database.read_one`` and ``read_all``: the
+    looks for what is due and what is undelivered go there)."""
 
     def __init__(self, database: Database) -> None:
         self.count = 0
         for engine in {database.engine, database.read_engine}:
             event.listen(engine.sync_engine, "before_cursor_execute", self._seen)
+        read = database._read
+
+        async def counted_read(*args: Any, **kwargs: Any) -> Any:
+            self.count += 1
+            return await read(*args, **kwargs)
+
+        database._read = counted_read  # type: ignore[method-assign]
 
     def _seen(self, *args: Any, **kwargs: Any) -> None:
         self.count += 1
@@ -213,7 +222,7 @@ async def main_async(args: argparse.Namespace) -> int:
         print(
             f"2. advance the {due} overdue rounds, at most {args.concurrency} at "
             f"once: {measured['catch_up_s']:.2f} s ({rate:.0f} rounds/s; "
-            f"{measured['catch_up_statements']} statements through SQLAlchemy)",
+            f"{measured['catch_up_statements']} statements: SQLAlchemy's and the hot path's reads)",
             flush=True,
         )
         if due:
