@@ -93,14 +93,19 @@ class Replies:
         the confirmation: one that waited for a slot would come after the phase it
         confirms had moved on, and under the overall rate every group's confirmations
         would hold up each other's answers and boards."""
+        if self.will_confirm(update):
+            self.reply(update, text)
+
+    def will_confirm(self, update: Update) -> bool:
+        """Whether ``confirm`` would send its text now (see there): under load a group's
+        stakes mostly go unconfirmed, and their text need not be written."""
         chat = update.effective_chat
         in_group = update.callback_query is None and chat is not None
         if in_group and chat is not None and chat.type != ChatType.PRIVATE:
             slot_free = chat.id not in self._waiting and self.budget.wait(chat.id) <= 0
             on_time = self.messenger.rate.wait_ahead(Priority.ANSWER) <= CONFIRM_WITHIN_SECONDS
-            if not (slot_free and on_time):
-                return
-        self.reply(update, text)
+            return slot_free and on_time
+        return True
 
     async def reply_error(self, update: Update, error: GameError) -> None:
         """Explain a refused command in the group's language."""

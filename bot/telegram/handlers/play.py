@@ -175,17 +175,18 @@ class PlayHandlers:
             return
         for event in result.events:
             if isinstance(event, BidPlaced):
-                text = await chats.text(chat_id, "answer.bid_placed", amount=event.amount)
+                key, values = "answer.bid_placed", {"amount": event.amount}
             elif isinstance(event, BetPlaced):
                 key = "answer.bet_changed" if event.previous else "answer.bet_placed"
-                text = await chats.text(chat_id, key, amount=event.amount)
+                values = {"amount": event.amount}
             elif isinstance(event, BetCancelled):
-                text = await chats.text(chat_id, "answer.bet_cancelled", amount=event.amount)
+                key, values = "answer.bet_cancelled", {"amount": event.amount}
             elif isinstance(event, Grabbed) and not event.auto:
-                text = await chats.text(chat_id, "answer.grabbed", share=event.amount)
+                key, values = "answer.grabbed", {"share": event.amount}
             else:
                 continue
-            self.parts.replies.confirm(update, text)
+            if self.parts.replies.will_confirm(update):
+                self.parts.replies.confirm(update, await chats.text(chat_id, key, **values))
             return
 
 
