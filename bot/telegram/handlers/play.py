@@ -175,14 +175,17 @@ class PlayHandlers:
             return
         for event in result.events:
             if isinstance(event, BidPlaced):
-                key, values = "answer.bid_placed", {"amount": event.amount}
+                key = "answer.bid_placed"
+                values = {"amount": event.amount}
             elif isinstance(event, BetPlaced):
                 key = "answer.bet_changed" if event.previous else "answer.bet_placed"
                 values = {"amount": event.amount}
             elif isinstance(event, BetCancelled):
-                key, values = "answer.bet_cancelled", {"amount": event.amount}
+                key = "answer.bet_cancelled"
+                values = {"amount": event.amount}
             elif isinstance(event, Grabbed) and not event.auto:
-                key, values = "answer.grabbed", {"share": event.amount}
+                key = "answer.grabbed"
+                values = {"share": event.amount}
             else:
                 continue
             if self.parts.replies.will_confirm(update):
