@@ -169,11 +169,12 @@ class RoundProgress:
         # commands they would otherwise wait for the hot path's connections behind them.
         with urgent():
             due = await self.service.due_rounds()
-            due_chats = await self.service.due_chat_ids()
         outcomes = await asyncio.gather(
             *(bounded(self.advance(round_id, chat_id)) for round_id, chat_id in due),
             return_exceptions=True,
         )
+        with urgent():  # after the advances, which may have ended a pause's round
+            due_chats = await self.service.due_chat_ids()
         outcomes += await asyncio.gather(
             *(bounded(self.start_due(chat_id)) for chat_id in due_chats),
             return_exceptions=True,
