@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-_OPEN = "('bidding', 'betting', 'grabbing')"
+from bot.store.models import OPEN_PHASES_SQL
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,7 +104,7 @@ WHERE {where} {lock}
 """
 
 #: A player's command is located by chat; every bet is read for what may be the last grab.
-_BY_CHAT = f"r.chat_id = :chat_id AND r.phase IN {_OPEN}"
+_BY_CHAT = f"r.chat_id = :chat_id AND r.{OPEN_PHASES_SQL}"
 _LAST_GRAB = (
     "r.phase = 'grabbing' AND r.grab_count + 1 >= "
     "r.bet_count + CASE WHEN r.dealer_id IS NULL THEN 0 ELSE 1 END"

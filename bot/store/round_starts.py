@@ -40,6 +40,7 @@ from bot.store.errors import (
     transient_postgres_errors,
     violated_constraint,
 )
+from bot.store.models import OPEN_PHASES_SQL
 from bot.store.round_changes import NotOnHotPath
 from bot.store.round_sql import POSTGRES_TOUCH_USER, SQLITE_CLAIM, TOUCH_USER, Positional
 from bot.store.rounds import round_columns
@@ -65,10 +66,10 @@ class StartRead:
 #: read and the time; raises the engine's ``GameError`` or ``NotOnHotPath``.
 DecideStart = Callable[[StartRead, int], Transition]
 
-_READ = """
+_READ = f"""
 SELECT c.id AS chat_id, c.is_open, CAST(c.settings AS text) AS settings,
        (SELECT r.id FROM rounds AS r
-        WHERE r.chat_id = :chat_id AND r.phase IN ('bidding', 'betting', 'grabbing')
+        WHERE r.chat_id = :chat_id AND r.{OPEN_PHASES_SQL}
         LIMIT 1) AS open_round_id,
        (SELECT a.balance FROM accounts AS a
         WHERE a.chat_id = :chat_id AND a.kind = 'bank' AND a.user_id = 0) AS bank,
