@@ -12,7 +12,9 @@ closed loop), all groups at once.
 It measures:
 
 1. bets per second over ``--groups`` tables of ``--players`` bettors each, and the time
-   from putting a ``/bet`` update on the queue to its last handler returning (median, p99);
+   from putting a ``/bet`` update on the queue to its last handler returning (median, p99).
+   The bettors go on changing their bets, pass after pass, until the deadlines of part 2
+   have all been applied (on a fast machine one pass ends before they fall due);
 2. how late round deadlines fire under that load: while the bets flow, ``--deadline-rounds``
    other tables start rounds (``/newround`` and ``/bid`` through the bot) whose bidding
    deadline, 3 s ahead, is applied by the bot's own ``JobQueue`` job; lateness is the wall
@@ -52,7 +54,15 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import AsyncIterator, Awaitable, Callable, Container
+from collections.abc import (
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Container,
+    Iterable,
+    Iterator,
+    Sequence,
+)
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -92,6 +102,8 @@ BENCH_SETTINGS = Settings(bid_seconds=1, bet_seconds=600, grab_seconds=600, paus
 SETUP_CONCURRENCY = 4
 SETUP_ATTEMPTS = 5
 DEADLINE_WAIT_SECONDS = 20
+#: Passes of bets at most while deadlines are awaited (see ``bets_of``).
+MOST_PASSES = 10
 LATENESS_TARGET_MS = 250.0
 FLOOR_AIM = 3.0
 
@@ -316,7 +328,7 @@ class Samples:
 
 
 async def closed_loop(
-    streams: list[list[Any]],
+    streams: Sequence[Iterable[Any]],
     send: Callable[[Any], Awaitable[tuple[float, float]]],
     concurrency: int = 0,
 ) -> Samples:
@@ -325,7 +337,7 @@ async def closed_loop(
     samples = Samples()
     limit = asyncio.Semaphore(concurrency if concurrency > 0 else len(streams) or 1)
 
-    async def run(stream: list[Any]) -> None:
+    async def run(stream: Iterable[Any]) -> None:
         async with limit:
             for item in stream:
                 latency, handling = await send(item)
@@ -657,18 +669,30 @@ async def bench_bot(args: argparse.Namespace, url: str, out: Output) -> BotResul
 
             # The load: every bettor's /bet, each table in order, all tables at once; the
             # deadline tables start rounds as the bets progress.
-            streams = [
-                [
-                    updates.message(
-                        plan.bet_chat(group), plan.player(group, p), f"/bet {5 + (p % 10) * 5}"
-                    )
-                    for p in range(plan.players)
-                ]
-                for group in range(plan.groups)
-            ]
             total_bets = plan.groups * plan.players
             done_bets = 0
             deadline_rounds: list[int] = []
+            tables_started = 0
+
+            def every_deadline_applied() -> bool:
+                return tables_started == plan.deadline_rounds and all(
+                    r in probe.by_round for r in deadline_rounds
+                )
+
+            def bets_of(group: int) -> Iterator[dict[str, Any]]:
+                # Pass after pass, each bettor changing their bet, until every deadline of
+                # the deadline tables has been applied: on a machine fast enough to place
+                # one pass before they fall due, they would otherwise fall on an idle bot.
+                for bet_pass in range(MOST_PASSES):
+                    if bet_pass > 0 and every_deadline_applied():
+                        return
+                    for p in range(plan.players):
+                        amount = 5 + (p % 10) * 5 + bet_pass
+                        yield updates.message(
+                            plan.bet_chat(group), plan.player(group, p), f"/bet {amount}"
+                        )
+
+            streams = [bets_of(group) for group in range(plan.groups)]
             deadline_updates = Samples()
             # Deadline table k starts when 60% x k / count of the bets are done, so that
             # its deadline (3 s later) falls while the bets flow.
@@ -703,6 +727,8 @@ async def bench_bot(args: argparse.Namespace, url: str, out: Output) -> BotResul
                     if text == "/newround" and probe.rounds_of_chat.get(chat_id):
                         # The round scheduled by /newround (whether or not the bid makes it).
                         deadline_rounds.append(probe.rounds_of_chat[chat_id][-1])
+                nonlocal tables_started
+                tables_started += 1
 
             profiler = cProfile.Profile() if args.profile == "load" else None
             load_started_ms = time.time_ns() / 1e6
@@ -736,11 +762,16 @@ async def bench_bot(args: argparse.Namespace, url: str, out: Output) -> BotResul
             )
             out.header()
             out.timings("/bet through the Application", bets)
+            passes = bets.count / total_bets
             out.timings("deadline tables' /newround, /bid", deadline_updates)
             p50, p99 = ms(median(bets.latency)).strip(), ms(percentile(bets.latency, 99)).strip()
             out.line(
                 f"  => {bets.rate:.1f} bets/s; time per bet (queued → handled) median {p50}, "
                 f"p99 {p99}"
+            )
+            out.line(
+                f"  passes: {passes:.2f} (each bettor bet, then changed their bet, until every "
+                f"deadline table's deadline had been applied; at most {MOST_PASSES})"
             )
             out.line(
                 f"  sanity: {placed} of {total_bets} bets stored; the bot replied {stats.replies} "
@@ -793,7 +824,7 @@ async def bench_bot(args: argparse.Namespace, url: str, out: Output) -> BotResul
                 profile_text = profile_report(profiler, args.profile_lines)
     finally:
         await database.dispose()
-    return BotResults(bets, serial, stats, profile_text)
+    return BotResults(bets, serial, stats, profile_text, round(bets.count / plan.groups))
 
 
 @dataclass
@@ -804,6 +835,8 @@ class BotResults:
     serial: Samples
     stats: TelegramStats
     profile_text: str
+    #: Bets each table sent under load (``--players`` times the passes).
+    bets_per_table: int
 
 
 async def explain_missed(
@@ -989,8 +1022,9 @@ async def main_async(args: argparse.Namespace) -> int:
         out.line()
         out.line(f"3. peak memory (ru_maxrss): {peak_mib:.1f} MiB")
 
-        noop, noop_serial = await bench_noop(args.groups, args.players, args.serial)
-        commit, commit_serial = await bench_commit(url, args.groups, args.players, args.serial)
+        per_table = results.bets_per_table
+        noop, noop_serial = await bench_noop(args.groups, per_table, args.serial)
+        commit, commit_serial = await bench_commit(url, args.groups, per_table, args.serial)
         out.line()
         out.line(
             f"4. the floor: the same {noop.count} updates with the same concurrency "
