@@ -762,13 +762,13 @@ async def bench_bot(args: argparse.Namespace, url: str, out: Output) -> BotResul
             )
             out.header()
             out.timings("/bet through the Application", bets)
-            passes = bets.count / total_bets
             out.timings("deadline tables' /newround, /bid", deadline_updates)
             p50, p99 = ms(median(bets.latency)).strip(), ms(percentile(bets.latency, 99)).strip()
             out.line(
                 f"  => {bets.rate:.1f} bets/s; time per bet (queued → handled) median {p50}, "
                 f"p99 {p99}"
             )
+            passes = bets.count / total_bets
             out.line(
                 f"  passes: {passes:.2f} (each bettor bet, then changed their bet, until every "
                 f"deadline table's deadline had been applied; at most {MOST_PASSES})"
