@@ -102,8 +102,9 @@ BENCH_SETTINGS = Settings(bid_seconds=1, bet_seconds=600, grab_seconds=600, paus
 SETUP_CONCURRENCY = 4
 SETUP_ATTEMPTS = 5
 DEADLINE_WAIT_SECONDS = 20
-#: Passes of bets at most while deadlines are awaited (see ``bets_of``).
-MOST_PASSES = 10
+#: Seconds after which no new pass of bets starts, even if a deadline is still awaited
+#: (see ``bets_of``): one that is not applied by then is reported as missed.
+LONGEST_FLOOD_SECONDS = 30
 LATENESS_TARGET_MS = 250.0
 FLOOR_AIM = 3.0
 
@@ -683,16 +684,20 @@ async def bench_bot(args: argparse.Namespace, url: str, out: Output) -> BotResul
                 # Pass after pass, each bettor changing their bet, until every deadline of
                 # the deadline tables has been applied: on a machine fast enough to place
                 # one pass before they fall due, they would otherwise fall on an idle bot.
-                for bet_pass in range(MOST_PASSES):
-                    if bet_pass > 0 and every_deadline_applied():
+                for bet_pass in itertools.count():
+                    if bet_pass > 0 and (
+                        every_deadline_applied()
+                        or time.perf_counter() - flood_started > LONGEST_FLOOD_SECONDS
+                    ):
                         return
                     for p in range(plan.players):
-                        amount = 5 + (p % 10) * 5 + bet_pass
+                        amount = 5 + (p % 10) * 5 + bet_pass % 2  # a change each pass
                         yield updates.message(
                             plan.bet_chat(group), plan.player(group, p), f"/bet {amount}"
                         )
 
             streams = [bets_of(group) for group in range(plan.groups)]
+            flood_started = time.perf_counter()
             deadline_updates = Samples()
             # Deadline table k starts when 60% x k / count of the bets are done, so that
             # its deadline (3 s later) falls while the bets flow.
@@ -771,7 +776,7 @@ async def bench_bot(args: argparse.Namespace, url: str, out: Output) -> BotResul
             passes = bets.count / total_bets
             out.line(
                 f"  passes: {passes:.2f} (each bettor bet, then changed their bet, until every "
-                f"deadline table's deadline had been applied; at most {MOST_PASSES})"
+                f"deadline table's deadline had been applied)"
             )
             out.line(
                 f"  sanity: {placed} of {total_bets} bets stored; the bot replied {stats.replies} "
