@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import sys
 import tempfile
 import time
@@ -29,7 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench_store import on_scratch_postgres
+from bench_store import DEFAULT_POSTGRES_URL, on_scratch_postgres
 
 from bot.engine.round import Phase
 from bot.engine.settings import Settings
@@ -43,9 +42,6 @@ DEALER = Person(2, "Dealer")
 START_MS = 1_800_000_000_000
 SETTINGS = Settings(bid_seconds=60, bet_seconds=3_600, min_bid=1_000, bid_increment=1_000)
 STAKE = 100
-DEFAULT_POSTGRES_URL = os.environ.get(
-    "NIUNIU_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/postgres"
-)
 
 
 @dataclass

@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import statistics
 import sys
 import tempfile
@@ -56,6 +55,8 @@ from sqlalchemy import event
 from sqlalchemy.engine import make_url
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench_store import DEFAULT_POSTGRES_URL
 
 from bot.engine.settings import Settings
 from bot.service.console import ConsoleService, RoundFilter
@@ -80,9 +81,6 @@ ACCOUNTS_PER_GROUP = 2 + 2 * PLAYERS_PER_GROUP
 HISTORY_STARTS_MS = 1_700_000_000_000
 NOW_MS = 1_800_000_000_000
 SETTINGS = Settings(min_bid=1_000, bid_increment=1_000)
-DEFAULT_POSTGRES_URL = os.environ.get(
-    "NIUNIU_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/postgres"
-)
 
 
 @dataclass(frozen=True)

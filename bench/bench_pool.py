@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import sys
 import time
 from collections.abc import Awaitable, Callable
@@ -26,12 +25,9 @@ from sqlalchemy.engine import make_url
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import asyncpg
+from bench_store import DEFAULT_POSTGRES_URL
 
 from bot.store.db import DriverPool
-
-DEFAULT_POSTGRES_URL = os.environ.get(
-    "NIUNIU_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/postgres"
-)
 
 
 async def cpu_per_call(call: Callable[[], Awaitable[object]], count: int) -> float:

@@ -33,15 +33,14 @@ from sqlalchemy.engine import make_url
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench_store import DEFAULT_POSTGRES_URL
+
 from bot.engine.settings import Settings
 from bot.service.game import GameService, Person, wall_clock_ms
 from bot.store import ledger
 from bot.store.db import Database
 from bot.store.migrate import upgrade_async
 
-DEFAULT_POSTGRES_URL = os.environ.get(
-    "NIUNIU_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/postgres"
-)
 SETTINGS = Settings(bid_seconds=60, bet_seconds=3_600, min_bid=1_000, bid_increment=1_000)
 ADMIN = Person(1, "Admin")
 CREDIT = 10_000_000

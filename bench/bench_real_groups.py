@@ -71,6 +71,8 @@ from sqlalchemy.engine import make_url
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench_store import DEFAULT_POSTGRES_URL
+
 from bot.engine.round import MINT, Posting, available
 from bot.engine.settings import Settings
 from bot.fakegram.client import FakeTelegramClient
@@ -83,9 +85,6 @@ from bot.store.models import BetRow, RoundRow
 _T = TypeVar("_T")
 REPO_ROOT = Path(__file__).resolve().parents[1]
 TOKEN = "123456:REAL-BENCH"
-DEFAULT_POSTGRES_URL = os.environ.get(
-    "NIUNIU_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/postgres"
-)
 BID_S, BET_S, GRAB_S, PAUSE_S = 6, 10, 6, 2
 GAME = {
     "bid_seconds": BID_S,
