@@ -658,8 +658,8 @@ async def report(
     if args.keep is not None:
         args.keep.mkdir(parents=True, exist_ok=True)
         (args.keep / "bot.log").write_text("\n".join(log) + "\n", encoding="utf-8")
-        seen = [dataclasses.asdict(r) for r in run.rounds]
-        dump = {"rounds": seen, "transcripts": transcripts, "calls": calls}
+        rounds_seen = [dataclasses.asdict(r) for r in run.rounds]
+        dump = {"rounds": rounds_seen, "transcripts": transcripts, "calls": calls}
         (args.keep / "run.json").write_text(json.dumps(dump), encoding="utf-8")
         print(f"kept in {args.keep}")
 
