@@ -188,6 +188,8 @@ class PlayHandlers:
                 values = {"share": event.amount}
             else:
                 continue
+            # Asked first so that an unsent text is not written; ``confirm`` asks again,
+            # as the text's lookup may have let another answer take the slot.
             if self.parts.replies.will_confirm(update):
                 self.parts.replies.confirm(update, await chats.text(chat_id, key, **values))
             return
