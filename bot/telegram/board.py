@@ -17,6 +17,7 @@ from telegram import InlineKeyboardMarkup
 
 from bot.engine.round import Phase, Round, RoundSettled, RoundStarted, RoundVoided
 from bot.engine.settings import MAX_WINDOW_SECONDS
+from bot.pictures.model import DealerReveal
 from bot.priority import urgent
 from bot.service.game import BOARD_REFUSED, GameService, Person
 from bot.telegram.budget import Priority
@@ -24,6 +25,7 @@ from bot.telegram.delivery import ChatOutbox
 from bot.telegram.lookups import ChatSettings, People
 from bot.telegram.messenger import MAX_CAPTION_LENGTH, Edit, Messenger, plain_text
 from bot.telegram.pictures import PICTURES_ON, RoundPictures
+from bot.telegram.retries import ONCE
 from bot.telegram.views import Views
 
 log = logging.getLogger(__name__)
@@ -41,6 +43,10 @@ ROOM_KEPT_FOR_ROUNDS = 3
 #: How far behind the bot's overall rate may be for a phase to be shown as a new board
 #: message: beyond it, every group's new boards would come later than an edit would.
 REPOST_BACKLOG_SECONDS = 1.0
+#: How long the results' picture may take to draw before the text goes alone.
+DRAW_SECONDS = 10.0
+#: How long the dealer's turning cards may take, drawn and sent, before the results go.
+REVEAL_SECONDS = 10.0
 
 Rendered = tuple[str, InlineKeyboardMarkup | None]
 
@@ -119,7 +125,7 @@ class Board:
 
     def post(self, chat_id: int, round_id: int) -> None:
         """Post a round's board (unless this process has it queued already)."""
-        self._deliver(("board", round_id), chat_id, partial(self._post, round_id))
+        self._deliver(("board", round_id), chat_id, partial(self._post, chat_id, round_id))
 
     def announce(self, state: Round, ended: RoundSettled | RoundVoided) -> None:
         """Send a round's results (unless this process has them queued already)."""
@@ -208,26 +214,50 @@ class Board:
         text, markup = views.board(state, people, self.clock())
         return state, text, markup
 
-    async def _post(self, round_id: int) -> None:
+    async def _post(self, chat_id: int, round_id: int) -> None:
         """Post the live board of a new round (as it is when the message goes out), unless
         it is posted or another worker is posting it. It counts as posted only once
         Telegram answered: a crash before that leaves it to be posted again when the lease
         ran out (twice only if Telegram had it already)."""
         if not await self.service.claim_board(round_id, lease_ms=self.lease_ms):
             return
-        state, text, markup = await self._render(round_id)
-        message_id = await self._keeping_lease(
+        message_id, shown = await self._keeping_lease(
             self.service.renew_board_claim,
             round_id,
-            partial(self.messenger.send, state.chat_id, text, markup, priority=Priority.PHASE),
+            partial(self._send_board, chat_id, round_id, None),
         )
-        if message_id is None:  # refused (logged); trying again would be refused too
-            await self.service.set_board_message(state.id, BOARD_REFUSED)
+        if shown is None:  # over before its turn came: its results show it
             return
-        self._message_ids[state.id] = message_id
-        self._shown[state.id] = (text, markup)
-        self._edited_at[state.chat_id] = time.monotonic()
-        await self.service.set_board_message(state.id, message_id)
+        if message_id is None:  # refused (logged); trying again would be refused too
+            await self.service.set_board_message(round_id, BOARD_REFUSED)
+            return
+        self._message_ids[round_id] = message_id
+        self._shown[round_id] = shown
+        self._edited_at[chat_id] = time.monotonic()
+        await self.service.set_board_message(round_id, message_id)
+
+    async def _send_board(
+        self, chat_id: int, round_id: int, phase: Phase | None
+    ) -> tuple[int | None, Rendered | None]:
+        """Send a round's board as the round is once the chat's slot and the board's turn
+        have come (again at each try), so that its countdown is the time really left;
+        nothing if the round is over by then, or has left ``phase`` (what moved it on
+        shows itself). The message's id (``None``: refused) and what it shows (``None``:
+        nothing was sent)."""
+        shown: list[Rendered] = []
+
+        async def compose() -> Rendered | None:
+            shown.clear()
+            state, text, markup = await self._render(round_id)
+            if not state.phase.is_open or (phase is not None and state.phase is not phase):
+                return None
+            shown.append((text, markup))
+            return text, markup
+
+        message_id = await self.messenger.send_composed(
+            chat_id, compose, priority=Priority.PHASE, round_id=round_id
+        )
+        return message_id, (shown[0] if shown else None)
 
     async def _edit_later(self, chat_id: int, round_id: int) -> None:
         wait = self._edited_at.get(chat_id, 0.0) + self.edit_seconds - time.monotonic()
@@ -253,7 +283,7 @@ class Board:
         sends nothing."""
         compose = partial(self._compose_edit, round_id, only_in, closing)
         with urgent() if priority <= Priority.PHASE else contextlib.nullcontext():
-            await self.messenger.edit_on_its_turn(compose, priority=priority)
+            await self.messenger.edit_on_its_turn(compose, priority=priority, round_id=round_id)
 
     async def _compose_edit(
         self, round_id: int, only_in: Phase | None, closing: bool
@@ -285,25 +315,27 @@ class Board:
             if busy_group or self.messenger.rate.backlog_seconds > REPOST_BACKLOG_SECONDS:
                 await self._edit(round_id, Priority.PHASE, only_in=phase)  # shown, unannounced
             else:
-                await self._post_new_phase(round_id, phase)
+                await self._post_new_phase(chat_id, round_id, phase)
 
-    async def _post_new_phase(self, round_id: int, phase: Phase) -> None:
+    async def _post_new_phase(self, chat_id: int, round_id: int, phase: Phase) -> None:
         old = self._message_ids.get(round_id) or await self.service.board_message(round_id)
         if not old or old == BOARD_REFUSED:
             return
         self._edit_pending.discard(round_id)
-        state, text, markup = await self._render(round_id)
-        if state.phase is not phase:
+        new, shown = await self._send_board(chat_id, round_id, phase)
+        if shown is None:
             return  # over by its turn: the step that ended it queued its own repost or edit
-        new = await self.messenger.send(state.chat_id, text, markup, priority=Priority.PHASE)
         if new is None:  # refused (logged): the old board shows the phase instead
-            await self.messenger.edit(state.chat_id, old, text, markup, priority=Priority.PHASE)
+            text, markup = shown
+            await self.messenger.edit(
+                chat_id, old, text, markup, priority=Priority.PHASE, round_id=round_id
+            )
             return
         self._message_ids[round_id] = new
-        self._shown[round_id] = (text, markup)
-        self._edited_at[state.chat_id] = time.monotonic()
+        self._shown[round_id] = shown
+        self._edited_at[chat_id] = time.monotonic()
         await self.service.set_board_message(round_id, new)
-        await self.messenger.delete(state.chat_id, old)
+        await self.messenger.delete(chat_id, old, round_id=round_id)
 
     async def _announce(self, state: Round, ended: RoundSettled | RoundVoided) -> None:
         """Post the one message that closes a round, unless it went out or another worker
@@ -329,36 +361,38 @@ class Board:
 
         A caption holds at most ``MAX_CAPTION_LENGTH`` characters: longer results (many
         players) go out as the picture with the title as its caption, then the whole text
-        as before. A picture that cannot be drawn or is refused leaves the text alone. The
-        results count as delivered once all of it went out (the lease around this): a
-        send that never reached Telegram fails the whole, which is sent again once the
-        lease ran out (a crash in between repeats what had gone out, the animation too)."""
+        as before. The pictures are a nicety and never hold the results back: a picture
+        that cannot be drawn in ``DRAW_SECONDS`` or does not go out (refused, or failing
+        on the way for as long as the messenger tries) leaves the text alone; the turning
+        cards are tried once, for ``REVEAL_SECONDS`` at most. The results count as
+        delivered once the text went out (the lease around this): a text that never
+        reached Telegram fails the whole, which is sent again once the lease ran out (a
+        crash in between repeats what had gone out, the animation too)."""
         views = Views(state.settings)
         text = views.results(state, ended, people)
         # "Same again" goes on the message that ends the results: the text, or the
         # picture when the text is its caption.
         markup = views.results_keyboard(state, ended)
         chat_id = state.chat_id
+        send_text = partial(
+            self.messenger.send, chat_id, text, markup, priority=Priority.RESULTS, round_id=state.id
+        )
         if isinstance(ended, RoundVoided) or state.settings.pictures != PICTURES_ON:
-            await self.messenger.send(chat_id, text, markup, priority=Priority.RESULTS)
+            await send_text()
             return
         pictures = RoundPictures(state, ended, people)
         # The turning cards are a show: only when the group's minute has room for them
         # besides the results and the next round's board.
         room = self.messenger.group_sends.room(chat_id) > ROOM_KEPT_FOR_ROUNDS
         reveal = pictures.reveal() if room else None
+        if reveal is not None:
+            await self._show_reveal(state, pictures, reveal)
         try:
-            animation = None if reveal is None else await pictures.render_reveal(reveal)
-            picture = await pictures.render_results()
+            picture = await asyncio.wait_for(pictures.render_results(), DRAW_SECONDS)
         except Exception:  # a picture is a nicety; the results are not
-            log.exception("round %s: drawing its pictures failed", state.id)
-            await self.messenger.send(chat_id, text, markup, priority=Priority.RESULTS)
+            log.exception("round %s: drawing its results failed", state.id)
+            await send_text()
             return
-        if reveal is not None and animation is not None:
-            caption = html.escape(reveal.caption)
-            await self.messenger.send_media(
-                chat_id, "animation", animation, "dealer.gif", caption, priority=Priority.RESULTS
-            )
         fits = caption_length(text) <= MAX_CAPTION_LENGTH
         caption = text if fits else views.t("picture.caption_short", round_id=state.id)
         sent = await self.messenger.send_media(
@@ -369,9 +403,36 @@ class Board:
             caption,
             markup if fits else None,
             priority=Priority.RESULTS,
+            round_id=state.id,
         )
         if sent is None or not fits:
-            await self.messenger.send(chat_id, text, markup, priority=Priority.RESULTS)
+            await send_text()
+
+    async def _show_reveal(
+        self, state: Round, pictures: RoundPictures, reveal: DealerReveal
+    ) -> None:
+        """The dealer's cards turning over: drawn and sent in ``REVEAL_SECONDS`` at most,
+        tried once; whatever goes wrong, the results follow."""
+
+        async def show() -> None:
+            animation = await pictures.render_reveal(reveal)
+            await self.messenger.send_media(
+                state.chat_id,
+                "animation",
+                animation,
+                "dealer.gif",
+                html.escape(reveal.caption),
+                priority=Priority.RESULTS,
+                round_id=state.id,
+                retrying=ONCE,
+            )
+
+        try:
+            await asyncio.wait_for(show(), REVEAL_SECONDS)
+        except TimeoutError:
+            log.warning("round %s: the dealer's cards took too long; results without", state.id)
+        except Exception:
+            log.exception("round %s: drawing the dealer's cards failed", state.id)
 
     async def _shoe_replaced(self, state: Round, started: RoundStarted) -> None:
         retired = started.retired_shoe
@@ -385,7 +446,7 @@ class Board:
             text = await self.chats.text(
                 state.chat_id, "shoe.replaced", shoe_id=state.shoe.id, old_id=retired.id, seed=seed
             )
-        await self.messenger.send(state.chat_id, text, priority=Priority.PHASE)
+        await self.messenger.send(state.chat_id, text, priority=Priority.PHASE, round_id=state.id)
 
     async def _keeping_lease(
         self,

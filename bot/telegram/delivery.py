@@ -14,10 +14,11 @@ from collections.abc import Awaitable, Callable, Coroutine, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from telegram.error import BadRequest, Conflict, Forbidden, NetworkError, RetryAfter, TimedOut
+from telegram.error import TelegramError
 from telegram.ext import AIORateLimiter
 
 from bot.telegram.observers import ShellObserver, Unobserved
+from bot.telegram.retries import failure_kind
 
 log = logging.getLogger(__name__)
 
@@ -74,6 +75,8 @@ class ChatOutbox:
         async def run() -> None:
             try:
                 await job()
+            except TelegramError as error:  # its tries were logged, a line each
+                log.warning("sending failed: %s", error)
             except Exception:
                 log.exception("sending failed")
 
@@ -98,6 +101,8 @@ class ChatOutbox:
                 job = queue.popleft()
                 try:
                     await job()
+                except TelegramError as error:  # its tries were logged, a line each
+                    log.warning("sending to chat %s failed: %s", chat_id, error)
                 except Exception:
                     log.exception("sending to chat %s failed", chat_id)
         finally:
@@ -121,22 +126,6 @@ class ChatOutbox:
         while (self._workers or self._aside) and time.monotonic() < deadline:
             busy = [*self._workers.values(), *self._aside]
             await asyncio.wait(busy, timeout=deadline - time.monotonic())
-
-
-def failure_kind(error: Exception) -> str:
-    """A short name for why a Bot API request failed (``ShellObserver.bot_api_failed``)."""
-    # BadRequest and TimedOut are NetworkErrors too: the specific ones first.
-    for kind, name in (
-        (RetryAfter, "retry_after"),
-        (Conflict, "conflict"),
-        (Forbidden, "forbidden"),
-        (BadRequest, "bad_request"),
-        (TimedOut, "timed_out"),
-        (NetworkError, "network"),
-    ):
-        if isinstance(error, kind):
-            return name
-    return "other"
 
 
 class ObservedRateLimiter(AIORateLimiter):

@@ -1,5 +1,6 @@
 """The shell's Bot API calls: sending, editing and deleting HTML messages and answering
-button toasts, and what to do when Telegram refuses one."""
+button toasts; what to do when Telegram refuses one, and trying again one that failed on
+the way (``bot.telegram.retries``)."""
 
 from __future__ import annotations
 
@@ -9,13 +10,23 @@ import logging
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, TypeVar
 
 from telegram import Bot, InlineKeyboardMarkup, InputFile
 from telegram.constants import ParseMode
 from telegram.error import BadRequest, Forbidden, TelegramError
 
 from bot.telegram.budget import GROUP_SENDS_PER_MINUTE, Priority, SendBudget, SendRate
+from bot.telegram.retries import (
+    MESSAGES,
+    TOASTS,
+    Delivery,
+    DeliveryObserver,
+    Retrying,
+    Unobserved,
+    is_refusal,
+    with_retries,
+)
 
 log = logging.getLogger(__name__)
 
@@ -29,6 +40,9 @@ EDIT_COST = 0.5
 #: Telegram cuts a toast at 200 characters.
 MAX_TOAST_LENGTH = 200
 _TAG = re.compile(r"</?[a-z]+[^>]*>")
+_T = TypeVar("_T")
+#: What a message shows, as a board's composer returns it.
+Content = tuple[str, InlineKeyboardMarkup | None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,23 +85,37 @@ def plain_text(text: str) -> str:
 class Messenger:
     """Sends, edits and deletes the bot's messages and answers toasts, through one
     ``Bot`` (attached once the ``Application`` exists). A refusal by Telegram is logged
-    and reported as ``None``/``False``; the caller decides whether it matters.
+    and reported as ``None``/``False``; the caller decides whether it matters. A failure
+    on the way (a 5xx, a reset, a timeout) is tried again for a while (``retrying``), and
+    then reaches the caller, which keeps what must not be lost to send it later.
 
     Every message sent to a group counts against ``group_sends`` (Telegram's ~20 a
     minute): one that would exceed it waits for a slot, in its chat's outbox, rather than
     being refused by Telegram. Callers that can do without a send (a phase notice, which
     an edit can stand in for) look at the room left first. Every message and edit then
     waits for its turn in ``rate`` (Telegram's ~30 a second for the whole bot), the most
-    urgent first: results, phase notices, answers, edits (which count for less).
+    urgent first: results, phase notices, answers, edits (which count for less); each try
+    again waits its turn too.
     """
 
-    def __init__(self, group_sends: SendBudget | None = None, rate: SendRate | None = None) -> None:
+    def __init__(
+        self,
+        group_sends: SendBudget | None = None,
+        rate: SendRate | None = None,
+        *,
+        observer: DeliveryObserver | None = None,
+        retrying: Retrying = MESSAGES,
+        toast_retrying: Retrying = TOASTS,
+    ) -> None:
         self._bot: Bot | None = None
         # Not ``or``: a budget that counts no chat yet is empty, hence falsy.
         self.group_sends = (
             group_sends if group_sends is not None else SendBudget(GROUP_SENDS_PER_MINUTE)
         )
         self.rate = rate if rate is not None else SendRate()
+        self.observer: DeliveryObserver = observer or Unobserved()
+        self.retrying = retrying
+        self.toast_retrying = toast_retrying
 
     def attach(self, bot: Bot) -> None:
         """Use ``bot`` for every call from now on."""
@@ -100,6 +128,11 @@ class Messenger:
             raise RuntimeError("the messenger has no bot attached yet")
         return self._bot
 
+    async def _tried(
+        self, call: Callable[[], Awaitable[_T]], delivery: Delivery, retrying: Retrying | None
+    ) -> _T:
+        return await with_retries(call, delivery, retrying or self.retrying, self.observer)
+
     async def send(
         self,
         chat_id: int,
@@ -108,15 +141,18 @@ class Messenger:
         reply_to: int | None = None,
         *,
         priority: Priority = Priority.ANSWER,
+        round_id: int | None = None,
     ) -> int | None:
         """Send an HTML message, in several if it is too long for one (the buttons go on
-        the last); the first message's id, or ``None`` (logged) if Telegram refuses it."""
+        the last); the first message's id, or ``None`` (logged) if Telegram refuses it.
+        A part that fails on the way is tried again; one that still fails raises."""
         chunks = split_message(text)
         first: int | None = None
         for number, chunk in enumerate(chunks, start=1):
             await self._slot(chat_id)
-            await self.rate.acquire(priority)
-            try:
+
+            async def attempt(chunk: str = chunk, number: int = number) -> int:
+                await self.rate.acquire(priority)
                 sent = await self.bot.send_message(
                     chat_id,
                     chunk,
@@ -125,11 +161,49 @@ class Messenger:
                     reply_to_message_id=reply_to if number == 1 else None,
                     allow_sending_without_reply=True,
                 )
+                return sent.message_id
+
+            delivery = Delivery(priority.name.lower(), "sendMessage", chat_id, round_id)
+            try:
+                message_id = await self._tried(attempt, delivery, None)
             except (BadRequest, Forbidden) as error:
                 log.warning("chat %s refused a message: %s", chat_id, error)
                 return first
-            first = first or sent.message_id
+            first = first or message_id
         return first
+
+    async def send_composed(
+        self,
+        chat_id: int,
+        compose: Callable[[], Awaitable[Content | None]],
+        *,
+        priority: Priority,
+        round_id: int | None = None,
+    ) -> int | None:
+        """Send the message ``compose`` says once the chat's slot and the message's turn
+        in the bot's rate have come, composed again before each try again: a board shows
+        the round as it is when it goes out, not as it was when it was queued. ``None``
+        from ``compose``: nothing to send (its phase is over). The message's id, or
+        ``None`` if nothing was sent or Telegram refused it (logged)."""
+        await self._slot(chat_id)
+
+        async def attempt() -> int | None:
+            await self.rate.acquire(priority)
+            content = await compose()
+            if content is None:
+                return None
+            text, markup = content
+            sent = await self.bot.send_message(
+                chat_id, text, parse_mode=ParseMode.HTML, reply_markup=markup
+            )
+            return sent.message_id
+
+        delivery = Delivery(priority.name.lower(), "sendMessage", chat_id, round_id)
+        try:
+            return await self._tried(attempt, delivery, None)
+        except (BadRequest, Forbidden) as error:
+            log.warning("chat %s refused a message: %s", chat_id, error)
+            return None
 
     async def send_media(
         self,
@@ -141,15 +215,20 @@ class Messenger:
         markup: InlineKeyboardMarkup | None = None,
         *,
         priority: Priority = Priority.ANSWER,
+        round_id: int | None = None,
+        retrying: Retrying | None = None,
     ) -> int | None:
         """Upload a picture (``kind`` "photo") or an animation ("animation": a GIF) with an
         HTML caption of at most ``MAX_CAPTION_LENGTH`` characters as users see it (the
-        caller keeps it within); its message id, or ``None`` (logged) if refused."""
+        caller keeps it within); its message id, or ``None`` if it did not go out for any
+        reason (refused, or failing on the way for as long as ``retrying`` allows; logged):
+        a picture is a nicety, and the caller sends text instead."""
         await self._slot(chat_id)
-        await self.rate.acquire(priority)
-        upload = InputFile(data, filename=filename)
         send = self.bot.send_photo if kind == "photo" else self.bot.send_animation
-        try:
+
+        async def attempt() -> int:
+            await self.rate.acquire(priority)
+            upload = InputFile(data, filename=filename)
             sent = await send(
                 chat_id,
                 upload,
@@ -157,10 +236,15 @@ class Messenger:
                 parse_mode=ParseMode.HTML,
                 reply_markup=markup,
             )
-        except (BadRequest, Forbidden) as error:
-            log.warning("chat %s refused a %s: %s", chat_id, kind, error)
+            return sent.message_id
+
+        method = "sendPhoto" if kind == "photo" else "sendAnimation"
+        delivery = Delivery(priority.name.lower(), method, chat_id, round_id)
+        try:
+            return await self._tried(attempt, delivery, retrying)
+        except TelegramError as error:
+            log.warning("chat %s: the %s did not go out: %s", chat_id, kind, error)
             return None
-        return sent.message_id
 
     async def _slot(self, chat_id: int) -> None:
         """Wait until a group may be sent one more message, and count it."""
@@ -178,50 +262,83 @@ class Messenger:
         markup: InlineKeyboardMarkup | None,
         *,
         priority: Priority = Priority.EDIT,
+        round_id: int | None = None,
     ) -> bool:
         """Replace a message's text and buttons; whether Telegram shows the new text."""
-        await self.rate.acquire(priority, EDIT_COST)
-        return await self._edit_now(Edit(chat_id, message_id, text, markup))
+
+        async def compose() -> Edit:
+            return Edit(chat_id, message_id, text, markup)
+
+        return await self.edit_on_its_turn(compose, priority=priority, round_id=round_id)
 
     async def edit_on_its_turn(
-        self, compose: Callable[[], Awaitable[Edit | None]], *, priority: Priority
+        self,
+        compose: Callable[[], Awaitable[Edit | None]],
+        *,
+        priority: Priority,
+        round_id: int | None = None,
     ) -> bool:
         """Edit a message with what ``compose`` says it should show once the edit's turn
         in the bot's rate has come (``None``: nothing to change); whether Telegram shows
         it. An edit that waited behind busier traffic thus shows the latest state, and
-        changes made while it waited need no edit of their own."""
-        await self.rate.acquire(priority, EDIT_COST)
-        edit = await compose()
-        return True if edit is None else await self._edit_now(edit)
+        changes made while it waited need no edit of their own; one tried again is
+        composed again. An edit still failing on the way after its tries raises."""
+
+        async def attempt() -> bool:
+            await self.rate.acquire(priority, EDIT_COST)
+            edit = await compose()
+            return True if edit is None else await self._edit_now(edit)
+
+        delivery = Delivery(priority.name.lower(), "editMessageText", None, round_id)
+        try:
+            return await self._tried(attempt, delivery, None)
+        except (BadRequest, Forbidden) as error:
+            log.warning("round %s: editing its board: %s", round_id, error)
+            return False
 
     async def _edit_now(self, edit: Edit) -> bool:
-        chat_id, message_id = edit.chat_id, edit.message_id
         try:
             await self.bot.edit_message_text(
                 edit.text,
-                chat_id=chat_id,
-                message_id=message_id,
+                chat_id=edit.chat_id,
+                message_id=edit.message_id,
                 parse_mode=ParseMode.HTML,
                 reply_markup=edit.markup,
             )
-        except (BadRequest, Forbidden) as error:
+        except BadRequest as error:
             if "not modified" in str(error).lower():
                 return True
-            log.warning("chat %s: editing message %s: %s", chat_id, message_id, error)
-            return False
+            raise
         return True
 
-    async def delete(self, chat_id: int, message_id: int) -> bool:
+    async def delete(self, chat_id: int, message_id: int, *, round_id: int | None = None) -> bool:
         """Delete one of the bot's messages; whether it is gone."""
-        try:
+
+        async def attempt() -> bool:
             return await self.bot.delete_message(chat_id, message_id)
+
+        delivery = Delivery("delete", "deleteMessage", chat_id, round_id)
+        try:
+            return await self._tried(attempt, delivery, None)
         except TelegramError as error:
             log.info("chat %s: deleting message %s: %s", chat_id, message_id, error)
             return False
 
-    async def toast(self, query_id: str, text: str) -> None:
-        """Answer a button press with a short notice (plain text, at most 200 characters)."""
+    async def toast(self, query_id: str, text: str) -> bool:
+        """Answer a button press with a short notice (plain text, at most 200 characters),
+        tried again while Telegram still takes it (``toast_retrying``); whether it went
+        out."""
+
+        async def attempt() -> bool:
+            return await self.bot.answer_callback_query(
+                query_id, plain_text(text)[:MAX_TOAST_LENGTH]
+            )
+
+        delivery = Delivery("toast", "answerCallbackQuery")
         try:
-            await self.bot.answer_callback_query(query_id, plain_text(text)[:MAX_TOAST_LENGTH])
+            await self._tried(attempt, delivery, self.toast_retrying)
         except TelegramError as error:
-            log.info("callback answer refused: %s", error)
+            level = logging.INFO if is_refusal(error) else logging.WARNING
+            log.log(level, "callback answer did not go out: %s", error)
+            return False
+        return True

@@ -34,6 +34,16 @@ class ShellObserver(Protocol):
         ``conflict`` (409: another process polls with the token), ``bad_request``,
         ``forbidden``, ``timed_out``, ``network`` or ``other``."""
 
+    def delivery_retried(self, message: str, failure: str) -> None:
+        """A try to deliver a ``message`` (its kind: ``results``, ``phase``, ``closing``,
+        ``answer``, ``edit``, ``toast``, ``delete``) failed on the way with ``failure``
+        (as ``bot_api_failed`` names it) and is tried again."""
+
+    def delivery_failed(self, message: str, failure: str) -> None:
+        """The delivery of a ``message`` stopped: Telegram refused it, its tries failed for
+        as long as they may (``bot.telegram.retries``), or an answer waited too long
+        (``too_old``)."""
+
 
 class Unobserved:
     """The observer when nobody listens: every report goes nowhere."""
@@ -48,4 +58,10 @@ class Unobserved:
         pass
 
     def bot_api_failed(self, method: str, kind: str) -> None:
+        pass
+
+    def delivery_retried(self, message: str, failure: str) -> None:
+        pass
+
+    def delivery_failed(self, message: str, failure: str) -> None:
         pass

@@ -5,6 +5,11 @@ A group may receive about 20 messages a minute; the board and the results need s
 them. Replies get ``per_minute`` of those. When more answers come in than that, the ones
 waiting are folded into one message (a line per person) sent when the next slot frees,
 so everybody gets an answer, a little later and combined.
+
+An answer leaves its queue only once Telegram has it: one whose send failed on the way
+(after the messenger's tries) goes back to the front of its group's queue and is tried
+again at the next slot, whole or split again, until ``ANSWER_GIVE_UP_SECONDS``. A toast
+that Telegram did not take while the press was fresh goes to the chat as an answer.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ from bot.engine.errors import GameError
 from bot.telegram.budget import Priority, SendBudget
 from bot.telegram.delivery import ChatOutbox
 from bot.telegram.lookups import ChatSettings
-from bot.telegram.messenger import Messenger
+from bot.telegram.messenger import MAX_MESSAGE_LENGTH, Messenger
 
 log = logging.getLogger(__name__)
 
@@ -33,20 +38,47 @@ log = logging.getLogger(__name__)
 REPLIES_PER_MINUTE = 10
 #: How far behind the bot's overall rate may be for a stake to be confirmed by a reply.
 CONFIRM_WITHIN_SECONDS = 1.0
+#: How long after a failed send a group's answers are tried again (at the soonest).
+RETRY_SECONDS = 2.0
+#: How long an answer is kept trying: past it, what it answers is long gone.
+ANSWER_GIVE_UP_SECONDS = 600.0
 
 
 @dataclass(frozen=True, slots=True)
 class Answer:
-    """An answer waiting for its chat's next send: to whom (as shown), in reply to what."""
+    """An answer waiting for its chat's next send: to whom (as shown), in reply to what,
+    since when (the replies' clock)."""
 
     name: str
     text: str
     reply_to: int
+    since: float = 0.0
+
+    @property
+    def line(self) -> str:
+        """The answer as a line of a combined message, led by whom it answers."""
+        return f"<b>{self.name}</b>: {self.text}" if self.name else self.text
 
 
 def combined(answers: list[Answer]) -> str:
     """Several answers as one message: a line each, led by whom it answers."""
-    return "\n".join(f"<b>{a.name}</b>: {a.text}" if a.name else a.text for a in answers)
+    return "\n".join(answer.line for answer in answers)
+
+
+def batches(answers: list[Answer], limit: int = MAX_MESSAGE_LENGTH) -> list[list[Answer]]:
+    """The answers in messages of at most ``limit`` characters each, in order (an answer
+    longer than that alone in its own): each message is sent, or kept, whole."""
+    found: list[list[Answer]] = []
+    size = 0
+    for answer in answers:
+        length = len(answer.line) + 1
+        if found and size + length <= limit + 1:
+            found[-1].append(answer)
+            size += length
+        else:
+            found.append([answer])
+            size = length
+    return found
 
 
 class Replies:
@@ -62,10 +94,13 @@ class Replies:
         *,
         per_minute: int = REPLIES_PER_MINUTE,
         clock: Callable[[], float] = time.monotonic,
+        retry_seconds: float = RETRY_SECONDS,
     ) -> None:
         self.messenger = messenger
         self.outbox = outbox
         self.chats = chats
+        self.clock = clock
+        self.retry_seconds = retry_seconds
         self.budget = SendBudget(per_minute, clock=clock)
         #: Answers waiting per group; a group is here only while some wait.
         self._waiting: dict[int, list[Answer]] = {}
@@ -73,18 +108,26 @@ class Replies:
         self._timers: dict[int, asyncio.TimerHandle] = {}
 
     def reply(self, update: Update, text: str) -> None:
-        """Answer whoever sent ``update``: a toast for a button, else a reply."""
-        if update.callback_query is not None:
-            self.toast(update.callback_query.id, text)
-            return
+        """Answer whoever sent ``update``: a toast for a button (in the chat if Telegram
+        does not take it in time), else a reply."""
         message, chat, user = update.effective_message, update.effective_chat, update.effective_user
+        name = html.escape((user.first_name or user.username or str(user.id))[:64]) if user else ""
+        query = update.callback_query
+        if query is not None:
+            in_chat = None if chat is None else (chat.id, chat.type == ChatType.PRIVATE, name)
+            self.toast(query.id, text, or_in_chat=in_chat)
+            return
         if message is None or chat is None:
             return
-        if chat.type == ChatType.PRIVATE:
-            self.outbox.put(chat.id, partial(self._send, chat.id, text, message.message_id))
+        self._answer_in_chat(chat.id, chat.type == ChatType.PRIVATE, name, text, message.message_id)
+
+    def _answer_in_chat(
+        self, chat_id: int, private: bool, name: str, text: str, reply_to: int
+    ) -> None:
+        if private:
+            self.outbox.put(chat_id, partial(self._send, chat_id, text, reply_to or None))
             return
-        name = html.escape((user.first_name or user.username or str(user.id))[:64]) if user else ""
-        self._wait(chat.id, Answer(name, text, message.message_id))
+        self._wait(chat_id, Answer(name, text, reply_to, self.clock()))
 
     def confirm(self, update: Update, text: str) -> None:
         """Confirm a stake to whoever placed it: a toast for a button; a reply if the
@@ -115,13 +158,24 @@ class Replies:
         params = {k: html.escape(v) if isinstance(v, str) else v for k, v in error.params.items()}
         self.reply(update, await self.chats.text(chat.id, f"error.{error.key}", **params))
 
-    def toast(self, query_id: str, text: str) -> None:
-        """Answer a button press without holding the chat's turn for the round trip."""
-        self.outbox.put_aside(partial(self.messenger.toast, query_id, text))
+    def toast(
+        self, query_id: str, text: str, *, or_in_chat: tuple[int, bool, str] | None = None
+    ) -> None:
+        """Answer a button press without holding the chat's turn for the round trip. If
+        Telegram does not take the toast while it still would, the answer goes to the
+        chat ``or_in_chat`` (its id, whether it is private, whom it answers) instead."""
+
+        async def answer() -> None:
+            if await self.messenger.toast(query_id, text) or or_in_chat is None:
+                return
+            chat_id, private, name = or_in_chat
+            self._answer_in_chat(chat_id, private, name, text, 0)
+
+        self.outbox.put_aside(answer)
 
     def tell(self, chat_id: int, text: str) -> None:
         """Say something to the whole group (no one asked; it takes a slot like a reply)."""
-        self._wait(chat_id, Answer("", text, 0))
+        self._wait(chat_id, Answer("", text, 0, self.clock()))
 
     def tell_error(self, chat_id: int, error: GameError) -> None:
         """Tell the group why something it expected (a round starting) did not happen."""
@@ -152,9 +206,10 @@ class Replies:
         if len(answers) == 1:
             self._when_free(chat_id)
 
-    def _when_free(self, chat_id: int) -> None:
-        """Queue the chat's waiting answers once its budget has a slot."""
-        delay = self.budget.wait(chat_id)
+    def _when_free(self, chat_id: int, *, not_before: float = 0.0) -> None:
+        """Queue the chat's waiting answers once its budget has a slot (and not before
+        ``not_before`` seconds)."""
+        delay = max(self.budget.wait(chat_id), not_before)
         if delay <= 0:
             # Beside the chat's queue: answers wait their turn behind every more urgent
             # message of the bot, and the chat's board and results must not wait behind them.
@@ -171,18 +226,50 @@ class Replies:
         self._when_free(chat_id)
 
     async def _send_waiting(self, chat_id: int) -> None:
+        """Send the chat's waiting answers that fit one message; those left wait for the
+        next slot, and the message goes back to the front if it fails on the way."""
         if self.budget.wait(chat_id) > 0:  # another send took the slot meanwhile
             self._when_free(chat_id)
             return
-        answers = self._waiting.pop(chat_id, [])
+        answers = self._fresh(chat_id, self._waiting.pop(chat_id, []))
         if not answers:
             return
+        message, *later = batches(answers)
         self.budget.take(chat_id)
-        if len(answers) == 1:
-            only = answers[0]
-            await self._send(chat_id, only.text, only.reply_to or None)
+        if later:
+            self._put_back(chat_id, [answer for batch in later for answer in batch])
+        try:
+            if len(message) == 1 and message[0].reply_to:
+                await self._send(chat_id, message[0].text, message[0].reply_to)
+            else:
+                await self.messenger.send(chat_id, combined(message))
+        except Exception as error:  # on the way (logged by the messenger's tries), or a bug
+            log.warning(
+                "chat %s: %d answers kept to be sent again: %s", chat_id, len(message), error
+            )
+            self._put_back(chat_id, message, not_before=self.retry_seconds)
+
+    def _fresh(self, chat_id: int, answers: list[Answer]) -> list[Answer]:
+        """The answers still worth sending; those waiting past ``ANSWER_GIVE_UP_SECONDS``
+        are dropped (logged and counted)."""
+        oldest = self.clock() - ANSWER_GIVE_UP_SECONDS
+        fresh = [answer for answer in answers if answer.since >= oldest]
+        if len(fresh) < len(answers):
+            dropped = len(answers) - len(fresh)
+            log.warning("chat %s: %d answers given up after failing for too long", chat_id, dropped)
+            for _ in range(dropped):
+                self.messenger.observer.delivery_failed("answer", "too_old")
+        return fresh
+
+    def _put_back(self, chat_id: int, answers: list[Answer], *, not_before: float = 0.0) -> None:
+        """Put ``answers`` back at the front of the chat's queue (before those that came
+        meanwhile), to go at the next slot (not before ``not_before`` seconds)."""
+        waiting = self._waiting.get(chat_id)
+        if waiting is not None:  # a send of those is already on its way or timed
+            waiting[:0] = answers
             return
-        await self.messenger.send(chat_id, combined(answers))
+        self._waiting[chat_id] = list(answers)
+        self._when_free(chat_id, not_before=not_before)
 
     async def _send(self, chat_id: int, text: str, reply_to: int | None) -> None:
         await self.messenger.send(chat_id, text, reply_to=reply_to)

@@ -19,8 +19,8 @@ from telegram import Update
 from telegram.error import Conflict, NetworkError, RetryAfter, TelegramError, TimedOut
 from telegram.ext import Application
 
-from bot.telegram.delivery import failure_kind
 from bot.telegram.observers import ShellObserver, Unobserved
+from bot.telegram.retries import failure_kind
 from bot.telegram.shell import GameBot
 
 log = logging.getLogger(__name__)

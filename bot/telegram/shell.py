@@ -118,7 +118,7 @@ class GameBot:
         self.service = service
         self.observer: ShellObserver = observer or Unobserved()
         self.locks = ChatLocks()
-        self.messenger = Messenger()
+        self.messenger = Messenger(observer=self.observer)
         self.outbox = ChatOutbox()
         self.chats = ChatSettings(service)
         self.people = People(service)

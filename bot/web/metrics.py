@@ -104,6 +104,20 @@ class BotMetrics:
             ["kind"],
             registry=registry,
         )
+        self.delivery_retries = Counter(
+            "niuniu_delivery_retries_total",
+            "Tries to deliver a message that failed on the way and were made again, by kind "
+            "of message (results, phase, closing, answer, edit, toast, delete) and failure.",
+            ["message", "failure"],
+            registry=registry,
+        )
+        self.delivery_failures = Counter(
+            "niuniu_delivery_failures_total",
+            "Deliveries that stopped: refused by Telegram, failing for as long as they may "
+            "be tried, or an answer waiting too long (too_old); by kind of message and failure.",
+            ["message", "failure"],
+            registry=registry,
+        )
         self.database_retries = Counter(
             "niuniu_database_retries_total",
             "Round commands whose transaction ran again (the round changed under it, or "
@@ -177,6 +191,12 @@ class BotMetrics:
 
     def bot_api_failed(self, method: str, kind: str) -> None:
         self.telegram_errors.labels(kind).inc()
+
+    def delivery_retried(self, message: str, failure: str) -> None:
+        self.delivery_retries.labels(message, failure).inc()
+
+    def delivery_failed(self, message: str, failure: str) -> None:
+        self.delivery_failures.labels(message, failure).inc()
 
     # -- DeadlineObserver -------------------------------------------------------------------
 

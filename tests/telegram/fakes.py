@@ -34,8 +34,11 @@ from bot.engine.round import Round, RoundSettled, RoundVoided, VoidReason
 from bot.engine.settings import Settings
 from bot.priority import is_urgent
 from bot.service.game import CommandResult, Person
+from bot.telegram.retries import Retrying
 
 GROUP = -1001
+#: Tries again at once and gives up soon: what a failure on the way does, in no time.
+FAST_RETRIES = Retrying(give_up_after=0.2, first_wait=0.01, longest_wait=0.05)
 OTHER_GROUP = -1002
 T0_MS = 1_800_000_000_000
 
@@ -50,6 +53,20 @@ SETTINGS = Settings(
     min_bet=100,
     max_bet=5_000,
 )
+
+
+class Deliveries:
+    """A ``DeliveryObserver`` that keeps what it is told."""
+
+    def __init__(self) -> None:
+        self.retried: list[tuple[str, str]] = []
+        self.failed: list[tuple[str, str]] = []
+
+    def delivery_retried(self, message: str, failure: str) -> None:
+        self.retried.append((message, failure))
+
+    def delivery_failed(self, message: str, failure: str) -> None:
+        self.failed.append((message, failure))
 
 
 # -- the Bot ------------------------------------------------------------------------------
@@ -80,6 +97,8 @@ class FakeBot:
         self.statuses: dict[tuple[int, int], str] = {}
         #: [method or None for any, matching calls to let through first, error]
         self._failures: list[list[Any]] = []
+        #: method (None: any) -> the error every call of it raises, until ``recover``.
+        self._down: dict[str | None, TelegramError] = {}
         self._message_ids: dict[int, itertools.count[int]] = {}
         self._gate: asyncio.Event | None = None
 
@@ -89,6 +108,14 @@ class FakeBot:
         """Raise ``error`` on the next call (of ``method`` only, if given), or on the one
         after ``skip`` more such calls went through."""
         self._failures.append([method, skip, error])
+
+    def fail_always(self, error: TelegramError, method: str | None = None) -> None:
+        """Raise ``error`` on every call (of ``method`` only, if given) until ``recover``."""
+        self._down[method] = error
+
+    def recover(self) -> None:
+        """Stop ``fail_always``'s failures."""
+        self._down.clear()
 
     def hold(self) -> None:
         """Make ``send_message`` wait (as behind Telegram's rate limit) until ``release``."""
@@ -112,6 +139,10 @@ class FakeBot:
     def _call(self, method: str, **args: Any) -> None:
         call = Call(method, args)
         self.calls.append(call)
+        down = self._down.get(method) or self._down.get(None)
+        if down is not None:
+            call.error = down
+            raise down
         for index, failure in enumerate(self._failures):
             failing, skip, error = failure
             if failing is not None and failing != method:

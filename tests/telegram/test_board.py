@@ -25,6 +25,7 @@ from bot.telegram.lookups import ChatSettings, People
 from bot.telegram.messenger import Messenger
 from bot.telegram.views import Views
 from tests.telegram.fakes import (
+    FAST_RETRIES,
     GROUP,
     SETTINGS,
     FakeBot,
@@ -51,7 +52,7 @@ class BoardShell:
         self.clock = MillisecondsClock()
         #: The group's minute of sends, on a clock that only the test moves.
         self.sends = SendBudget(GROUP_SENDS_PER_MINUTE, clock=SecondsClock())
-        messenger = Messenger(self.sends)
+        messenger = Messenger(self.sends, retrying=FAST_RETRIES, toast_retrying=FAST_RETRIES)
         messenger.attach(cast(Bot, self.bot))
         self.outbox = ChatOutbox()
         service = cast(GameService, self.service)
@@ -170,21 +171,85 @@ async def test_a_refused_board_post_is_marked_board_refused(shell: BoardShell) -
     assert shell.service.board_messages == {7: BOARD_REFUSED}
 
 
+async def test_a_board_whose_send_fails_on_the_way_is_tried_again(shell: BoardShell) -> None:
+    shell.bot.fail_next(NetworkError("Bad Gateway"))
+
+    shell.board.post(GROUP, 7)
+    await shell.settle()
+
+    attempts = [call for call in shell.bot.calls if call.method == "send_message"]
+    assert [call.error is None for call in attempts] == [False, True]
+    assert shell.service.board_messages == {7: 1}
+
+
 async def test_a_board_that_never_reached_telegram_is_left_for_redelivery(
     shell: BoardShell, caplog: pytest.LogCaptureFixture
 ) -> None:
-    shell.bot.fail_next(NetworkError("connection reset"))
+    shell.bot.fail_always(NetworkError("connection reset"))
 
-    with caplog.at_level(logging.ERROR):
+    with caplog.at_level(logging.WARNING):
         shell.board.post(GROUP, 7)
         await shell.settle()
 
     assert 7 not in shell.service.board_messages  # not refused: still to be posted
+    assert len(shell.bot.calls) >= 3  # tried again until the tries ran out
+    # A failure on the way is expected: log lines naming the chat and round, no traceback.
+    assert caplog.records and all(record.exc_info is None for record in caplog.records)
+    assert all(record.levelno == logging.WARNING for record in caplog.records)
+    assert f"chat {GROUP} round 7" in caplog.text
     # Once the lease ran out, the sweep's post goes through.
+    shell.bot.recover()
     shell.service.board_claims.clear()
     shell.board.post(GROUP, 7)
     await shell.settle()
     assert shell.service.board_messages == {7: 1}
+
+
+async def spend_the_groups_minute(shell: BoardShell) -> SecondsClock:
+    """Take every send of the group's minute; its clock stands a hundredth of a second
+    before the oldest frees (a send waiting for it wakes at once, and again, until the
+    test moves the clock on)."""
+    clock = shell.sends.clock
+    assert isinstance(clock, SecondsClock)
+    while shell.sends.room(GROUP):
+        shell.sends.take(GROUP)
+    clock.advance(59.99)
+    return clock
+
+
+async def test_a_board_is_drawn_when_its_slot_frees_from_the_round_as_it_is_then(
+    shell: BoardShell,
+) -> None:
+    clock = await spend_the_groups_minute(shell)
+    shell.board.post(GROUP, 7)
+    await eventually(lambda: shell.service.called("claim_board"))
+    # While the board waits for the group's slot, Ann bids and time passes.
+    shell.service.put(with_bid(shell.round, ANN.id, 2_000))
+    shell.clock.now_ms += 5_000
+    assert shell.bot.texts == []
+
+    clock.advance(0.02)
+    await shell.settle()
+
+    (text,) = shell.bot.texts
+    expected, _ = Views(SETTINGS).board(
+        with_bid(shell.round, ANN.id, 2_000), {ANN.id: ANN, BOB.id: BOB}, shell.clock()
+    )
+    assert text == expected and "Ann" in text
+
+
+async def test_a_board_whose_round_ended_before_its_slot_is_not_sent(shell: BoardShell) -> None:
+    clock = await spend_the_groups_minute(shell)
+    shell.board.post(GROUP, 7)
+    await eventually(lambda: shell.service.called("claim_board"))
+    ended, _ = voided(shell.round)
+    shell.service.put(ended)
+
+    clock.advance(0.02)
+    await shell.settle()
+
+    assert shell.bot.texts == []
+    assert 7 not in shell.service.board_messages  # neither posted nor refused
 
 
 async def test_a_slow_post_keeps_renewing_its_lease_until_telegram_has_it() -> None:

@@ -6,16 +6,18 @@ a picture cannot be drawn or is refused. The results are marked announced in eve
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import io
 
 import pytest
 from PIL import Image
 from telegram import InlineKeyboardMarkup
-from telegram.error import BadRequest, NetworkError
+from telegram.error import BadRequest, NetworkError, TelegramError, TimedOut
 
 from bench.picture_samples import people, settled_round
 from bot.engine.round import Round, RoundSettled
+from bot.telegram import board
 from bot.telegram.board import ROOM_KEPT_FOR_ROUNDS, caption_length
 from bot.telegram.messenger import MAX_CAPTION_LENGTH
 from bot.telegram.pictures import RoundPictures
@@ -124,13 +126,44 @@ async def test_no_turning_cards_when_the_groups_minute_is_nearly_spent() -> None
     assert [call.method for call in shell.bot.calls] == ["send_photo"]
 
 
-async def test_a_photo_that_never_reached_telegram_is_sent_again_once_the_lease_ran_out() -> None:
+async def test_a_photo_that_fails_on_the_way_is_tried_again() -> None:
     shell = BoardShell(edit_seconds=0.0)
     shell.bot.fail_next(NetworkError("connection reset"), "send_photo")
-    state, ended = await announce_on(shell, "envelope68", 2)
-    assert shell.service.announced == set()  # still to be sent
-    shell.service.announcement_claims.clear()  # the lease ran out: the sweep sends it
-    shell.board.announce(state, ended)
-    await shell.settle()
+    state, _ = await announce_on(shell, "envelope68", 2)
     assert shell.service.announced == {state.id}
     assert len(shell.bot.of("send_photo")) == 1 and not shell.bot.texts
+
+
+@pytest.mark.parametrize(
+    "error", [NetworkError("Internal Server Error"), NetworkError("connection reset"), TimedOut()]
+)
+async def test_a_photo_that_never_goes_out_gives_way_to_the_text(error: TelegramError) -> None:
+    shell = BoardShell(edit_seconds=0.0)
+    shell.bot.fail_always(error, "send_photo")
+    state, ended = await announce_on(shell, "envelope68", 2)
+    assert shell.bot.texts == [Views(state.settings).results(state, ended, {})]
+    assert shell.service.announced == {state.id}
+    assert not shell.bot.of("send_photo")
+
+
+async def test_turning_cards_that_fail_are_tried_once_and_the_results_follow() -> None:
+    shell = BoardShell(edit_seconds=0.0)
+    shell.bot.fail_always(NetworkError("Internal Server Error"), "send_animation")
+    state, _ = await announce_on(shell, "bullbull", 2)
+    assert [call.method for call in shell.bot.calls] == ["send_animation", "send_photo"]
+    assert shell.service.announced == {state.id}
+
+
+async def test_turning_cards_that_take_too_long_do_not_hold_the_results_back(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    async def stuck(self: RoundPictures, reveal: object) -> bytes:
+        await asyncio.sleep(60)
+        raise AssertionError("never drawn")
+
+    monkeypatch.setattr(RoundPictures, "render_reveal", stuck)
+    monkeypatch.setattr(board, "REVEAL_SECONDS", 0.05)
+    shell = BoardShell(edit_seconds=0.0)
+    state, _ = await announce_on(shell, "bullbull", 2)
+    assert [call.method for call in shell.bot.calls] == ["send_photo"]
+    assert shell.service.announced == {state.id}

@@ -20,7 +20,8 @@ from telegram.error import (
     TimedOut,
 )
 
-from bot.telegram.delivery import failure_kind, retrying_after_flood
+from bot.telegram.delivery import retrying_after_flood
+from bot.telegram.retries import failure_kind
 from bot.telegram.serving import poll
 
 # PTB 22's RetryAfter warns in its constructor that retry_after becomes a timedelta, even

@@ -16,11 +16,20 @@ from typing import cast
 import pytest
 from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup
 from telegram.constants import ParseMode
-from telegram.error import BadRequest, Forbidden, NetworkError, TelegramError, TimedOut
+from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, TelegramError, TimedOut
 
-from bot.telegram.budget import GROUP_SENDS_PER_MINUTE, SendBudget
+from bot.telegram.budget import GROUP_SENDS_PER_MINUTE, Priority, SendBudget
 from bot.telegram.messenger import MAX_MESSAGE_LENGTH, MAX_TOAST_LENGTH, Messenger, split_message
-from tests.telegram.fakes import GROUP, OTHER_GROUP, FakeBot, SecondsClock, eventually, spin
+from tests.telegram.fakes import (
+    FAST_RETRIES,
+    GROUP,
+    OTHER_GROUP,
+    Deliveries,
+    FakeBot,
+    SecondsClock,
+    eventually,
+    spin,
+)
 
 BUTTONS = InlineKeyboardMarkup([[InlineKeyboardButton("Bet 1", callback_data="7:bet:100")]])
 
@@ -31,8 +40,13 @@ def bot() -> FakeBot:
 
 
 @pytest.fixture
-def messenger(bot: FakeBot) -> Messenger:
-    messenger = Messenger()
+def deliveries() -> Deliveries:
+    return Deliveries()
+
+
+@pytest.fixture
+def messenger(bot: FakeBot, deliveries: Deliveries) -> Messenger:
+    messenger = Messenger(observer=deliveries, retrying=FAST_RETRIES, toast_retrying=FAST_RETRIES)
     messenger.attach(cast(Bot, bot))
     return messenger
 
@@ -123,16 +137,89 @@ async def test_a_long_message_refused_halfway_stops_and_reports_the_first_id(
     assert "Too Many Requests" in caplog.text
 
 
-@pytest.mark.parametrize("error", [NetworkError("connection reset"), TimedOut()])
-async def test_a_network_failure_is_not_a_refusal_and_reaches_the_caller(
-    messenger: Messenger, bot: FakeBot, error: TelegramError
+FAILURES_ON_THE_WAY = [
+    (NetworkError("Bad Gateway"), "network"),
+    (NetworkError("connection reset"), "network"),
+    (TimedOut(), "timed_out"),
+    (RetryAfter(0), "retry_after"),
+]
+
+
+@pytest.mark.parametrize(("error", "failure"), FAILURES_ON_THE_WAY)
+async def test_a_message_that_fails_on_the_way_is_tried_again_and_goes_out(
+    messenger: Messenger, bot: FakeBot, deliveries: Deliveries, error: TelegramError, failure: str
 ) -> None:
-    # A board that never reached Telegram must not be recorded as refused: the caller
-    # sees the failure and the delivery is tried again.
+    bot.fail_next(error)
     bot.fail_next(error)
 
-    with pytest.raises(type(error)):
-        await messenger.send(GROUP, "hi")
+    message_id = await messenger.send(GROUP, "hi")
+
+    attempts = [call for call in bot.calls if call.method == "send_message"]
+    assert [call.error is None for call in attempts] == [False, False, True]
+    assert message_id == 1
+    assert deliveries.retried == [("answer", failure)] * 2 and deliveries.failed == []
+    # It took one slot of the group's minute, however many tries.
+    assert messenger.group_sends.room(GROUP) == GROUP_SENDS_PER_MINUTE - 1
+
+
+@pytest.mark.parametrize(("error", "failure"), FAILURES_ON_THE_WAY[:3])
+async def test_a_message_still_failing_when_its_tries_run_out_reaches_the_caller(
+    messenger: Messenger,
+    bot: FakeBot,
+    deliveries: Deliveries,
+    error: TelegramError,
+    failure: str,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # A board that never reached Telegram must not be recorded as refused: the caller
+    # sees the failure and the delivery is tried again later.
+    bot.fail_always(error)
+
+    with caplog.at_level(logging.WARNING), pytest.raises(type(error)):
+        await messenger.send(GROUP, "hi", priority=Priority.RESULTS, round_id=12)
+
+    assert len(bot.calls) >= 3
+    assert deliveries.failed == [("results", failure)]
+    assert deliveries.retried == [("results", failure)] * (len(bot.calls) - 1)
+    # A line a try, naming the chat and the round, and no traceback.
+    assert len(caplog.records) == len(bot.calls)
+    assert all(f"chat {GROUP} round 12" in record.getMessage() for record in caplog.records)
+    assert all(record.exc_info is None for record in caplog.records)
+
+
+async def test_a_refusal_is_not_tried_again_and_is_counted(
+    messenger: Messenger, bot: FakeBot, deliveries: Deliveries
+) -> None:
+    bot.fail_next(Forbidden("bot was kicked from the group chat"))
+
+    assert await messenger.send(GROUP, "hi", priority=Priority.PHASE) is None
+
+    assert len(bot.calls) == 1
+    assert deliveries.failed == [("phase", "forbidden")] and deliveries.retried == []
+
+
+async def test_a_board_composed_for_its_send_is_composed_again_for_each_try(
+    messenger: Messenger, bot: FakeBot
+) -> None:
+    bot.fail_next(NetworkError("Bad Gateway"))
+    versions = iter(["first", "second"])
+
+    async def compose() -> tuple[str, InlineKeyboardMarkup | None]:
+        return next(versions), BUTTONS
+
+    message_id = await messenger.send_composed(GROUP, compose, priority=Priority.PHASE)
+
+    assert bot.texts == ["second"] and message_id == 1
+
+
+async def test_a_board_whose_composer_says_nothing_is_not_sent(
+    messenger: Messenger, bot: FakeBot
+) -> None:
+    async def compose() -> None:
+        return None
+
+    assert await messenger.send_composed(GROUP, compose, priority=Priority.PHASE) is None
+    assert bot.calls == []
 
 
 def test_a_messenger_without_a_bot_says_so() -> None:
@@ -218,9 +305,50 @@ async def test_a_refused_toast_is_logged_not_raised(
     bot.fail_next(BadRequest("Query is too old and response timeout expired"))
 
     with caplog.at_level(logging.INFO, logger="bot.telegram.messenger"):
-        await messenger.toast("q1", "late")
+        assert await messenger.toast("q1", "late") is False
 
     assert "Query is too old" in caplog.text
+    assert len(bot.calls) == 1  # not tried again
+
+
+async def test_a_toast_that_fails_on_the_way_is_tried_again(
+    messenger: Messenger, bot: FakeBot, deliveries: Deliveries
+) -> None:
+    bot.fail_next(NetworkError("connection reset"))
+
+    assert await messenger.toast("q1", "Bet placed") is True
+
+    assert len(bot.of("answer_callback_query")) == 1
+    assert deliveries.retried == [("toast", "network")]
+
+
+async def test_a_toast_still_failing_when_its_tries_run_out_says_so(
+    messenger: Messenger, bot: FakeBot, deliveries: Deliveries
+) -> None:
+    bot.fail_always(TimedOut())
+
+    assert await messenger.toast("q1", "Bet placed") is False
+
+    assert len(bot.calls) >= 2 and deliveries.failed == [("toast", "timed_out")]
+
+
+async def test_an_edit_that_fails_on_the_way_is_tried_again(
+    messenger: Messenger, bot: FakeBot
+) -> None:
+    bot.fail_next(NetworkError("Bad Gateway"))
+
+    assert await messenger.edit(GROUP, 5, "new", None) is True
+
+    assert [call.args["text"] for call in bot.of("edit_message_text")] == ["new"]
+
+
+async def test_a_delete_that_fails_on_the_way_is_tried_again(
+    messenger: Messenger, bot: FakeBot
+) -> None:
+    bot.fail_next(TimedOut())
+
+    assert await messenger.delete(GROUP, 5) is True
+    assert len(bot.of("delete_message")) == 1
 
 
 # -- the group's minute -------------------------------------------------------------------

@@ -26,8 +26,10 @@ from bot.telegram.lookups import ChatSettings
 from bot.telegram.messenger import Messenger
 from bot.telegram.replies import CONFIRM_WITHIN_SECONDS, Replies
 from tests.telegram.fakes import (
+    FAST_RETRIES,
     GROUP,
     OTHER_GROUP,
+    Deliveries,
     FakeBot,
     FakeService,
     SecondsClock,
@@ -48,12 +50,20 @@ class RepliesShell:
         self.bot = FakeBot()
         self.service = FakeService()
         self.clock = SecondsClock()
-        messenger = Messenger()
-        messenger.attach(cast(Bot, self.bot))
+        self.deliveries = Deliveries()
+        self.messenger = Messenger(
+            observer=self.deliveries, retrying=FAST_RETRIES, toast_retrying=FAST_RETRIES
+        )
+        self.messenger.attach(cast(Bot, self.bot))
         self.outbox = ChatOutbox()
         chats = ChatSettings(cast(GameService, self.service))
         self.replies = Replies(
-            messenger, self.outbox, chats, per_minute=per_minute, clock=self.clock
+            self.messenger,
+            self.outbox,
+            chats,
+            per_minute=per_minute,
+            clock=self.clock,
+            retry_seconds=0.01,
         )
 
     async def settle(self) -> None:
