@@ -39,6 +39,7 @@ from bot.service.records import wall_clock_ms as wall_clock_ms
 from bot.service.seeds import SeedUseCases
 from bot.service.stats import StatsUseCases
 from bot.service.tables import TableUseCases
+from bot.store.errors import database_unavailable as database_unavailable
 
 
 class GameService(

@@ -8,6 +8,7 @@ then found in the schema by its table and columns.
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -15,6 +16,7 @@ import asyncpg
 from sqlalchemy import Index, PrimaryKeyConstraint, UniqueConstraint
 from sqlalchemy.exc import DBAPIError, IntegrityError, InterfaceError, OperationalError
 
+from bot.failures import causes
 from bot.store.models import Base
 
 #: A player's or the bank's balance would go below zero.
@@ -52,6 +54,32 @@ def transient_postgres_errors() -> Iterator[None]:
         raise
     except (asyncpg.InterfaceError, OSError) as error:
         raise TransientDatabaseError("connection lost") from error
+
+
+#: SQLSTATE classes of a server that cannot take the work now: a lost connection (08),
+#: insufficient resources such as a full disk (53), a server shutting down or starting
+#: (57), and a read-only transaction (25006: a standby, or writes turned off).
+_UNAVAILABLE_SQLSTATE_CLASSES = ("08", "53", "57")
+_READ_ONLY_SQLSTATE = "25006"
+
+
+def database_unavailable(error: BaseException) -> bool:
+    """Whether ``error`` (or what caused it) says the database cannot be reached or
+    refuses writes now (down, unreachable, read-only, its disk full), rather than that
+    the work was wrong: nothing was written, and the same command may go through later.
+    Not for errors of other services (a caller that talks to them checks those first: a
+    refused connection looks the same)."""
+    for cause in causes(error):
+        if is_transient(cause) or isinstance(cause, OSError | sqlite3.OperationalError):
+            return True
+        if isinstance(cause, asyncpg.InterfaceError):
+            return True
+        sqlstate = getattr(cause, "sqlstate", None)
+        if isinstance(sqlstate, str) and (
+            sqlstate.startswith(_UNAVAILABLE_SQLSTATE_CLASSES) or sqlstate == _READ_ONLY_SQLSTATE
+        ):
+            return True
+    return False
 
 
 def is_transient(error: BaseException) -> bool:

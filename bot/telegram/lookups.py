@@ -8,12 +8,14 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from cachetools import TTLCache
+from cachetools import LRUCache, TTLCache
+from telegram import Chat as TelegramChat
 from telegram import User as TelegramUser
+from telegram.constants import ChatType
 
 from bot.engine.settings import Settings
 from bot.service.game import GameService, Person
-from bot.telegram.i18n import translate
+from bot.telegram.i18n import language_for, translate
 from bot.telegram.views import Views
 
 #: How long a group's settings are reused before they are read again (a change made by
@@ -21,6 +23,9 @@ from bot.telegram.views import Views
 SETTINGS_CACHE_SECONDS = 10.0
 #: Groups whose settings are kept at once: the busy ones; a quiet group's are read again.
 SETTINGS_CACHED = 4096
+#: Groups whose language is remembered past their settings' time, to answer in it when
+#: the database cannot be asked: a few bytes each, so many more than the settings kept.
+LANGUAGES_REMEMBERED = 100_000
 #: Names kept at once: those of the people playing now (boards and results name them).
 NAMES_CACHED = 50_000
 #: How long a name is kept: a quiet user's is read from the database again when needed,
@@ -43,6 +48,8 @@ class ChatSettings:
         self.service = service
         self._cache: TTLCache[int, Settings] = TTLCache(SETTINGS_CACHED, seconds)
         self._reading: dict[int, asyncio.Future[Settings]] = {}
+        #: Each group's language as last read, kept however old (see ``text_offline``).
+        self._languages: LRUCache[int, str] = LRUCache(LANGUAGES_REMEMBERED)
 
     def __len__(self) -> int:
         return len(self._cache)
@@ -69,6 +76,7 @@ class ChatSettings:
                 del self._reading[chat_id]
         if current:  # not forgotten meanwhile (a change this read may have missed)
             self._cache[chat_id] = settings
+        self._languages[chat_id] = settings.language
         return settings
 
     def forget(self, chat_id: int) -> None:
@@ -79,6 +87,17 @@ class ChatSettings:
     def forget_quiet(self) -> None:
         """Forget the settings whose time ran out."""
         self._cache.expire()
+
+    def text_offline(
+        self, chat: TelegramChat, user: TelegramUser | None, key: str, **params: Any
+    ) -> str:
+        """A catalogue message for ``chat`` without asking the database (which may be
+        what failed): in the group's language as last read, else (and in a private chat)
+        in that of the user's Telegram app; money, if any, without a currency."""
+        language = None if chat.type == ChatType.PRIVATE else self._languages.get(chat.id)
+        if language is None:
+            language = language_for(user.language_code if user is not None else None)
+        return translate(language, key, **params)
 
     async def views(self, chat_id: int) -> Views:
         """Renderers in the group's language and currency."""

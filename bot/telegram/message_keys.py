@@ -48,6 +48,7 @@ KEY_ARGUMENTS = {
     "t": 0,  # Views.t(key, **params)
     "t_plural": 0,  # Views.t_plural(key, number, **params)
     "text": 1,  # GameBot.text(chat_id, key, **params)
+    "text_offline": 2,  # ChatSettings.text_offline(chat, user, key, **params)
     "_button": 0,  # Views._button(key, press)
 }
 #: Those of them whose message has plural forms.

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from telegram import Update
+from telegram.error import TelegramError
 from telegram.ext import (
     Application,
     ApplicationBuilder,
@@ -27,7 +28,8 @@ from telegram.request import BaseRequest
 
 from bot.config import Config
 from bot.engine.errors import GameError
-from bot.service.game import GameService, wall_clock_ms
+from bot.failures import causes, first_line
+from bot.service.game import GameService, database_unavailable, wall_clock_ms
 from bot.telegram.admins import AdminCheck
 from bot.telegram.autobet_notices import AutobetNotices
 from bot.telegram.board import Board
@@ -210,10 +212,18 @@ class GameBot:
         return guarded
 
     async def on_error(self, update: object, context: CallbackContext[Any, Any, Any, Any]) -> None:
-        """Log unexpected errors; tell the user nothing changed where we can."""
-        log.error("error while handling an update", exc_info=context.error)
+        """Log unexpected errors; tell the user nothing changed where we can, in a line
+        that needs no database (the failure may be the database's): that it cannot be
+        reached now, or that something went wrong."""
+        error = context.error
+        unavailable = error is not None and database_unavailable_here(error)
+        if unavailable and error is not None:
+            log.warning("the database is unavailable: %s; the sender is told so", first_line(error))
+        else:
+            log.error("error while handling an update", exc_info=error)
         if isinstance(update, Update) and update.effective_chat is not None:
-            text = await self.chats.text(update.effective_chat.id, "error.internal")
+            key = "error.database_unavailable" if unavailable else "error.internal"
+            text = self.chats.text_offline(update.effective_chat, update.effective_user, key)
             self.replies.reply(update, text)
 
     async def start(self, application: AnyApplication) -> None:
@@ -257,6 +267,14 @@ class GameBot:
         await self.board.drain(timeout)
         await self.replies.drain(timeout)
         self.abandon()
+
+
+def database_unavailable_here(error: BaseException) -> bool:
+    """Whether a handler failed because the database cannot be reached or refuses writes
+    (not Telegram: a connection it refused looks the same underneath)."""
+    if any(isinstance(cause, TelegramError) for cause in causes(error)):
+        return False
+    return database_unavailable(error)
 
 
 def build_application(

@@ -8,13 +8,14 @@ from typing import cast
 
 import pytest
 from cachetools import Cache
+from telegram import User
 
 from bot.engine.settings import Settings
 from bot.service.game import GameService, Person
 from bot.telegram import lookups
 from bot.telegram.i18n import translate
 from bot.telegram.lookups import ChatSettings, People, person_of
-from tests.telegram.fakes import GROUP, OTHER_GROUP, FakeService, person
+from tests.telegram.fakes import GROUP, OTHER_GROUP, FakeService, message_update, person
 
 ANN, BOB, CAT = Person(11, "Ann", "ann"), Person(12, "Bob"), Person(13, "Cat")
 
@@ -175,3 +176,49 @@ async def test_settings_forgotten_while_being_read_are_read_again(service: FakeS
     await chats.get(GROUP)
 
     assert reads(service, "settings") == [GROUP, GROUP]
+
+
+# -- answering without the database ---------------------------------------------------------
+
+
+async def test_a_groups_language_is_remembered_past_its_settings_time(
+    service: FakeService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Read once, then the settings' time runs out and the database is unreachable: the
+    # group is still answered in its own language.
+    chats = ChatSettings(cast(GameService, service), seconds=0.0)
+    await chats.get(GROUP)
+    key = "error.database_unavailable"
+
+    group = message_update(GROUP, person(5, "Eko"), "/bet 5").effective_chat
+    assert group is not None
+    english_user = person(5, "Eko")
+    assert chats.text_offline(group, english_user, key) == translate("zh", key)
+    assert not reads(service, "settings")[1:]  # asked nothing more of the service
+
+
+def test_a_group_never_read_is_answered_in_the_users_language(service: FakeService) -> None:
+    chats = ChatSettings(cast(GameService, service))
+    key = "error.database_unavailable"
+    chinese = User(5, "Eko", False, language_code="zh-hans")
+    english = User(6, "Ann", False, language_code="en")
+    group = message_update(OTHER_GROUP, chinese, "/bet 5").effective_chat
+    assert group is not None
+
+    assert chats.text_offline(group, chinese, key) == translate("zh", key)
+    assert chats.text_offline(group, english, key) == translate("en", key)
+    assert chats.text_offline(group, None, key) == translate("en", key)
+    assert service.called("settings") == []
+
+
+async def test_a_private_chat_follows_the_users_language_not_a_groups(
+    service: FakeService,
+) -> None:
+    chats = ChatSettings(cast(GameService, service))
+    english = User(11, "Ann", False, language_code="en")
+    private = message_update(11, english, "/balance").effective_chat
+    assert private is not None
+
+    assert chats.text_offline(private, english, "error.internal") == translate(
+        "en", "error.internal"
+    )
