@@ -3,6 +3,7 @@ python-telegram-bot's ``Bot`` on either transport (its own httpx one and the bot
 
 import asyncio
 import datetime as dtm
+import re
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -12,7 +13,7 @@ from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup
 from telegram.error import NetworkError, RetryAfter, TelegramError, TimedOut
 from telegram.request import HTTPXRequest
 
-from bot.fakegram import FakeTelegram
+from bot.fakegram import FakeTelegram, FakeTelegramClient
 from bot.fakegram.faults import FAULT_KINDS, FaultMix
 from bot.telegram.http import AiohttpRequest
 from tests.fakegram.sample import ALICE, GROUP_ID
@@ -42,6 +43,15 @@ async def raw_send(
     ):
         await response.read()
         return response
+
+
+async def control_post(fake: FakeTelegram, path: str, body: Any) -> tuple[int, Any]:
+    """POST JSON to a control endpoint; returns (HTTP status, JSON body)."""
+    async with (
+        aiohttp.ClientSession() as session,
+        session.post(f"{fake.root_url}{path}", json=body) as response,
+    ):
+        return response.status, await response.json()
 
 
 def sent_texts(fake: FakeTelegram) -> list[str]:
@@ -359,3 +369,95 @@ async def test_a_seed_repeats_its_faults(fake: FakeTelegram) -> None:
     assert first == again
     assert other_seed != first
     assert len(set(first)) == 4
+
+
+# ------------------------------------------------------------------ the mix
+
+
+@pytest.mark.parametrize(
+    ("mix", "reason"),
+    [
+        ({"retry_after": 1.5}, "retry_after must be a rate from 0 to 1, got 1.5"),
+        ({"reset": -0.1}, "reset must be a rate from 0 to 1"),
+        ({"bad_gateway": True}, "bad_gateway must be a rate from 0 to 1, got True"),
+        ({"retry_after": 0.6, "reset": 0.6}, "the rates add up to 1.2, more than 1"),
+        ({"retry_after_seconds": [0, 3]}, "retry_after_seconds must be two whole numbers"),
+        ({"retry_after_seconds": [4, 2]}, "retry_after_seconds must be two whole numbers"),
+        ({"retry_after_seconds": 3}, r"retry_after_seconds must be \[low, high\], got 3"),
+        ({"late_answer_seconds": 0}, "late_answer_seconds must be more than 0, got 0"),
+        ({"methods": "sendMessage"}, "methods must be a list of method names"),
+        ({"methods": [1]}, "methods must be a set of method names"),
+        ({"methods": ["sendTelepathy"]}, "the fake serves no method 'sendTelepathy'"),
+        ({"seed": "x"}, "seed must be an integer, got 'x'"),
+        ({"rest": 0.1}, "unknown field 'rest'; fields are retry_after, "),
+        ([0.1], "the faults must be a JSON object or null"),
+    ],
+)
+async def test_a_wrong_mix_is_refused_with_its_reason(
+    fake: FakeTelegram, mix: Any, reason: str
+) -> None:
+    fake.set_faults(FaultMix(reset=0.5))
+
+    status, body = await control_post(fake, "/_fake/faults", mix)
+
+    assert status == 400
+    assert re.search(reason, body["error"]), body
+    assert fake.faults == FaultMix(reset=0.5)
+
+
+async def test_the_mix_is_set_and_read_over_http(fake: FakeTelegram, bot: Bot) -> None:
+    mix = FaultMix(
+        retry_after=0.1,
+        retry_after_seconds=(2, 5),
+        bad_gateway=0.05,
+        late_answer=0.03,
+        late_answer_seconds=7.5,
+        reset=0.02,
+        methods=frozenset({"sendMessage", "editMessageText"}),
+        seed=42,
+    )
+    async with FakeTelegramClient(fake.root_url) as client:
+        await client.set_faults(mix)
+        assert fake.faults == mix
+
+        await client.set_faults(FaultMix(reset=1))
+        with pytest.raises(NetworkError):
+            await bot.send_message(GROUP_ID, "hi")
+        assert await client.faults_injected() == {**NO_FAULTS, "reset": {"sendMessage": 1}}
+
+        await client.set_faults(None)
+        assert fake.faults is None
+        assert (await bot.send_message(GROUP_ID, "hi")).message_id == 1
+        assert await control_post(fake, "/_fake/faults", {"bad_gateway": 1}) == (200, None)
+        assert fake.faults == FaultMix(bad_gateway=1)
+        assert await control_post(fake, "/_fake/faults", {}) == (200, None)
+        assert fake.faults is None
+        # Counts outlive the mix that made them.
+        assert (await client.faults_injected())["reset"] == {"sendMessage": 1}
+
+
+async def test_an_outage_over_http(fake: FakeTelegram) -> None:
+    assert await control_post(fake, "/_fake/outage", {}) == (
+        400,
+        {"error": "missing field 'seconds'"},
+    )
+    async with FakeTelegramClient(fake.root_url) as client:
+        with pytest.raises(ValueError, match="seconds must be more than 0, got -2"):
+            await client.outage(-2)
+        assert not await client.in_outage()
+
+        await client.outage(20)
+
+        assert await client.in_outage()
+        with pytest.raises(aiohttp.ClientConnectionError):
+            await raw_send(fake)
+        assert (await client.faults_injected())["outage"] == {"sendMessage": 1}
+    async with (
+        aiohttp.ClientSession() as session,
+        session.get(f"{fake.root_url}/_fake/faults") as response,
+    ):
+        assert await response.json() == {
+            "faults": None,
+            "outage": True,
+            "injected": {**NO_FAULTS, "outage": {"sendMessage": 1}},
+        }
