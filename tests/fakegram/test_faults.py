@@ -13,8 +13,8 @@ from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup
 from telegram.error import NetworkError, RetryAfter, TelegramError, TimedOut
 from telegram.request import HTTPXRequest
 
-from bot.fakegram import FakeTelegram, FakeTelegramClient
-from bot.fakegram.faults import FAULT_KINDS, FaultMix
+from bot.fakegram import FakeTelegram, FakeTelegramClient, FaultMix
+from bot.fakegram.faults import FAULT_KINDS
 from bot.telegram.http import AiohttpRequest
 from tests.fakegram.sample import ALICE, GROUP_ID
 
