@@ -1,10 +1,12 @@
 """A fake Telegram Bot API server for offline tests and the demo.
 
 ``FakeTelegram`` serves the Bot API over real HTTP so python-telegram-bot works against it
-unchanged; ``FakeTelegramClient`` drives it from another process.
+unchanged; ``FakeTelegramClient`` drives it from another process; a ``FaultMix`` has
+it misbehave as Telegram does at its bad moments (``bot.fakegram.faults``).
 """
 
 from bot.fakegram.client import FakeTelegramClient
+from bot.fakegram.faults import FaultMix
 from bot.fakegram.server import MEMBER_STATUSES, FakeTelegram
 
-__all__ = ["MEMBER_STATUSES", "FakeTelegram", "FakeTelegramClient"]
+__all__ = ["MEMBER_STATUSES", "FakeTelegram", "FakeTelegramClient", "FaultMix"]

@@ -13,6 +13,8 @@ from typing import Any, TypeVar
 
 import aiohttp
 
+from bot.fakegram.faults import FaultMix
+
 JsonDict = dict[str, Any]
 _T = TypeVar("_T")
 
@@ -121,6 +123,27 @@ class FakeTelegramClient:
         """Every Bot API request the server answered."""
         calls: list[JsonDict] = await self._request("GET", "/_fake/calls")
         return calls
+
+    async def set_faults(self, mix: FaultMix | None) -> None:
+        """Inject faults as ``mix`` says from now on, None for no more (see
+        ``FakeTelegram.set_faults``)."""
+        await self._request("POST", "/_fake/faults", json={} if mix is None else mix.to_json())
+
+    async def outage(self, seconds: float) -> None:
+        """Reset every Bot API request for ``seconds`` from now (``FakeTelegram.outage``)."""
+        await self._request("POST", "/_fake/outage", json={"seconds": seconds})
+
+    async def in_outage(self) -> bool:
+        """Whether an outage is on."""
+        answer: JsonDict = await self._request("GET", "/_fake/faults")
+        on: bool = answer["outage"]
+        return on
+
+    async def faults_injected(self) -> dict[str, dict[str, int]]:
+        """How many faults were injected: kind -> method -> count."""
+        answer: JsonDict = await self._request("GET", "/_fake/faults")
+        injected: dict[str, dict[str, int]] = answer["injected"]
+        return injected
 
     async def file_bytes(self, file_id: str) -> bytes:
         """The bytes of a photo or an animation the bot sent (a transcript entry's

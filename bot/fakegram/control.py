@@ -2,6 +2,11 @@
 
 They let a test drive a bot that runs in another process. Bodies and answers are JSON;
 a mistake in a request (missing field, unknown message …) is a 400 ``{"error": reason}``.
+
+Faults (``bot.fakegram.faults``): ``POST /_fake/faults`` with a ``FaultMix``'s fields
+(``{}`` or null: no more faults), ``POST /_fake/outage`` with ``{"seconds": N}``, and
+``GET /_fake/faults``: ``{"faults": the mix or null, "outage": bool, "injected": kind ->
+method -> count}``.
 """
 
 from __future__ import annotations
@@ -11,6 +16,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
+
+from bot.fakegram.faults import FaultMix
 
 if TYPE_CHECKING:
     from bot.fakegram.server import FakeTelegram
@@ -34,6 +41,9 @@ def add_control_routes(app: web.Application, fake: FakeTelegram) -> None:
     app.router.add_get("/_fake/calls", endpoints.calls)
     app.router.add_get("/_fake/file", endpoints.file)
     app.router.add_get("/_fake/wait", endpoints.wait)
+    app.router.add_post("/_fake/faults", endpoints.set_faults)
+    app.router.add_get("/_fake/faults", endpoints.faults)
+    app.router.add_post("/_fake/outage", endpoints.outage)
 
 
 def _control_error(reason: str) -> web.HTTPBadRequest:
@@ -143,3 +153,24 @@ class _ControlEndpoints:
         except ValueError:
             raise _control_error("version must be an integer, timeout a number") from None
         return web.json_response({"version": await self.fake.wait_for_change(version, timeout)})
+
+    async def set_faults(self, request: web.Request) -> web.Response:
+        """Set the fault mix (a ``FaultMix``'s fields; ``{}`` or null for none)."""
+        try:
+            self.fake.set_faults(FaultMix.from_json(await request.json()))
+        except (TypeError, ValueError) as error:
+            raise _control_error(str(error)) from None
+        return web.json_response(None)
+
+    async def faults(self, request: web.Request) -> web.Response:
+        mix = self.fake.faults
+        return web.json_response(
+            {
+                "faults": None if mix is None else mix.to_json(),
+                "outage": self.fake.in_outage,
+                "injected": self.fake.faults_injected,
+            }
+        )
+
+    async def outage(self, request: web.Request) -> web.Response:
+        return await _apply_to_body(request, lambda body: self.fake.outage(body["seconds"]))

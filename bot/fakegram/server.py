@@ -4,6 +4,12 @@ Point a bot at ``FakeTelegram.base_url`` and drive the conversation from the oth
 either in-process (``post_message``, ``press_button``, ``transcript`` …) or over HTTP
 through the ``/_fake/*`` control endpoints (see ``bot.fakegram.client``).
 
+It can also misbehave as Telegram does at its bad moments (``set_faults``, ``outage``;
+``bot.fakegram.faults`` has the details): a share of the calls answered with a 429
+``retry_after``, a 502 ``bad_gateway`` from the proxy, a ``late_answer`` after the bot's
+read timeout (the call performed), a ``reset`` connection, and outages in which every
+request is reset. A refused call changes nothing; ``faults_injected`` counts them all.
+
 All state lives on the event loop of the running server: the in-process API must be called
 from that loop's thread.
 """
@@ -25,6 +31,7 @@ from typing import Any, TypeVar
 from aiohttp import web
 
 from bot.fakegram.control import add_control_routes
+from bot.fakegram.faults import FaultInjector, FaultMix
 from bot.fakegram.formatting import (
     EntityParseError,
     FormattedText,
@@ -297,6 +304,9 @@ class FakeTelegram:
                 "sendChatAction": self._send_chat_action,
             }.items()
         }
+        self._faults = FaultInjector(
+            {key: name for key, (name, _handler) in self._methods.items()}, self._bump
+        )
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -324,6 +334,7 @@ class FakeTelegram:
             return
         self._closing = True
         self._bump()
+        self._faults.release_held()
         await self._runner.cleanup()
         self._runner = None
         self._port = None
@@ -505,6 +516,38 @@ class FakeTelegram:
             self._held_sends -= 1
             self._bump()
 
+    def set_faults(self, mix: FaultMix | None) -> None:
+        """Inject faults into Bot API calls as ``mix`` says, from now on (None: no more);
+        see ``bot.fakegram.faults``.
+
+        Raises:
+            ValueError: if ``mix.methods`` names a method the fake does not serve.
+        """
+        self._faults.set_mix(mix)
+        self._bump()
+
+    @property
+    def faults(self) -> FaultMix | None:
+        """The fault mix in force, if any."""
+        return self._faults.mix
+
+    def outage(self, seconds: float) -> None:
+        """Reset every Bot API request, ``getUpdates`` included, for ``seconds`` from now,
+        and those in flight now; then serve as before."""
+        self._faults.start_outage(seconds)
+        self._bump()
+
+    @property
+    def in_outage(self) -> bool:
+        """Whether an ``outage`` is on."""
+        return self._faults.in_outage
+
+    @property
+    def faults_injected(self) -> dict[str, dict[str, int]]:
+        """How many faults were injected since the server was made: kind -> method ->
+        count, every kind of ``bot.fakegram.faults.FAULT_KINDS`` present."""
+        return self._faults.injected
+
     @property
     def callback_answers(self) -> list[JsonDict]:
         """Every successful ``answerCallbackQuery``, with the query it answered."""
@@ -515,7 +558,9 @@ class FakeTelegram:
         """Every Bot API request in completion order.
 
         Entries have ``method``, ``params`` (as received: form values are strings), ``time``,
-        ``ok`` and, for failures, ``error_code`` and ``description``.
+        ``ok`` and, for failures, ``error_code`` and ``description``. An injected 429 is
+        a failure here; calls that a ``bad_gateway``, a ``reset`` or an outage refused
+        never reached "Telegram" and are not (``faults_injected`` counts them).
         """
         return copy.deepcopy(self._calls)
 
@@ -573,20 +618,24 @@ class FakeTelegram:
     async def _handle_bot_api(self, request: web.Request) -> web.Response:
         method = request.match_info["method"]
         raw_params: JsonDict = {}
-        try:
-            if request.match_info["token"] != self.token:
-                raise ApiError(401, "Unauthorized")
-            entry = self._methods.get(method.lower())
-            if entry is None:
-                raise ApiError(404, "Not Found")
-            method, handler = entry
-            raw_params = await read_request_params(request)
-            result = await handler(RequestParams(raw_params))
-        except ApiError as error:
-            self._record_call(method, raw_params, error)
-            return web.json_response(error.to_json(), status=error.error_code)
-        self._record_call(method, raw_params, None)
-        return web.json_response({"ok": True, "result": result})
+        with self._faults.guard(request, method):
+            try:
+                if request.match_info["token"] != self.token:
+                    raise ApiError(401, "Unauthorized")
+                entry = self._methods.get(method.lower())
+                if entry is None:
+                    raise ApiError(404, "Not Found")
+                method, handler = entry
+                raw_params = await read_request_params(request)
+                # A refusing fault raises before the call; a late answer is held after it.
+                answer_delay = self._faults.draw(request, method)
+                result = await handler(RequestParams(raw_params))
+            except ApiError as error:
+                self._record_call(method, raw_params, error)
+                return web.json_response(error.to_json(), status=error.error_code)
+            self._record_call(method, raw_params, None)
+            await self._faults.hold(answer_delay)
+            return web.json_response({"ok": True, "result": result})
 
     def _record_call(self, method: str, params: JsonDict, error: ApiError | None) -> None:
         shown = {
