@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import sqlite3
 import time
 from collections.abc import AsyncIterator, Callable
@@ -38,6 +39,8 @@ from bot.store.round_sql import Positional
 from bot.store.write_batches import WriteBatches
 
 _T = TypeVar("_T")
+
+log = logging.getLogger(__name__)
 
 DEFAULT_DATABASE_URL = "sqlite+aiosqlite:///niuniu.db"
 SQLITE_BUSY_TIMEOUT_MS = 30_000
@@ -324,6 +327,7 @@ class WalCheckpoints:
 
     def __init__(self, path: str, *, every: int = CHECKPOINT_EVERY_COMMITS) -> None:
         self.every = every
+        self.path = path
         self._connection = SqliteThread(path)
         self._commits = 0
         self._running: asyncio.Future[None] | None = None
@@ -336,6 +340,20 @@ class WalCheckpoints:
             return
         self._commits = 0
         self._running = asyncio.ensure_future(self._connection.run_bare(_checkpoint))
+        self._running.add_done_callback(self._finished)
+
+    def _finished(self, checkpoint: asyncio.Future[None]) -> None:
+        # Nobody awaits a checkpoint: its failure is retrieved and said here, once, or
+        # asyncio would report it without context when the task is collected.
+        if checkpoint.cancelled() or (error := checkpoint.exception()) is None:
+            return
+        log.warning(
+            "checkpoint of the write-ahead log of %s failed (SQLite's own checkpoint "
+            "stays): %s: %s",
+            self.path,
+            type(error).__name__,
+            error,
+        )
 
     async def dispose(self) -> None:
         """Let a running checkpoint finish, then close the connection."""
