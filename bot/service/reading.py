@@ -1,4 +1,5 @@
-"""Read-only use cases: rounds, history, results, shoes, the audit log and names."""
+"""Read-only use cases: rounds, history, results, shoes, the audit log and names (and the
+readiness probe, whose one row is the only thing here that writes)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from bot.service.records import (
 
 
 class ReadingUseCases(ServiceCore):
-    """What the bot shows; nothing here writes."""
+    """What the bot shows; nothing here writes but the readiness probe."""
 
     async def round(self, round_id: int) -> Round | None:
         """A round as stored (its seed is secret while it is open: callers must not show it)."""
@@ -70,11 +71,11 @@ class ReadingUseCases(ServiceCore):
             found = await uow.queries.find_user(username.removeprefix("@"))
         return None if found is None else Person(*found)
 
-    async def database_answers(self) -> None:
-        """Ask the database a trivial question; raises whatever stops it from answering
-        (the caller bounds how long it waits: a readiness probe)."""
-        async with self.store.reading() as uow:
-            await uow.queries.answer()
+    async def database_refuses_writes(self) -> str | None:
+        """Write to the database's probe row: why it refused the write (a short name),
+        None when it took it; raises whatever stops it from answering (the caller bounds
+        how long it waits: a readiness probe)."""
+        return await self.db.write_refused(self.clock())
 
     async def vital_signs(self) -> VitalSigns:
         """Open rounds by phase and game, and the chips held in every group (metrics)."""

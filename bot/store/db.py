@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import sqlite3
 import time
 from collections.abc import AsyncIterator, Callable
@@ -24,7 +25,7 @@ from sqlalchemy import Engine, event
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError
+from sqlalchemy.exc import ArgumentError, DBAPIError
 from sqlalchemy.ext.asyncio import (
     AsyncEngine,
     AsyncSession,
@@ -33,11 +34,15 @@ from sqlalchemy.ext.asyncio import (
 )
 from sqlalchemy.pool import QueuePool
 
+from bot.failures import causes
 from bot.priority import PriorityTurn, is_urgent
+from bot.store.models import READINESS_PROBE_ID, ReadinessProbe
 from bot.store.round_sql import Positional
 from bot.store.write_batches import WriteBatches
 
 _T = TypeVar("_T")
+
+log = logging.getLogger(__name__)
 
 DEFAULT_DATABASE_URL = "sqlite+aiosqlite:///niuniu.db"
 SQLITE_BUSY_TIMEOUT_MS = 30_000
@@ -324,6 +329,7 @@ class WalCheckpoints:
 
     def __init__(self, path: str, *, every: int = CHECKPOINT_EVERY_COMMITS) -> None:
         self.every = every
+        self.path = path
         self._connection = SqliteThread(path)
         self._commits = 0
         self._running: asyncio.Future[None] | None = None
@@ -336,6 +342,20 @@ class WalCheckpoints:
             return
         self._commits = 0
         self._running = asyncio.ensure_future(self._connection.run_bare(_checkpoint))
+        self._running.add_done_callback(self._finished)
+
+    def _finished(self, checkpoint: asyncio.Future[None]) -> None:
+        # Nobody awaits a checkpoint: its failure is retrieved and said here, once, or
+        # asyncio would report it without context when the task is collected.
+        if checkpoint.cancelled() or (error := checkpoint.exception()) is None:
+            return
+        log.warning(
+            "checkpoint of the write-ahead log of %s failed (SQLite's own checkpoint "
+            "stays): %s: %s",
+            self.path,
+            type(error).__name__,
+            error,
+        )
 
     async def dispose(self) -> None:
         """Let a running checkpoint finish, then close the connection."""
@@ -347,6 +367,28 @@ class WalCheckpoints:
 
 def _checkpoint(connection: sqlite3.Connection) -> None:
     connection.execute("PRAGMA wal_checkpoint(PASSIVE)")
+
+
+def _probe_write(session: AsyncSession, now_ms: int) -> Any:
+    """The probe's write: its row inserted, or updated if it is there (an update of no
+    row would write nothing, and pass on a full disk)."""
+    row = {"id": READINESS_PROBE_ID, "probed_at_ms": now_ms}
+    upsert = dialect_insert(session, ReadinessProbe).values(row)
+    return upsert.on_conflict_do_update(
+        index_elements=["id"], set_={"probed_at_ms": upsert.excluded.probed_at_ms}
+    )
+
+
+def _refusal(error: DBAPIError) -> str:
+    """The driver's name for why a write was refused: SQLite's result code
+    (``SQLITE_FULL``), asyncpg's error class (``ReadOnlySQLTransactionError``)."""
+    chain = list(causes(error))
+    for cause in reversed(chain):
+        if isinstance(cause, sqlite3.Error) and cause.sqlite_errorname:
+            return cause.sqlite_errorname
+        if isinstance(cause, asyncpg.PostgresError):
+            return type(cause).__name__
+    return type(chain[-1]).__name__
 
 
 class Database:
@@ -477,6 +519,24 @@ class Database:
         """A session for reads only: a consistent snapshot that blocks no writer."""
         async with self.connection_turn(), self.read_sessions() as session, session.begin():
             yield session
+
+    async def write_refused(self, now_ms: int) -> str | None:
+        """The readiness probe: update ``readiness_probe``'s one row in a transaction of
+        the general path, as any write waits its turn. Why the database refused the write
+        (``_refusal``), None if it took it; raises what stops it from answering at all (no
+        connection, or one lost meanwhile)."""
+        connected = False
+        try:
+            async with self.transaction() as session:
+                await session.connection()
+                connected = True
+                # SQLite writes its log at the commit: a full disk fails there, not here.
+                await session.execute(_probe_write(session, now_ms))
+        except DBAPIError as error:
+            if not connected or error.connection_invalidated:
+                raise
+            return _refusal(error)
+        return None
 
     @asynccontextmanager
     async def write_turn(self) -> AsyncIterator[None]:

@@ -399,3 +399,16 @@ class AutobetRow(Base):
     once: Mapped[bool] = mapped_column(Boolean, default=False)
     set_at_ms: Mapped[int]
     last_round_id: Mapped[int | None]
+
+
+#: The id of ``readiness_probe``'s one row.
+READINESS_PROBE_ID = 1
+
+
+class ReadinessProbe(Base):
+    """One row that ``/readyz`` writes: a write the database must take for the bot to be
+    ready (a trivial read passes on a full disk or a read-only server)."""
+
+    __tablename__ = "readiness_probe"
+    id: Mapped[int] = mapped_column(primary_key=True, autoincrement=False)
+    probed_at_ms: Mapped[int]

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import func, literal, select, union_all
+from sqlalchemy import func, select, union_all
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.engine.round import Phase, Round, RoundSettled, RoundVoided
@@ -129,7 +129,6 @@ _OPEN_ROUNDS_BY_PHASE_AND_RULESET = (
 #: Every held account is summed: a scan of the accounts table, which is why the metrics
 #: ask at most every few seconds (``bot.web.metrics``).
 _HELD_CENTS = select(func.coalesce(func.sum(Account.balance), 0)).where(Account.kind == "held")
-_ANSWER = select(literal(1))
 
 
 class Queries:
@@ -137,10 +136,6 @@ class Queries:
 
     def __init__(self, session: AsyncSession) -> None:
         self.session = session
-
-    async def answer(self) -> None:
-        """A trivial query (``SELECT 1``): whether the database answers at all."""
-        await self.session.execute(_ANSWER)
 
     async def vital_counts(self) -> VitalCounts:
         """Open rounds by phase and ruleset, and the chips held (see ``VitalCounts``)."""

@@ -10,12 +10,23 @@ One process, drawing one picture at a time, forked from a server that has Pillow
 pictures' modules loaded (``forkserver``: not forked from the bot's process, whose threads
 a fork would copy mid-step). It starts with the bot (``start``), so the first results do
 not wait for it, and again if it died (that picture fails; the caller sends text).
+
+It ends with the bot, however the bot ends (SIGKILL included). Left to multiprocessing,
+a bot that dies without stopping the pool leaves all three of its processes running:
+the drawing process waits for work on a queue whose writing end it holds itself (a
+pickled queue carries both ends), so it never sees the bot go; it holds the forkserver's
+"alive" pipe open (every client does), so the forkserver waits too; and both hold the
+resource tracker's pipe open, so the tracker waits for them. The drawing process
+therefore watches the bot itself (``_end_with_the_bot``); once it is gone, the
+forkserver and the tracker see their pipes close and end as they are made to.
 """
 
 from __future__ import annotations
 
 import asyncio
 import multiprocessing
+import os
+import threading
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -25,11 +36,29 @@ _T = TypeVar("_T")
 _M = TypeVar("_M")
 
 #: Imported once by the server the drawing process is forked from.
-PRELOADED = ["bot.pictures.results", "bot.pictures.reveal"]
+PRELOADED = ["bot.pictures.results", "bot.pictures.reveal", __name__]
 
 
 def _ready() -> None:
     """Nothing: submitted to start the drawing process."""
+
+
+def _end_with_the_bot() -> None:
+    """In the drawing process, as it starts: end it as soon as the bot's process is gone.
+
+    The bot is this process's parent as multiprocessing sees it (the forkserver is its
+    parent as the system sees it), and its sentinel is a pipe whose writing end only the
+    bot holds: it reads as closed once the bot has died, however it died, and at once if
+    it died before this ran, so no signal or process id can be missed or reused."""
+    bot = multiprocessing.parent_process()
+    if bot is None:  # not started by multiprocessing: nobody to follow
+        return
+
+    def follow() -> None:
+        bot.join()
+        os._exit(0)  # nothing to flush: a picture under way has nobody to go to
+
+    threading.Thread(target=follow, name="end-with-the-bot", daemon=True).start()
 
 
 class DrawingProcess:
@@ -44,7 +73,9 @@ class DrawingProcess:
             context = multiprocessing.get_context("forkserver")
             # Also keeps the server from importing the bot's ``__main__`` (the default).
             context.set_forkserver_preload(PRELOADED)
-            self._pool = ProcessPoolExecutor(max_workers=1, mp_context=context)
+            self._pool = ProcessPoolExecutor(
+                max_workers=1, mp_context=context, initializer=_end_with_the_bot
+            )
             self._pool.submit(_ready)
         return self._pool
 

@@ -9,9 +9,17 @@ boards, answers, ``getUpdates``): through httpx those were most of its CPU
 time). Written by hand because no maintained package provides this transport; it does
 what ``HTTPXRequest`` does, with the same parameters (form-encoded, or multipart with
 files) and the same errors (``TimedOut``, ``NetworkError``).
+
+A server error whose answer is not JSON (a proxy's "502 Bad Gateway" page) is a
+``NetworkError`` here, worded as python-telegram-bot words a 5xx that Telegram answered
+in JSON: left to python-telegram-bot's parser, it logged the whole page at ERROR, with a
+traceback, at every retry.
 """
 
 from __future__ import annotations
+
+import json
+from http import HTTPStatus
 
 import aiohttp
 from aiohttp.helpers import get_env_proxy_for_url
@@ -106,11 +114,14 @@ class AiohttpRequest(BaseRequest):
             async with self._session.request(
                 method, url, data=body, timeout=timeout, proxy=proxy, proxy_auth=proxy_auth
             ) as response:
-                return response.status, await response.read()
+                status, payload = response.status, await response.read()
         except TimeoutError as error:
             raise TimedOut from error
         except aiohttp.ClientError as error:
             raise NetworkError(f"aiohttp.{error.__class__.__name__}: {error}") from error
+        if status >= HTTPStatus.INTERNAL_SERVER_ERROR and not _is_json(payload):
+            raise NetworkError(_status_text(status))
+        return status, payload
 
     def _proxy_for(self, url: str) -> _Proxy:
         target = URL(url)
@@ -130,6 +141,23 @@ def _given(value: float | object | None, default: float | None) -> float | None:
     if isinstance(value, int | float) or value is None:
         return value
     return default
+
+
+def _is_json(payload: bytes) -> bool:
+    """Whether python-telegram-bot's parser takes ``payload`` (it decodes as this does)."""
+    try:
+        json.loads(payload.decode("utf-8", "replace"))
+    except ValueError:
+        return False
+    return True
+
+
+def _status_text(status: int) -> str:
+    """An HTTP status as python-telegram-bot words one whose answer has no description."""
+    try:
+        return f"{HTTPStatus(status).phrase} ({status})"
+    except ValueError:
+        return f"Unknown HTTPError ({status})"
 
 
 def _multipart(request_data: RequestData) -> aiohttp.FormData:

@@ -123,7 +123,7 @@ async def serve(config: Config) -> None:
     web_server = None
     try:
         if metrics is not None:
-            readiness = Readiness(assembly.service.database_answers, intake.not_receiving)
+            readiness = Readiness(assembly.service.database_refuses_writes, intake.not_receiving)
             console = None
             if config.web.console_url is not None:
                 console = build_console(

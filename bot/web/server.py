@@ -4,9 +4,12 @@ point of the operator console (``/console/``).
 - ``GET /healthz``: 200 ``ok`` whenever the process answers at all (liveness: restart it
   if not).
 - ``GET /readyz``: 200 ``ready`` when updates are coming in (the bot is running and
-  polling, or Telegram was told of its webhook) and the database answers a trivial query
-  within ``READINESS_TIMEOUT_SECONDS``; else 503 with the reason in a line of plain text
-  (readiness: send it no traffic, page someone if it lasts).
+  polling, or Telegram was told of its webhook) and the database takes a write (one row
+  of its own, written) within ``READINESS_TIMEOUT_SECONDS``; else 503 with the reason in
+  a line of plain text (readiness: send it no traffic, page someone if it lasts). A read
+  would pass on a full disk or a read-only server. The database's answer stands for
+  ``PROBE_CACHE_SECONDS``, and probes asked for meanwhile share it, so that no rate of
+  ``/readyz`` loads the database.
 - ``GET /metrics``: Prometheus's text format, from the bot's own registry
   (``bot.web.metrics``).
 
@@ -19,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import time
 from collections.abc import Awaitable, Callable
 
 from aiohttp import web
@@ -32,27 +36,37 @@ log = logging.getLogger(__name__)
 CONSOLE_PREFIX = "/console/"
 #: How long ``/readyz`` waits for the database before saying it is not ready.
 READINESS_TIMEOUT_SECONDS = 2.0
+#: How long the database's last answer to the probe stands.
+PROBE_CACHE_SECONDS = 1.0
 
-#: Asks the database a trivial question; raises if it cannot answer.
-DatabaseCheck = Callable[[], Awaitable[None]]
+#: Writes to the database: why it refused the write (a short name), None when it took
+#: it; raises if it cannot answer.
+DatabaseCheck = Callable[[], Awaitable[str | None]]
 #: Why updates are not coming in, or None when they are.
 IntakeCheck = Callable[[], str | None]
 
 
 class Readiness:
-    """Whether the bot can do its work now: updates come in and the database answers."""
+    """Whether the bot can do its work now: updates come in and the database takes
+    writes."""
 
     def __init__(
         self,
-        database_answers: DatabaseCheck,
+        database_check: DatabaseCheck,
         not_receiving: IntakeCheck,
         *,
         timeout: float = READINESS_TIMEOUT_SECONDS,
+        cache_seconds: float = PROBE_CACHE_SECONDS,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self.database_answers = database_answers
+        self.database_check = database_check
         self.not_receiving = not_receiving
         self.timeout = timeout
+        self.cache_seconds = cache_seconds
+        self.clock = clock
         self._last_problem: str | None = None
+        self._probe: asyncio.Future[str | None] | None = None
+        self._probed_at = 0.0
 
     async def problem(self) -> str | None:
         """Why the bot is not ready (one short line), or None when it is. A change is
@@ -67,14 +81,29 @@ class Readiness:
         return problem
 
     async def _database_problem(self) -> str | None:
+        """The last probe's answer while it stands, else a new probe's; callers meanwhile
+        wait for the same one (shielded: one caller going away cancels it for none)."""
+        probe = self._probe
+        stale = (
+            probe is not None
+            and probe.done()
+            and (self.clock() - self._probed_at >= self.cache_seconds)
+        )
+        if probe is None or stale:
+            probe = self._probe = asyncio.ensure_future(self._probe_database())
+        return await asyncio.shield(probe)
+
+    async def _probe_database(self) -> str | None:
         try:
-            await asyncio.wait_for(self.database_answers(), self.timeout)
+            refusal = await asyncio.wait_for(self.database_check(), self.timeout)
         except TimeoutError:
             return f"the database did not answer within {self.timeout:g} s"
         except Exception as error:
             # The exception's type, not its text: a driver's message may name the server.
             return f"the database does not answer ({type(error).__name__})"
-        return None
+        finally:
+            self._probed_at = self.clock()
+        return None if refusal is None else f"the database refuses writes ({refusal})"
 
 
 def build_web_app(

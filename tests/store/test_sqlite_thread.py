@@ -4,6 +4,8 @@ behind when it raises; the next transaction is not stuck either way."""
 from __future__ import annotations
 
 import asyncio
+import gc
+import logging
 import sqlite3
 import threading
 from collections.abc import AsyncIterator, Callable
@@ -262,3 +264,30 @@ async def test_the_writers_commits_are_checkpointed_beside_it_every_so_many(
     await checkpoints.dispose()  # waits for the checkpoint it started
     assert _rows_in_the_database_file(path) == 3
     writer.close()
+
+
+async def test_a_failed_checkpoint_is_logged_once_with_its_database_and_why(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = tmp_path / "gone" / "wal.db"  # no such folder: the checkpoint cannot connect
+    checkpoints = WalCheckpoints(str(path), every=1)
+    caplog.set_level(logging.WARNING)
+    for _ in range(2):  # the second replaces the first, which nobody holds any more
+        checkpoints.committed()
+        running = checkpoints._running
+        assert running is not None
+        await asyncio.wait([running])
+    del running
+    gc.collect()
+    await asyncio.sleep(0)  # asyncio reports an unretrieved exception through the loop
+    await checkpoints.dispose()
+    assert not [r for r in caplog.records if "never retrieved" in r.getMessage()]
+    failures = [r.getMessage() for r in caplog.records if r.name == "bot.store.db"]
+    assert (
+        failures
+        == [
+            f"checkpoint of the write-ahead log of {path} failed (SQLite's own checkpoint "
+            "stays): OperationalError: unable to open database file"
+        ]
+        * 2
+    )

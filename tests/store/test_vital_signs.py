@@ -1,5 +1,5 @@
 """What the metrics read from the database (``GameService.vital_signs``), and the
-readiness probe's trivial query, on SQLite and PostgreSQL."""
+readiness probe's write, on SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from bot.engine.round import Phase
 from bot.engine.settings import Settings
 from bot.service.game import GameService
 from bot.store.db import Database
+from bot.store.models import READINESS_PROBE_ID, ReadinessProbe
 from bot.store.rounds import StaleRound
 from tests.conftest import Clock, Seeds
 from tests.store.helpers import ADMIN, DEALER, GROUP, PLAYERS, TEST_SETTINGS, fund, open_table
@@ -69,8 +70,14 @@ async def test_a_settled_round_is_no_longer_counted(
     assert signs.chips_held_cents == 0
 
 
-async def test_the_database_answers_a_trivial_query(db: Database) -> None:
-    await GameService(db, Settings()).database_answers()
+async def test_the_readiness_probe_writes_its_row_each_time(db: Database) -> None:
+    clock = iter([1_000, 2_000])
+    service = GameService(db, Settings(), clock=lambda: next(clock))
+    for written in (1_000, 2_000):  # inserted, then updated
+        assert await service.database_refuses_writes() is None
+        async with db.reading() as session:
+            probe = await session.get(ReadinessProbe, READINESS_PROBE_ID)
+            assert probe is not None and probe.probed_at_ms == written
 
 
 class RetryCounter:

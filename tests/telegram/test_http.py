@@ -5,6 +5,7 @@ failures surface as python-telegram-bot's own errors."""
 from __future__ import annotations
 
 import asyncio
+import logging
 import socket
 from collections.abc import AsyncIterator
 
@@ -38,9 +39,24 @@ async def server() -> AsyncIterator[tuple[str, list[dict[str, str]]]]:
         await asyncio.sleep(2)
         return web.json_response({"ok": True, "result": True})
 
+    async def proxy_page(request: web.Request) -> web.Response:
+        """What a proxy in front of the Bot API answers when the API is down."""
+        return web.Response(
+            status=502,
+            text="<html><head><title>502 Bad Gateway</title></head><body>nginx</body></html>",
+            content_type="text/html",
+        )
+
+    async def telegram_error(request: web.Request) -> web.Response:
+        return web.json_response(
+            {"ok": False, "error_code": 502, "description": "Bad Gateway"}, status=502
+        )
+
     app = web.Application()
     app.router.add_post("/echo", echo)
     app.router.add_post("/slow", slow)
+    app.router.add_post("/proxy-page", proxy_page)
+    app.router.add_post("/telegram-error", telegram_error)
     runner = web.AppRunner(app)
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", 0)
@@ -174,3 +190,26 @@ async def test_a_proxy_set_in_the_environment_carries_the_calls(
     finally:
         await request.shutdown()
     assert seen == [{"chat_id": "-1001"}]
+
+
+async def test_a_server_error_answered_with_a_page_not_json_is_a_network_error_unlogged(
+    server: tuple[str, list[dict[str, str]]], caplog: pytest.LogCaptureFixture
+) -> None:
+    """As python-telegram-bot fails a 5xx that Telegram answers in JSON, without its
+    parser's ERROR (the page and a traceback) at every retry."""
+    base, _ = server
+    caplog.set_level(logging.DEBUG)
+    request = AiohttpRequest()
+    await request.initialize()
+    try:
+        with pytest.raises(NetworkError) as from_a_proxy:
+            await request.post(f"{base}/proxy-page")
+        with pytest.raises(NetworkError) as from_telegram:
+            await request.post(f"{base}/telegram-error")
+    finally:
+        await request.shutdown()
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR] == []
+    assert type(from_a_proxy.value) is NetworkError
+    assert from_a_proxy.value.message == "Bad Gateway (502)"
+    assert type(from_telegram.value) is NetworkError  # python-telegram-bot's own path
+    assert from_telegram.value.message == "Bad Gateway"

@@ -76,7 +76,9 @@ async def sqlite_database(sqlite_template: Path, tmp_path: Path) -> AsyncIterato
 async def test_healthz_says_ok_whatever_the_database(serve: Serve) -> None:
     database = Database.from_url(UNREACHABLE_DATABASE)
     try:
-        readiness = Readiness(GameService(database, Settings()).database_answers, always_receiving)
+        readiness = Readiness(
+            GameService(database, Settings()).database_refuses_writes, always_receiving
+        )
         base = await serve(readiness)
         assert await get(f"{base}/healthz") == (200, "text/plain; charset=utf-8", "ok")
     finally:
@@ -87,7 +89,7 @@ async def test_readyz_is_200_when_the_database_answers_and_updates_come_in(
     serve: Serve, sqlite_database: Database
 ) -> None:
     service = GameService(sqlite_database, Settings())
-    base = await serve(Readiness(service.database_answers, always_receiving))
+    base = await serve(Readiness(service.database_refuses_writes, always_receiving))
     assert await get(f"{base}/readyz") == (200, "text/plain; charset=utf-8", "ready")
 
 
@@ -95,7 +97,7 @@ async def test_readyz_is_503_when_the_database_is_unreachable(serve: Serve) -> N
     database = Database.from_url(UNREACHABLE_DATABASE)
     try:
         service = GameService(database, Settings())
-        base = await serve(Readiness(service.database_answers, always_receiving))
+        base = await serve(Readiness(service.database_refuses_writes, always_receiving))
         status, _, reason = await get(f"{base}/readyz")
     finally:
         await database.dispose()
@@ -133,12 +135,12 @@ async def test_readyz_is_503_with_the_reason_when_no_updates_come_in(
         (Running(), "no updates come in: not polling, and no webhook set"),
     ]:
         intake = UpdateIntake(application)  # type: ignore[arg-type]
-        base = await serve(Readiness(service.database_answers, intake.not_receiving))
+        base = await serve(Readiness(service.database_refuses_writes, intake.not_receiving))
         assert await get(f"{base}/readyz") == (503, "text/plain; charset=utf-8", reason)
     # Telegram was told of the webhook: ready.
     intake = UpdateIntake(Running())  # type: ignore[arg-type]
     intake.webhook_set = True
-    base = await serve(Readiness(service.database_answers, intake.not_receiving))
+    base = await serve(Readiness(service.database_refuses_writes, intake.not_receiving))
     assert (await get(f"{base}/readyz"))[0] == 200
 
 
@@ -150,7 +152,7 @@ async def test_readyz_follows_the_polling_loop(serve: Serve, sqlite_database: Da
     stop = asyncio.Event()
     intake.poller = asyncio.create_task(stop.wait())
     service = GameService(sqlite_database, Settings())
-    base = await serve(Readiness(service.database_answers, intake.not_receiving))
+    base = await serve(Readiness(service.database_refuses_writes, intake.not_receiving))
     assert (await get(f"{base}/readyz"))[:1] == (200,)
     stop.set()
     await intake.poller
