@@ -16,6 +16,11 @@ together so that the shell has one object to call (the families share one
 
 from __future__ import annotations
 
+from functools import cached_property
+
+from bot.service.answers import KeptAnswers as KeptAnswers
+from bot.service.answers import KeptRecord as KeptRecord
+from bot.service.answers import NewAnswer as NewAnswer
 from bot.service.autobets import AutobetChange as AutobetChange
 from bot.service.autobets import AutobetUseCases
 from bot.service.autobets import SameAgain as SameAgain
@@ -52,3 +57,9 @@ class GameService(
     SeedUseCases,
 ):
     """Every use case of the bot, over one database."""
+
+    @cached_property
+    def kept_answers(self) -> KeptAnswers:
+        """The answers kept until Telegram has them (composed, not inherited: the shell's
+        replies are its only user)."""
+        return KeptAnswers(self.store, self.clock)

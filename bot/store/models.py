@@ -412,3 +412,23 @@ class ReadinessProbe(Base):
     __tablename__ = "readiness_probe"
     id: Mapped[int] = mapped_column(primary_key=True, autoincrement=False)
     probed_at_ms: Mapped[int]
+
+
+class KeptAnswer(Base):
+    """An answer to a person in a group that waits for the group's share of Telegram's
+    limit, kept until Telegram has it: whom it answers (the name as shown, HTML-escaped;
+    empty for what is told the whole group), its text, the message it replies to (0:
+    none). The worker sending it holds it until ``claimed_until_ms`` and renews that
+    while it waits; once that passed (the worker died), another worker or the restarted
+    one sends it. Per bot (``bot_id``): only the group's own bot speaks there."""
+
+    __tablename__ = "kept_answers"
+    id: Mapped[int] = mapped_column(ID_TYPE, primary_key=True, autoincrement=True)
+    bot_id: Mapped[int] = mapped_column(BigInteger)
+    chat_id: Mapped[int] = mapped_column(BigInteger)
+    name: Mapped[str] = mapped_column(String(400))
+    text: Mapped[str]
+    reply_to: Mapped[int] = mapped_column(BigInteger)
+    created_at_ms: Mapped[int]
+    claimed_until_ms: Mapped[int]
+    __table_args__ = (Index("ix_kept_answers_claim", "bot_id", "claimed_until_ms"),)

@@ -19,6 +19,7 @@ from contextlib import asynccontextmanager
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from bot.store.answers import AnswerRecords
 from bot.store.autobets import AutobetLookup, AutobetRepository
 from bot.store.chats import ChatLookup, ChatRepository
 from bot.store.client_seeds import ClientSeeds
@@ -71,6 +72,7 @@ class Store:
         self.delivery_records = DeliveryRecords(db)
         self.delivery_lookup = DeliveryLookup(db)
         self.due_lookup = DueLookup(db)
+        self.answer_records = AnswerRecords(db, bot_id=bot_id)
 
     @asynccontextmanager
     async def writing(self) -> AsyncIterator[UnitOfWork]:

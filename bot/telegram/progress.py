@@ -40,6 +40,8 @@ FORGET_UPDATES_SECONDS = 3600.0
 #: Sweeps between two looks for betting windows whose standing bets were not placed (their
 #: placing failed as the window opened): one statement, so not every second.
 STANDING_BETS_EVERY_SWEEPS = 5
+#: Sweeps between two looks for kept answers whose worker stopped holding them.
+KEPT_ANSWERS_EVERY_SWEEPS = 2
 
 
 #: Events after which the board must show the round's new phase without delay.
@@ -195,10 +197,24 @@ class RoundProgress:
                 await self.board.redeliver()
         except Exception:
             log.exception("sweep: looking for undelivered messages failed; next sweep again")
+        await self._answers_kept(look=self._sweeps % KEPT_ANSWERS_EVERY_SWEEPS == 0)
+
+    async def _answers_kept(self, *, look: bool) -> None:
+        """Hold on to the answers this worker keeps, and (``look``) take over those no
+        worker holds any more."""
+        try:
+            await self.replies.keep_claims()
+            if look:
+                await self.replies.resume_kept()
+        except Exception as error:  # the database is down: the next sweep tries again
+            log.warning("sweep: kept answers: %s; next sweep again", error)
 
     async def recover(self, queue: JobQueue[Any]) -> int:
         """After start-up: send what a stopped process left unsent, finish overdue rounds,
         time the open ones, and start the sweep; the number of open rounds."""
+        resumed = await self.replies.resume_kept()
+        if resumed:
+            log.info("%d answers kept by a stopped worker go out now", resumed)
         for state, ended in await self.service.unannounced():
             # Stopped (or crashed) before Telegram had a round's results: send them now.
             # Those a worker was sending when it died follow once its lease ran out (sweep).

@@ -8,7 +8,9 @@ so everybody gets an answer, a little later and combined.
 
 An answer leaves its queue only once Telegram has it: one whose send failed on the way
 (after the messenger's tries) goes back to the front of its group's queue and is tried
-again at the next slot, whole or split again, until ``ANSWER_GIVE_UP_SECONDS``. A toast
+again at the next slot, whole or split again, until ``ANSWER_GIVE_UP_SECONDS``. An answer
+that waits is kept in the database meanwhile (``bot.telegram.answers``), so that one
+that waited when its worker died is sent by another, or by it once restarted. A toast
 that Telegram did not take while the press was fresh goes to the chat as an answer.
 """
 
@@ -19,17 +21,17 @@ import html
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from functools import partial
 
 from telegram import Update
 from telegram.constants import ChatType
 
 from bot.engine.errors import GameError
+from bot.telegram.answers import Answer, AnswerKeeping, batches, combined
 from bot.telegram.budget import Priority, SendBudget
 from bot.telegram.delivery import ChatOutbox
 from bot.telegram.lookups import ChatSettings
-from bot.telegram.messenger import MAX_MESSAGE_LENGTH, Messenger
+from bot.telegram.messenger import Messenger
 
 log = logging.getLogger(__name__)
 
@@ -42,43 +44,6 @@ CONFIRM_WITHIN_SECONDS = 1.0
 RETRY_SECONDS = 2.0
 #: How long an answer is kept trying: past it, what it answers is long gone.
 ANSWER_GIVE_UP_SECONDS = 600.0
-
-
-@dataclass(frozen=True, slots=True)
-class Answer:
-    """An answer waiting for its chat's next send: to whom (as shown), in reply to what,
-    since when (the replies' clock)."""
-
-    name: str
-    text: str
-    reply_to: int
-    since: float = 0.0
-
-    @property
-    def line(self) -> str:
-        """The answer as a line of a combined message, led by whom it answers."""
-        return f"<b>{self.name}</b>: {self.text}" if self.name else self.text
-
-
-def combined(answers: list[Answer]) -> str:
-    """Several answers as one message: a line each, led by whom it answers."""
-    return "\n".join(answer.line for answer in answers)
-
-
-def batches(answers: list[Answer], limit: int = MAX_MESSAGE_LENGTH) -> list[list[Answer]]:
-    """The answers in messages of at most ``limit`` characters each, in order (an answer
-    longer than that alone in its own): each message is sent, or kept, whole."""
-    found: list[list[Answer]] = []
-    size = 0
-    for answer in answers:
-        length = len(answer.line) + 1
-        if found and size + length <= limit + 1:
-            found[-1].append(answer)
-            size += length
-        else:
-            found.append([answer])
-            size = length
-    return found
 
 
 class Replies:
@@ -95,12 +60,14 @@ class Replies:
         per_minute: int = REPLIES_PER_MINUTE,
         clock: Callable[[], float] = time.monotonic,
         retry_seconds: float = RETRY_SECONDS,
+        keeping: AnswerKeeping | None = None,
     ) -> None:
         self.messenger = messenger
         self.outbox = outbox
         self.chats = chats
         self.clock = clock
         self.retry_seconds = retry_seconds
+        self.keeping = keeping if keeping is not None else AnswerKeeping(None, clock=clock)
         self.budget = SendBudget(per_minute, clock=clock)
         #: Answers waiting per group; a group is here only while some wait.
         self._waiting: dict[int, list[Answer]] = {}
@@ -201,10 +168,30 @@ class Replies:
         return sum(len(answers) for answers in self._waiting.values())
 
     def _wait(self, chat_id: int, answer: Answer) -> None:
+        """Queue an answer for the group's next slot; kept in the database unless it goes
+        out at once."""
         answers = self._waiting.setdefault(chat_id, [])
         answers.append(answer)
+        goes_now = len(answers) == 1 and self.budget.wait(chat_id) <= 0
         if len(answers) == 1:
             self._when_free(chat_id)
+        if not goes_now:
+            self.keeping.keep(chat_id, answer)
+
+    async def resume_kept(self) -> int:
+        """Queue the kept answers no worker holds any more (one died, or this one before
+        a restart): they go at their groups' next slots. How many there were."""
+        taken = await self.keeping.take_over()
+        for chat_id, answer in taken:
+            answers = self._waiting.setdefault(chat_id, [])
+            answers.append(answer)
+            if len(answers) == 1:
+                self._when_free(chat_id)
+        return len(taken)
+
+    async def keep_claims(self) -> None:
+        """Renew this worker's claim on the answers it keeps (now and then)."""
+        await self.keeping.renew()
 
     def _when_free(self, chat_id: int, *, not_before: float = 0.0) -> None:
         """Queue the chat's waiting answers once its budget has a slot (and not before
@@ -247,7 +234,12 @@ class Replies:
             log.warning(
                 "chat %s: %d answers kept to be sent again: %s", chat_id, len(message), error
             )
+            for answer in message:
+                self.keeping.keep(chat_id, answer)
             self._put_back(chat_id, message, not_before=self.retry_seconds)
+            return
+        # Sent, or refused for good (logged): either way Telegram answered.
+        self.keeping.done(message)
 
     def _fresh(self, chat_id: int, answers: list[Answer]) -> list[Answer]:
         """The answers still worth sending; those waiting past ``ANSWER_GIVE_UP_SECONDS``
@@ -255,6 +247,7 @@ class Replies:
         oldest = self.clock() - ANSWER_GIVE_UP_SECONDS
         fresh = [answer for answer in answers if answer.since >= oldest]
         if len(fresh) < len(answers):
+            self.keeping.done([answer for answer in answers if answer.since < oldest])
             dropped = len(answers) - len(fresh)
             log.warning("chat %s: %d answers given up after failing for too long", chat_id, dropped)
             for _ in range(dropped):
@@ -285,9 +278,15 @@ class Replies:
         self._waiting.clear()
 
     async def drain(self, timeout: float) -> None:
-        """Send what waits now, whatever the budget (before stopping)."""
+        """Send what waits now, whatever the budget (before stopping); what does not go
+        out stays kept, for the next start."""
         self._stop_timers()
         for chat_id in list(self._waiting):
-            text = combined(self._waiting.pop(chat_id))
-            self.outbox.put(chat_id, partial(self.messenger.send, chat_id, text))
+            for message in batches(self._waiting.pop(chat_id)):
+                self.outbox.put(chat_id, partial(self._send_and_forget, chat_id, message))
         await self.outbox.drain(timeout)
+        await self.keeping.drain(timeout)
+
+    async def _send_and_forget(self, chat_id: int, message: list[Answer]) -> None:
+        await self.messenger.send(chat_id, combined(message))
+        self.keeping.done(message)

@@ -31,6 +31,7 @@ from bot.engine.errors import GameError
 from bot.failures import causes, first_line
 from bot.service.game import GameService, database_unavailable, wall_clock_ms
 from bot.telegram.admins import AdminCheck
+from bot.telegram.answers import AnswerKeeping
 from bot.telegram.autobet_notices import AutobetNotices
 from bot.telegram.board import Board
 from bot.telegram.commands import Command, CommandRegistry, Handler, Where
@@ -125,7 +126,11 @@ class GameBot:
         self.chats = ChatSettings(service)
         self.people = People(service)
         self.replies = Replies(
-            self.messenger, self.outbox, self.chats, per_minute=config.replies_per_minute
+            self.messenger,
+            self.outbox,
+            self.chats,
+            per_minute=config.replies_per_minute,
+            keeping=AnswerKeeping(service.kept_answers),
         )
         self.board = Board(
             service,

@@ -11,8 +11,9 @@ from __future__ import annotations
 import pytest
 from telegram.error import BadRequest, NetworkError, TimedOut
 
+from bot.telegram.answers import Answer, batches
 from bot.telegram.messenger import MAX_MESSAGE_LENGTH
-from bot.telegram.replies import ANSWER_GIVE_UP_SECONDS, Answer, batches
+from bot.telegram.replies import ANSWER_GIVE_UP_SECONDS
 from tests.telegram.fakes import GROUP, button_update, eventually, message_update, person
 from tests.telegram.test_replies import PRIVATE, RepliesShell
 

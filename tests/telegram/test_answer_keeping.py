@@ -1,0 +1,199 @@
+"""Answers kept while they wait: written only when they cannot go out at once, forgotten
+once Telegram has them, renewed while they wait, and those a dead worker held are sent
+by whoever takes them over."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import cast
+
+import pytest
+from telegram import Bot
+from telegram.error import NetworkError
+
+from bot.service.game import GameService, KeptRecord, NewAnswer
+from bot.telegram.answers import AnswerKeeping
+from bot.telegram.delivery import ChatOutbox
+from bot.telegram.lookups import ChatSettings
+from bot.telegram.messenger import Messenger
+from bot.telegram.replies import Replies
+from tests.telegram.fakes import (
+    FAST_RETRIES,
+    GROUP,
+    FakeBot,
+    FakeService,
+    SecondsClock,
+    eventually,
+    message_update,
+    person,
+)
+
+ANN, BOB = person(11, "Ann"), person(12, "Bob")
+
+
+class MemoryStore:
+    """Kept answers in a dict, as the database keeps them."""
+
+    def __init__(self) -> None:
+        self.rows: dict[int, NewAnswer] = {}
+        self.renewed: list[list[int]] = []
+        self.unheld: list[KeptRecord] = []
+        self.down = False
+        self._next = 1
+
+    async def keep(self, answers: Sequence[NewAnswer]) -> list[int]:
+        if self.down:
+            raise ConnectionRefusedError(111, "the database is down")
+        ids = list(range(self._next, self._next + len(answers)))
+        self._next += len(answers)
+        self.rows.update(zip(ids, answers, strict=True))
+        return ids
+
+    async def sent(self, ids: Sequence[int]) -> None:
+        for row_id in ids:
+            self.rows.pop(row_id, None)
+
+    async def renew(self, ids: Sequence[int]) -> None:
+        self.renewed.append(list(ids))
+
+    async def take_over(self) -> list[tuple[KeptRecord, float]]:
+        found, self.unheld = self.unheld, []
+        return [(record, 30.0) for record in found]
+
+
+class KeepingShell:
+    """Replies over a fake Bot with a group budget of one reply a minute, keeping
+    answers in a ``MemoryStore``."""
+
+    def __init__(self) -> None:
+        self.bot = FakeBot()
+        self.clock = SecondsClock()
+        self.store = MemoryStore()
+        messenger = Messenger(retrying=FAST_RETRIES)
+        messenger.attach(cast(Bot, self.bot))
+        self.outbox = ChatOutbox()
+        self.keeping = AnswerKeeping(self.store, renew_seconds=3.0, clock=self.clock)
+        self.replies = Replies(
+            messenger,
+            self.outbox,
+            ChatSettings(cast(GameService, FakeService())),
+            per_minute=1,
+            clock=self.clock,
+            retry_seconds=0.01,
+            keeping=self.keeping,
+        )
+
+    async def settle(self) -> None:
+        await self.outbox.drain(5.0)
+        await self.keeping.drain(5.0)
+
+    def until_slot_almost_free(self) -> None:
+        """Move the clock to a hundredth of a second before the group's next slot (a
+        budget's timer set from now on fires soon, in real time, and again)."""
+        self.clock.advance(self.replies.budget.wait(GROUP) - 0.01)
+
+    def past_the_slot(self) -> None:
+        self.clock.advance(0.02)
+
+    async def spend_the_minute(self) -> None:
+        """The group's one reply of the minute goes out, and the clock stands just before
+        the next slot."""
+        self.replies.reply(message_update(GROUP, ANN, "/balance"), "You have RM5.00")
+        await self.settle()
+        self.until_slot_almost_free()
+
+
+@pytest.fixture
+def shell() -> KeepingShell:
+    return KeepingShell()
+
+
+async def test_an_answer_that_goes_out_at_once_is_not_kept(shell: KeepingShell) -> None:
+    shell.replies.reply(message_update(GROUP, ANN, "/balance"), "You have RM5.00")
+    await shell.settle()
+
+    assert shell.bot.texts == ["You have RM5.00"]
+    assert shell.store.rows == {} and shell.keeping.held == 0
+
+
+async def test_an_answer_that_waits_is_kept_and_forgotten_once_sent(shell: KeepingShell) -> None:
+    await shell.spend_the_minute()
+    shell.replies.reply(message_update(GROUP, BOB, "/balance", message_id=7), "You have RM0.00")
+    await asyncio.sleep(0.05)
+    await shell.settle()
+
+    (kept,) = shell.store.rows.values()
+    assert (kept.chat_id, kept.name, kept.text, kept.reply_to) == (
+        GROUP,
+        "Bob",
+        "You have RM0.00",
+        7,
+    )
+    assert shell.keeping.held == 1
+    shell.past_the_slot()
+    await eventually(lambda: len(shell.bot.texts) == 2)
+    await shell.settle()
+
+    assert shell.bot.texts[1] == "You have RM0.00"
+    assert shell.store.rows == {} and shell.keeping.held == 0
+
+
+async def test_the_claim_on_waiting_answers_is_renewed_every_few_seconds(
+    shell: KeepingShell,
+) -> None:
+    await shell.spend_the_minute()
+    shell.replies.reply(message_update(GROUP, BOB, "/balance"), "You have RM0.00")
+    await shell.settle()
+    assert shell.keeping.held == 1
+    shell.keeping._renewed_at = shell.clock()
+
+    await shell.replies.keep_claims()
+    assert shell.store.renewed == []  # not yet due
+    shell.clock.advance(3.0)
+    await shell.replies.keep_claims()
+    assert shell.store.renewed == [list(shell.store.rows)]
+
+
+async def test_an_answer_whose_send_failed_is_kept_until_it_goes_out(shell: KeepingShell) -> None:
+    shell.bot.fail_always(NetworkError("connection reset"))
+    shell.replies.reply(message_update(GROUP, ANN, "/balance"), "You have RM5.00")
+    await eventually(lambda: shell.replies.budget.wait(GROUP) > 0)  # its try took the slot
+    shell.until_slot_almost_free()
+    await eventually(lambda: bool(shell.store.rows))  # failed on the way: kept
+
+    shell.bot.recover()
+    shell.past_the_slot()
+    await eventually(lambda: shell.bot.texts == ["You have RM5.00"])
+    await shell.settle()
+    assert shell.store.rows == {}
+
+
+async def test_answers_a_dead_worker_kept_are_sent_at_the_groups_next_slot(
+    shell: KeepingShell,
+) -> None:
+    shell.store.unheld = [
+        KeptRecord(41, GROUP, "Ann", "You have RM5.00", 31, 0),
+        KeptRecord(42, GROUP, "Bob", "Bet placed.", 0, 0),
+    ]
+    shell.store.rows = {41: NewAnswer(GROUP, "Ann", "x", 31), 42: NewAnswer(GROUP, "Bob", "y", 0)}
+
+    assert await shell.replies.resume_kept() == 2
+    await eventually(lambda: shell.bot.texts != [])
+    await shell.settle()
+
+    assert shell.bot.texts == ["<b>Ann</b>: You have RM5.00\n<b>Bob</b>: Bet placed."]
+    assert shell.store.rows == {}  # forgotten once sent
+
+
+async def test_with_the_database_down_a_waiting_answer_still_goes_out(shell: KeepingShell) -> None:
+    shell.store.down = True
+    await shell.spend_the_minute()
+    shell.replies.reply(message_update(GROUP, BOB, "/balance", message_id=7), "You have RM0.00")
+    await asyncio.sleep(0.05)
+    await shell.settle()
+    assert shell.store.rows == {}
+
+    shell.past_the_slot()
+    await eventually(lambda: len(shell.bot.texts) == 2)
+    assert shell.bot.texts[1] == "You have RM0.00"
