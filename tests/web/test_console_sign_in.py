@@ -116,6 +116,24 @@ async def test_behind_a_trusted_proxy_each_forwarded_client_has_its_own_limit(
         assert await attempt("192.0.2.1, 198.51.100.7") == 429
 
 
+async def test_a_trusted_client_rotating_garbage_forwarded_for_keeps_its_own_limit(
+    db: Database, clock: Clock, seeds: Seeds
+) -> None:
+    service = GameService(db, TEST_SETTINGS, clock=clock, seed_source=seeds)
+    proxy = (ipaddress.ip_network("127.0.0.1/32"),)
+    async for client in start_console(service, clock, trusted_proxies=proxy):
+        statuses = []
+        for n in range(11):
+            headers = {"X-Forwarded-For": f"client-{n}, 1.2.3.{n}:80, {n}"}
+            response = await client.post("/console/login", data={"token": "x"}, headers=headers)
+            statuses.append(response.status)
+        assert statuses == [403] * 10 + [429]
+        # The limit was its own address's: a client elsewhere behind it is not held back.
+        headers = {"X-Forwarded-For": "203.0.113.9"}
+        response = await client.post("/console/login", data={"token": "x"}, headers=headers)
+        assert response.status == 403
+
+
 async def test_the_login_widget_signs_in_with_telegrams_data(console: Console) -> None:
     data = widget_data(TOKEN, auth_date=console.clock.now_ms // 1000, id=str(ADMIN.id))
     assert check_login_widget(TOKEN, data, console.clock.now_ms // 1000) == ADMIN.id
