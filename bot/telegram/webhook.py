@@ -22,6 +22,8 @@ from bot.telegram.serving import handle_batch
 log = logging.getLogger(__name__)
 
 SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
+#: Update ids are recorded as 64-bit integers (``processed_updates`` in ``bot/store/models.py``).
+UPDATE_ID_LIMIT = 2**63
 
 
 class WebhookServer:
@@ -68,8 +70,25 @@ class WebhookServer:
             return web.Response(status=403, text="wrong secret token")
         try:
             data = await request.json()
-            update = Update.de_json(data, self.application.bot)
-        except (JSONDecodeError, TypeError, ValueError, KeyError):
+        except (JSONDecodeError, UnicodeDecodeError):
+            return web.Response(status=400, text="not JSON")
+        update = self._update(data)
+        if update is None:
             return web.Response(status=400, text="not an update")
         await handle_batch(self.application, [update])
         return web.Response(status=200)
+
+    def _update(self, data: object) -> Update | None:
+        """The update a decoded body holds, or None when it is not one: an object with an
+        ``update_id`` that the database can store, and fields PTB can read."""
+        if not isinstance(data, dict):
+            return None
+        update_id = data.get("update_id")
+        if not isinstance(update_id, int) or isinstance(update_id, bool):
+            return None
+        if not 0 <= update_id < UPDATE_ID_LIMIT:
+            return None
+        try:
+            return Update.de_json(data, self.application.bot)
+        except (TypeError, ValueError, KeyError, AttributeError):
+            return None

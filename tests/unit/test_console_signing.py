@@ -67,6 +67,13 @@ def test_widget_data_without_its_hash_is_malformed() -> None:
     assert refused.value.reason == "malformed"
 
 
+@pytest.mark.parametrize("user_id", ["0", str(2**52), "9" * 20])
+def test_widget_data_signed_for_an_id_no_user_has_is_malformed(user_id: str) -> None:
+    with pytest.raises(SignatureRefused) as refused:
+        check_login_widget(TOKEN, widget_data(id=user_id), NOW)
+    assert refused.value.reason == "malformed"
+
+
 def test_a_link_is_valid_for_five_minutes() -> None:
     signer = LinkSigner(TOKEN)
     token = signer.issue(42, NOW)

@@ -147,6 +147,22 @@ async def test_the_login_widget_signs_in_with_telegrams_data(console: Console) -
     assert response.status == 403
 
 
+async def test_widget_data_signed_for_a_user_id_beyond_52_bits_is_a_clear_400(
+    console: Console,
+) -> None:
+    now = console.clock.now_ms // 1000
+    for user_id in ("9" * 20, str(2**52), "0"):
+        data = widget_data(TOKEN, auth_date=now, id=user_id)
+        response = await console.client.get("/console/login/telegram", params=data)
+        assert response.status == 400
+        assert "sign-in data is malformed" in await response.text()
+        assert "niuniu_console" not in response.cookies
+    # The largest id there can be still signs in.
+    data = widget_data(TOKEN, auth_date=now, id=str(2**52 - 1))
+    response = await console.client.get("/console/login/telegram", params=data)
+    assert response.status == 200 and str(response.url).endswith("/console/")
+
+
 async def test_signing_out_forgets_the_session(console: Console) -> None:
     await console.sign_in(ADMIN.id)
     csrf = await console.csrf()

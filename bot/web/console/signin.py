@@ -139,6 +139,8 @@ async def login_with_widget(request: web.Request) -> web.StreamResponse:
     try:
         user_id = check_login_widget(parts.bot_token, dict(request.query), parts.now())
     except SignatureRefused as refused:
+        if refused.reason == "malformed":
+            return refuse(request, 400, "Sign-in refused", "Telegram's sign-in data is malformed.")
         message = (
             "This sign-in is more than a day old; sign in again."
             if refused.reason == "expired"

@@ -23,6 +23,8 @@ SESSION_SECONDS = 12 * 60 * 60
 WIDGET_MAX_AGE_SECONDS = 24 * 60 * 60
 #: How far ahead of the server's clock a widget's ``auth_date`` may be (clock skew).
 WIDGET_FUTURE_SKEW_SECONDS = 60
+#: Telegram's user ids fit in 52 bits; a larger one is no user (and no database integer).
+USER_ID_LIMIT = 2**52
 
 
 class SignatureRefused(ValueError):
@@ -136,7 +138,8 @@ def check_login_widget(bot_token: str, fields: Mapping[str, str], now: int) -> i
     (core.telegram.org/widgets/login, "Checking authorization"): the ``hash`` field must be
     the hex HMAC-SHA256 of the data-check-string (every other field as ``key=value``,
     sorted by key, joined by line feeds) keyed by the SHA-256 of the bot's token; and
-    ``auth_date`` must be less than a day old. ``SignatureRefused`` otherwise."""
+    ``auth_date`` must be less than a day old, and ``id`` a user id (below
+    ``USER_ID_LIMIT``). ``SignatureRefused`` otherwise."""
     received = fields.get("hash", "")
     if not received or "id" not in fields or "auth_date" not in fields:
         raise SignatureRefused("malformed")
@@ -148,4 +151,7 @@ def check_login_widget(bot_token: str, fields: Mapping[str, str], now: int) -> i
     auth_date = _number(fields["auth_date"])
     if now - auth_date > WIDGET_MAX_AGE_SECONDS or auth_date - now > WIDGET_FUTURE_SKEW_SECONDS:
         raise SignatureRefused("expired")
-    return _number(fields["id"])
+    user_id = _number(fields["id"])
+    if not 0 < user_id < USER_ID_LIMIT:
+        raise SignatureRefused("malformed")
+    return user_id
