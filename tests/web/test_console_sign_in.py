@@ -7,17 +7,20 @@ from __future__ import annotations
 import ipaddress
 from typing import Any
 
+from aiohttp import ClientSession, DummyCookieJar
 from aiohttp.test_utils import TestClient
+from sqlalchemy import func, select
 
 from bot.service.game import GameService
 from bot.store.db import Database
+from bot.store.models import ConsoleSessionRow
 from bot.web.console import LinkSigner
 from bot.web.console.signin import FORM_COOKIE
-from bot.web.console.signing import check_login_widget
+from bot.web.console.signing import SESSION_SECONDS, SessionSigner, check_login_widget
 from tests.conftest import Clock, Seeds
-from tests.store.helpers import ADMIN, TEST_SETTINGS
+from tests.store.helpers import ADMIN, PLAYERS, TEST_SETTINGS
 from tests.unit.test_console_signing import widget_data
-from tests.web.conftest import TOKEN, Console, post_link, start_console
+from tests.web.conftest import OPERATOR, TOKEN, Console, post_link, start_console
 
 
 async def test_a_link_signs_in_once(console: Console) -> None:
@@ -163,13 +166,122 @@ async def test_widget_data_signed_for_a_user_id_beyond_52_bits_is_a_clear_400(
     assert response.status == 200 and str(response.url).endswith("/console/")
 
 
-async def test_signing_out_forgets_the_session(console: Console) -> None:
+def _session_cookie(console: Console) -> str:
+    cookies = console.client.session.cookie_jar.filter_cookies(console.client.make_url("/console/"))
+    return cookies["niuniu_console"].value
+
+
+async def _with_cookie(console: Console, value: str, path: str = "/console/") -> int:
+    """The status of a GET of ``path`` with only this session cookie (a copied one), from a
+    client of its own (the console's client keeps its own cookies)."""
+    async with ClientSession(cookie_jar=DummyCookieJar()) as other:
+        response = await other.get(
+            console.client.make_url(path),
+            headers={"Cookie": f"niuniu_console={value}"},
+            allow_redirects=False,
+        )
+        return response.status
+
+
+async def test_signing_out_ends_the_session_for_every_copy_of_its_cookie(
+    console: Console,
+) -> None:
     await console.sign_in(ADMIN.id)
+    copied = _session_cookie(console)
+    assert await _with_cookie(console, copied) == 200
     csrf = await console.csrf()
     response = await console.client.post("/console/logout", data={"csrf": csrf})
     assert str(response.url).endswith("/console/login")
     response = await console.client.get("/console/", allow_redirects=False)
     assert response.status == 303
+    # The copy is still signed and within its 12 hours, but its session has ended.
+    console.client.session.cookie_jar.clear()
+    assert await _with_cookie(console, copied) == 303
+    forms = await console.client.post(
+        "/console/logout", data={"csrf": csrf}, headers={"Cookie": f"niuniu_console={copied}"}
+    )
+    assert forms.status == 403
+
+
+async def test_signing_out_ends_only_that_session(console: Console) -> None:
+    await console.sign_in(ADMIN.id)
+    first = _session_cookie(console)
+    console.client.session.cookie_jar.clear()
+    await console.sign_in(ADMIN.id)
+    second = _session_cookie(console)
+    await console.client.post("/console/logout", data={"csrf": await console.csrf()})
+    assert await _with_cookie(console, second) == 303
+    assert await _with_cookie(console, first) == 200
+
+
+async def test_a_session_ends_for_every_worker_on_the_same_database(console: Console) -> None:
+    await console.sign_in(ADMIN.id)
+    copied = _session_cookie(console)
+    async for other in start_console(console.service, console.clock):  # another worker
+        response = await other.get(
+            "/console/", headers={"Cookie": f"niuniu_console={copied}"}, allow_redirects=False
+        )
+        assert response.status == 200
+        await console.client.post("/console/logout", data={"csrf": await console.csrf()})
+        response = await other.get(
+            "/console/", headers={"Cookie": f"niuniu_console={copied}"}, allow_redirects=False
+        )
+        assert response.status == 303
+
+
+async def test_a_signed_cookie_for_a_session_never_started_signs_nobody_in(
+    console: Console,
+) -> None:
+    # What the cookies of the previous version were: signed, unexpired, no session row.
+    _, cookie = SessionSigner(TOKEN).issue(OPERATOR, console.clock.now_ms // 1000)
+    assert await _with_cookie(console, cookie) == 303
+
+
+async def test_an_operator_ends_every_session_of_a_user(console: Console) -> None:
+    admin_cookies = []
+    for _ in range(2):
+        await console.sign_in(ADMIN.id)
+        admin_cookies.append(_session_cookie(console))
+        console.client.session.cookie_jar.clear()
+    await console.sign_in(OPERATOR)
+    page = await console.text(f"/console/players/{ADMIN.id}")
+    assert '<p id="live-sessions">2 signed in now.</p>' in page
+    response = await console.client.post(
+        f"/console/players/{ADMIN.id}/sessions/end", data={"csrf": await console.csrf()}
+    )
+    assert response.status == 200 and "?sessions=ended" in str(response.url)
+    page = await response.text()
+    assert 'id="sessions-ended"' in page and "0 signed in now." in page
+    assert [await _with_cookie(console, c) for c in admin_cookies] == [303, 303]
+    assert await _with_cookie(console, _session_cookie(console)) == 200  # the operator's own
+
+
+async def test_only_an_operator_ends_a_users_sessions(console: Console) -> None:
+    await console.sign_in(OPERATOR)
+    operator_cookie = _session_cookie(console)
+    console.client.session.cookie_jar.clear()
+    await console.sign_in(ADMIN.id)
+    assert "live-sessions" not in await console.text(f"/console/players/{PLAYERS[0].id}")
+    response = await console.client.post(
+        f"/console/players/{OPERATOR}/sessions/end", data={"csrf": await console.csrf()}
+    )
+    assert response.status == 403 and "Operators only" in await response.text()
+    assert await _with_cookie(console, operator_cookie) == 200
+
+
+async def test_expired_sessions_are_deleted_as_sessions_start(console: Console) -> None:
+    await console.sign_in(ADMIN.id)
+    await console.sign_in(OPERATOR)
+    assert await _session_rows(console) == 2
+    console.clock.advance(SESSION_SECONDS)
+    await console.sign_in(OPERATOR)
+    assert await _session_rows(console) == 1
+
+
+async def _session_rows(console: Console) -> int:
+    async with console.db.reading() as session:
+        count = await session.scalar(select(func.count()).select_from(ConsoleSessionRow))
+    return int(count or 0)
 
 
 async def test_over_https_the_widget_is_offered_and_the_cookie_is_secure(console: Console) -> None:

@@ -102,8 +102,9 @@ class Session:
 
 
 class SessionSigner:
-    """Session cookies (``user.expiry.id.hmac``) and their CSRF tokens. Nothing is kept on
-    the server: any worker checks any cookie."""
+    """Session cookies (``user.expiry.id.hmac``) and their CSRF tokens. The signature
+    says a cookie was issued here; whether its session is still signed in is the
+    database's to say (``ConsoleService.session_live``)."""
 
     def __init__(self, bot_token: str) -> None:
         self._key = derive_key(bot_token, "niuniu-console-session")
