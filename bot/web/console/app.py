@@ -20,6 +20,7 @@ from aiohttp import web
 from bot.service.console import ConsoleService
 from bot.service.game import GameService
 from bot.web.console.access import Access, IsGroupAdmin, Viewer
+from bot.web.console.headers import add_private_headers
 from bot.web.console.limits import AttemptLimiter, IPNetwork
 from bot.web.console.render import build_environment, render
 from bot.web.console.signing import LinkSigner, Session, SessionSigner, SignatureRefused
@@ -192,6 +193,7 @@ def build_console(
 
     console = ConsoleService(service)
     app = web.Application(middlewares=[session_middleware])
+    app.on_response_prepare.append(add_private_headers)
     app[PARTS] = ConsoleParts(
         console=console,
         access=Access(console, operators, is_group_admin),
