@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import re
 import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -25,6 +26,11 @@ WIDGET_MAX_AGE_SECONDS = 24 * 60 * 60
 WIDGET_FUTURE_SKEW_SECONDS = 60
 #: Telegram's user ids fit in 52 bits; a larger one is no user (and no database integer).
 USER_ID_LIMIT = 2**52
+
+
+#: What a sign-in link's token and a session cookie look like (``user.expiry.nonce.hmac``),
+#: for logs to blank them wherever they appear (``bot.telegram.runner.RedactSecrets``).
+SIGNED_TOKEN = re.compile(r"\b\d+\.\d+\.[0-9a-f]{32}\.[0-9a-f]{64}\b")
 
 
 class SignatureRefused(ValueError):
