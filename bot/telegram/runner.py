@@ -23,6 +23,7 @@ from bot.telegram.shell import AnyApplication
 from bot.telegram.webhook import WebhookServer
 from bot.web.console import build_console
 from bot.web.console.signing import SIGNED_TOKEN
+from bot.web.listener import ListenerLimits
 from bot.web.metrics import BotMetrics
 from bot.web.server import Readiness, WebServer, build_web_app
 
@@ -139,6 +140,8 @@ async def serve(config: Config) -> None:
     application, game = assembly.application, assembly.game
     webhook = config.mode == "webhook"
     intake = UpdateIntake(application)
+    # Behind the reverse proxies in front, every client's connections come from them.
+    limits = ListenerLimits(uncounted=config.web.trusted_proxies)
     web_server = None
     try:
         if metrics is not None:
@@ -159,6 +162,7 @@ async def serve(config: Config) -> None:
                 build_web_app(metrics, readiness, console=console),
                 host=config.web.host,
                 port=config.web.port,
+                limits=limits,
             )
             await web_server.start()
         async with running(application, game, polling=not webhook, intake=intake) as stop:
@@ -174,6 +178,7 @@ async def serve(config: Config) -> None:
                     port=settings.port,
                     path=settings.path,
                     secret_token=settings.secret_token,
+                    limits=limits,
                 )
                 await server.start()
             try:

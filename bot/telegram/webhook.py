@@ -18,6 +18,7 @@ from telegram import Update
 from telegram.ext import Application
 
 from bot.telegram.serving import handle_batch
+from bot.web.listener import DEFAULT_LIMITS, ListenerLimits, start_listening
 
 log = logging.getLogger(__name__)
 
@@ -27,7 +28,8 @@ UPDATE_ID_LIMIT = 2**63
 
 
 class WebhookServer:
-    """An HTTP endpoint for Telegram's updates in front of an ``Application``."""
+    """An HTTP endpoint for Telegram's updates in front of an ``Application``, within
+    ``limits`` (``bot.web.listener``: slow requests and too many connections dropped)."""
 
     def __init__(
         self,
@@ -37,6 +39,7 @@ class WebhookServer:
         port: int,
         path: str,
         secret_token: str,
+        limits: ListenerLimits = DEFAULT_LIMITS,
     ) -> None:
         if not secret_token:
             raise ValueError("a webhook needs a secret token")
@@ -45,16 +48,14 @@ class WebhookServer:
         self.port = port
         self.path = "/" + path.strip("/")
         self.secret_token = secret_token
+        self.limits = limits
         self._runner: web.AppRunner | None = None
 
     async def start(self) -> None:
         """Start listening; ``port`` 0 picks a free port (read it back from ``port``)."""
         app = web.Application()
         app.router.add_post(self.path, self._receive)
-        self._runner = web.AppRunner(app, access_log=None)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, self.listen, self.port)
-        await site.start()
+        self._runner = await start_listening(app, self.listen, self.port, self.limits)
         self.port = self._runner.addresses[0][1]
         log.info("webhook listening on %s:%s%s", self.listen, self.port, self.path)
 
