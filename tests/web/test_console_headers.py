@@ -3,8 +3,10 @@ of caches, frames, type guessing and Referers (``bot/web/console/headers.py``)."
 
 from __future__ import annotations
 
+import pytest
 from aiohttp import ClientResponse
 
+from bot.service.console import ConsoleService
 from bot.web.console import LinkSigner
 from tests.store.helpers import ADMIN
 from tests.web.conftest import GROUP, OTHER, TOKEN, Console
@@ -73,3 +75,18 @@ async def test_every_kind_of_console_response_carries_the_private_headers(
     assert signed_in["rounds CSV"].headers["Content-Type"].startswith("text/csv")
     lacking = {kind: missing(r) for kind, r in {**signed_out, **signed_in}.items()}
     assert lacking == {kind: {} for kind in lacking}
+
+
+async def test_an_unexpected_error_of_the_console_carries_them_too(
+    console: Console, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await console.sign_in(ADMIN.id)
+
+    async def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(ConsoleService, "overview", broken)
+    response = await console.client.get("/console/")
+    assert response.status == 500
+    assert "a bug" not in await response.text()
+    assert missing(response) == {}
