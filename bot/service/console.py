@@ -1,5 +1,6 @@
 """The console's use cases: what operators and group admins read in the browser, the one
-setting change they make there, and the one-time sign-in links they redeem.
+setting change they make there, the one-time sign-in links they redeem and the sessions
+those start (kept on the server, so that signing out ends them).
 
 Reads go through ``bot.store.console`` (indexed, paged); a settings change goes through
 ``TableUseCases.change_setting``, the path ``/set`` takes, so the console validates and
@@ -208,3 +209,32 @@ class ConsoleService:
             return await uow.console_links.claim(
                 nonce, user_id=user_id, now_ms=now_ms, expires_at_ms=expires_at_ms
             )
+
+    async def start_session(
+        self, session_id: str, *, user_id: int, now_ms: int, expires_at_ms: int
+    ) -> None:
+        """Record a session signed in (it signs in until it ends or expires)."""
+        async with self.store.writing() as uow:
+            await uow.console_sessions.start(
+                session_id, user_id=user_id, now_ms=now_ms, expires_at_ms=expires_at_ms
+            )
+
+    async def session_live(self, session_id: str, *, user_id: int, now_ms: int) -> bool:
+        """Whether a session of ``user_id`` is signed in still."""
+        async with self.store.reading() as uow:
+            return await uow.console_sessions.is_live(session_id, user_id=user_id, now_ms=now_ms)
+
+    async def live_sessions(self, user_id: int, *, now_ms: int) -> int:
+        """How many sessions of ``user_id`` are signed in."""
+        async with self.store.reading() as uow:
+            return await uow.console_sessions.live_count(user_id, now_ms=now_ms)
+
+    async def end_session(self, session_id: str) -> None:
+        """Sign one session out."""
+        async with self.store.writing() as uow:
+            await uow.console_sessions.end(session_id)
+
+    async def end_sessions(self, user_id: int, *, now_ms: int) -> int:
+        """Sign every session of ``user_id`` out; how many there were."""
+        async with self.store.writing() as uow:
+            return await uow.console_sessions.end_all(user_id, now_ms=now_ms)

@@ -383,6 +383,18 @@ class ConsoleLinkUse(Base):
     expires_at_ms: Mapped[int] = mapped_column(index=True)
 
 
+class ConsoleSessionRow(Base):
+    """A console session signed in and not signed out: its cookie names it, and a cookie
+    whose session is gone signs nobody in (signing out, an operator ending a user's
+    sessions). Expired rows are deleted as sessions start."""
+
+    __tablename__ = "console_sessions"
+    session_id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    user_id: Mapped[int] = mapped_column(index=True)
+    started_at_ms: Mapped[int]
+    expires_at_ms: Mapped[int] = mapped_column(index=True)
+
+
 class AutobetRow(Base):
     """A player's standing bet in a group (seed 001: the bet stays in the box), placed
     for them as each round's betting opens. ``ruleset`` is the game it was set for (a

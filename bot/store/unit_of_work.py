@@ -24,6 +24,7 @@ from bot.store.autobets import AutobetLookup, AutobetRepository
 from bot.store.chats import ChatLookup, ChatRepository
 from bot.store.client_seeds import ClientSeeds
 from bot.store.console import ConsoleLinkUses, ConsoleQueries
+from bot.store.console_sessions import ConsoleSessions
 from bot.store.db import Database
 from bot.store.deliveries import DeliveryLookup, DeliveryRecords
 from bot.store.due import DueLookup
@@ -54,6 +55,7 @@ class UnitOfWork:
         self.queries = Queries(session)
         self.console = ConsoleQueries(session)
         self.console_links = ConsoleLinkUses(session)
+        self.console_sessions = ConsoleSessions(session)
         self.stats = StatsQueries(session)
         #: Run once the unit has committed (never if it rolls back).
         self.after_commit: list[Callable[[], None]] = []

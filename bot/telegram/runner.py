@@ -6,8 +6,10 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import re
 import signal
 import time
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from functools import partial
 
@@ -20,31 +22,46 @@ from bot.telegram.serving import ALLOWED_UPDATES, UpdateIntake, running
 from bot.telegram.shell import AnyApplication
 from bot.telegram.webhook import WebhookServer
 from bot.web.console import build_console
+from bot.web.console.signing import SIGNED_TOKEN
+from bot.web.listener import ListenerLimits
 from bot.web.metrics import BotMetrics
 from bot.web.server import Readiness, WebServer, build_web_app
 
 log = logging.getLogger(__name__)
 
+#: What a secret is replaced with in a log line.
+REDACTED = "<redacted>"
+
 
 class RedactSecrets(logging.Filter):
-    """Replaces secrets (the bot token) in every log record, wherever it appears."""
+    """Replaces secrets (the bot token) and whatever matches ``patterns`` (the console's
+    sign-in links and session cookies) in every log record, wherever they appear: the
+    message, a traceback, a stack."""
 
-    def __init__(self, secrets: list[str]) -> None:
+    def __init__(self, secrets: list[str], patterns: Sequence[re.Pattern[str]] = ()) -> None:
         super().__init__()
         self.secrets = [secret for secret in secrets if secret]
+        self.patterns = list(patterns)
+
+    def redact(self, text: str) -> str:
+        for secret in self.secrets:
+            text = text.replace(secret, REDACTED)
+        for pattern in self.patterns:
+            text = pattern.sub(REDACTED, text)
+        return text
 
     def filter(self, record: logging.LogRecord) -> bool:
         message = record.getMessage()
-        if any(secret in message for secret in self.secrets):
-            for secret in self.secrets:
-                message = message.replace(secret, "<redacted>")
-            record.msg, record.args = message, None
+        redacted = self.redact(message)
+        if redacted != message:
+            record.msg, record.args = redacted, None
         if record.exc_info and not record.exc_text:
             # A traceback's messages may hold the token too (PTB's InvalidToken does).
             record.exc_text = logging.Formatter().formatException(record.exc_info)
         if record.exc_text:
-            for secret in self.secrets:
-                record.exc_text = record.exc_text.replace(secret, "<redacted>")
+            record.exc_text = self.redact(record.exc_text)
+        if record.stack_info:
+            record.stack_info = self.redact(record.stack_info)
         return True
 
 
@@ -80,11 +97,14 @@ TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 def configure_logging(level: str, secrets: list[str], log_format: str = "text") -> None:
     """Log to stderr at ``level``, as text lines or JSON objects (``log_format``); the
-    token never reaches a log line."""
+    token never reaches a log line, nor does a console sign-in link's token or session
+    cookie (at DEBUG, python-telegram-bot logs each Bot API call's parameters and answer,
+    and ``/console`` sends a working link). The filter is on the one handler, so it sees
+    every record of every logger at every level."""
     handler = logging.StreamHandler()
     formatter = JsonLogFormatter() if log_format == "json" else logging.Formatter(TEXT_FORMAT)
     handler.setFormatter(formatter)
-    handler.addFilter(RedactSecrets(secrets))
+    handler.addFilter(RedactSecrets(secrets, [SIGNED_TOKEN]))
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level.upper())
@@ -120,6 +140,8 @@ async def serve(config: Config) -> None:
     application, game = assembly.application, assembly.game
     webhook = config.mode == "webhook"
     intake = UpdateIntake(application)
+    # Behind the reverse proxies in front, every client's connections come from them.
+    limits = ListenerLimits(uncounted=config.web.trusted_proxies)
     web_server = None
     try:
         if metrics is not None:
@@ -140,6 +162,7 @@ async def serve(config: Config) -> None:
                 build_web_app(metrics, readiness, console=console),
                 host=config.web.host,
                 port=config.web.port,
+                limits=limits,
             )
             await web_server.start()
         async with running(application, game, polling=not webhook, intake=intake) as stop:
@@ -155,6 +178,7 @@ async def serve(config: Config) -> None:
                     port=settings.port,
                     path=settings.path,
                     secret_token=settings.secret_token,
+                    limits=limits,
                 )
                 await server.start()
             try:

@@ -18,14 +18,18 @@ from telegram import Update
 from telegram.ext import Application
 
 from bot.telegram.serving import handle_batch
+from bot.web.listener import DEFAULT_LIMITS, ListenerLimits, start_listening
 
 log = logging.getLogger(__name__)
 
 SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
+#: Update ids are recorded as 64-bit integers (``processed_updates`` in ``bot/store/models.py``).
+UPDATE_ID_LIMIT = 2**63
 
 
 class WebhookServer:
-    """An HTTP endpoint for Telegram's updates in front of an ``Application``."""
+    """An HTTP endpoint for Telegram's updates in front of an ``Application``, within
+    ``limits`` (``bot.web.listener``: slow requests and too many connections dropped)."""
 
     def __init__(
         self,
@@ -35,6 +39,7 @@ class WebhookServer:
         port: int,
         path: str,
         secret_token: str,
+        limits: ListenerLimits = DEFAULT_LIMITS,
     ) -> None:
         if not secret_token:
             raise ValueError("a webhook needs a secret token")
@@ -43,16 +48,14 @@ class WebhookServer:
         self.port = port
         self.path = "/" + path.strip("/")
         self.secret_token = secret_token
+        self.limits = limits
         self._runner: web.AppRunner | None = None
 
     async def start(self) -> None:
         """Start listening; ``port`` 0 picks a free port (read it back from ``port``)."""
         app = web.Application()
         app.router.add_post(self.path, self._receive)
-        self._runner = web.AppRunner(app, access_log=None)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, self.listen, self.port)
-        await site.start()
+        self._runner = await start_listening(app, self.listen, self.port, self.limits)
         self.port = self._runner.addresses[0][1]
         log.info("webhook listening on %s:%s%s", self.listen, self.port, self.path)
 
@@ -68,8 +71,25 @@ class WebhookServer:
             return web.Response(status=403, text="wrong secret token")
         try:
             data = await request.json()
-            update = Update.de_json(data, self.application.bot)
-        except (JSONDecodeError, TypeError, ValueError, KeyError):
+        except (JSONDecodeError, UnicodeDecodeError):
+            return web.Response(status=400, text="not JSON")
+        update = self._update(data)
+        if update is None:
             return web.Response(status=400, text="not an update")
         await handle_batch(self.application, [update])
         return web.Response(status=200)
+
+    def _update(self, data: object) -> Update | None:
+        """The update a decoded body holds, or None when it is not one: an object with an
+        ``update_id`` that the database can store, and fields PTB can read."""
+        if not isinstance(data, dict):
+            return None
+        update_id = data.get("update_id")
+        if not isinstance(update_id, int) or isinstance(update_id, bool):
+            return None
+        if not 0 <= update_id < UPDATE_ID_LIMIT:
+            return None
+        try:
+            return Update.de_json(data, self.application.bot)
+        except (TypeError, ValueError, KeyError, AttributeError):
+            return None

@@ -28,6 +28,7 @@ from collections.abc import Awaitable, Callable
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
+from bot.web.listener import DEFAULT_LIMITS, ListenerLimits, start_listening
 from bot.web.metrics import BotMetrics
 
 log = logging.getLogger(__name__)
@@ -142,29 +143,31 @@ class WebListenFailed(OSError):
 
 
 class WebServer:
-    """``app`` served over HTTP at ``host:port`` between ``start`` and ``stop``."""
+    """``app`` served over HTTP at ``host:port`` between ``start`` and ``stop``, within
+    ``limits`` (``bot.web.listener``: slow requests and too many connections dropped)."""
 
-    def __init__(self, app: web.Application, *, host: str, port: int) -> None:
+    def __init__(
+        self,
+        app: web.Application,
+        *,
+        host: str,
+        port: int,
+        limits: ListenerLimits = DEFAULT_LIMITS,
+    ) -> None:
         self.app = app
         self.host = host
         self.port = port
+        self.limits = limits
         self._runner: web.AppRunner | None = None
 
     async def start(self) -> None:
         """Start listening; ``port`` 0 picks a free port (read it back from ``port``)."""
-        runner = web.AppRunner(self.app, access_log=None)
-        await runner.setup()
         try:
-            site = web.TCPSite(runner, self.host, self.port)
-            await site.start()
+            runner = await start_listening(self.app, self.host, self.port, self.limits)
         except OSError as error:
-            await runner.cleanup()
             # asyncio's message repeats the address; the system's words for the errno do not.
             reason = os.strerror(error.errno) if error.errno else str(error)
             raise WebListenFailed(error.errno, reason) from error
-        except BaseException:
-            await runner.cleanup()
-            raise
         self._runner = runner
         self.port = runner.addresses[0][1]
         console = any(

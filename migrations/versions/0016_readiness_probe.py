@@ -3,7 +3,7 @@ refuses writes (SQLite's disk full, PostgreSQL read-only or in recovery), an upd
 this row does not (the probe writes the row if it is missing).
 
 Revision ID: 0016
-Revises: 0014
+Revises: 0015
 Create Date: 2026-12-02 10:00:00
 """
 
@@ -15,7 +15,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0016"
-down_revision: str | None = "0014"
+down_revision: str | None = "0015"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

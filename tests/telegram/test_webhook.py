@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -79,8 +80,44 @@ async def test_a_request_without_the_secret_is_refused_and_changes_nothing(
         wrong = await http.post(url, json=_open_command(2), headers={SECRET_HEADER: "guess"})
         missing = await http.post(url, json=_open_command(3))
         garbage = await http.post(url, data=b"{not json", headers={SECRET_HEADER: SECRET})
+        assert await garbage.text() == "not JSON"
     assert (wrong.status, missing.status, garbage.status) == (403, 403, 400)
     assert not await service.is_open(GROUP)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        [],
+        [_open_command(4)],
+        "an update",
+        4,
+        None,
+        {"message": _open_command(4)["message"]},
+        {**_open_command(4), "update_id": "4"},
+        {**_open_command(4), "update_id": True},
+        {**_open_command(4), "update_id": 2**70},
+        {**_open_command(4), "message": "/open"},
+    ],
+    ids=[
+        "empty list", "list of updates", "string", "number", "null", "no update_id",
+        "string id", "boolean id", "id too large", "message not an object",
+    ],
+)  # fmt: skip
+async def test_json_that_is_not_an_update_is_refused_and_changes_nothing(
+    webhook: tuple[str, GameService], body: object
+) -> None:
+    url, service = webhook
+    async with aiohttp.ClientSession() as http:
+        headers = {SECRET_HEADER: SECRET, "Content-Type": "application/json"}
+        response = await http.post(url, data=json.dumps(body), headers=headers)
+        assert response.status == 400
+        assert await response.text() == "not an update"
+        assert not await service.is_open(GROUP)
+        # Its update id was not recorded as processed: the real update 4 still counts.
+        response = await http.post(url, json=_open_command(4), headers={SECRET_HEADER: SECRET})
+        assert response.status == 200
+    assert await service.is_open(GROUP)
 
 
 def test_webhook_mode_is_refused_without_a_secret_token(tmp_path: Path) -> None:

@@ -67,6 +67,13 @@ def test_widget_data_without_its_hash_is_malformed() -> None:
     assert refused.value.reason == "malformed"
 
 
+@pytest.mark.parametrize("user_id", ["0", str(2**52), "9" * 20])
+def test_widget_data_signed_for_an_id_no_user_has_is_malformed(user_id: str) -> None:
+    with pytest.raises(SignatureRefused) as refused:
+        check_login_widget(TOKEN, widget_data(id=user_id), NOW)
+    assert refused.value.reason == "malformed"
+
+
 def test_a_link_is_valid_for_five_minutes() -> None:
     signer = LinkSigner(TOKEN)
     token = signer.issue(42, NOW)
@@ -164,3 +171,20 @@ def test_the_client_is_the_peer_unless_the_peer_is_a_trusted_proxy() -> None:
     # From the proxy without the header (its own health probe): the proxy itself.
     assert client_address("10.0.0.2", [], PROXIES) == "10.0.0.2"
     assert client_address(None, [], PROXIES) == "unknown"
+
+
+def test_entries_of_x_forwarded_for_that_are_not_addresses_are_skipped() -> None:
+    # What a client wrote left of the proxy's entry never counts, address or not.
+    assert client_address("10.0.0.2", ["garbage, 198.51.100.7"], PROXIES) == "198.51.100.7"
+    assert client_address("10.0.0.2", ["198.51.100.7, <script>"], PROXIES) == "198.51.100.7"
+    # Nothing but garbage: the client is the peer it is really seen at.
+    for garbage in ("x1", "not an address", "1.2.3.4:80", "999.1.1.1", "", ","):
+        assert client_address("10.0.0.2", [garbage], PROXIES) == "10.0.0.2"
+
+
+def test_the_client_is_the_rightmost_untrusted_address_written_one_way() -> None:
+    # Addresses come back in one spelling, so one client cannot pass for several.
+    assert client_address("10.0.0.2", ["2001:DB8:0:0::1"], PROXIES) == "2001:db8::1"
+    assert client_address("10.0.0.2", [" 198.51.100.7 "], PROXIES) == "198.51.100.7"
+    # Only trusted hops: the farthest of them, the nearest the client.
+    assert client_address("10.0.0.2", ["10.9.9.9, 10.0.0.3"], PROXIES) == "10.9.9.9"

@@ -1,8 +1,9 @@
 """The console as an aiohttp application, to be mounted under ``/console/`` by the web
 server (``app.add_subapp("/console/", build_console(...))``).
 
-Every request but signing in needs the signed session cookie (``signin`` sets it); every
-POST carries the session's CSRF token. This module holds the application, what its
+Every request but signing in needs the signed session cookie (``signin`` sets it) of a
+session the database still holds (signing out deletes it); every POST carries the
+session's CSRF token. This module holds the application, what its
 handlers share (``ConsoleParts``) and that check; sign-in, pages and exports are in
 ``signin``, ``pages`` and ``exports``.
 """
@@ -19,9 +20,10 @@ from aiohttp import web
 from bot.service.console import ConsoleService
 from bot.service.game import GameService
 from bot.web.console.access import Access, IsGroupAdmin, Viewer
+from bot.web.console.headers import add_private_headers
 from bot.web.console.limits import AttemptLimiter, IPNetwork
 from bot.web.console.render import build_environment, render
-from bot.web.console.signing import LinkSigner, SessionSigner, SignatureRefused
+from bot.web.console.signing import LinkSigner, Session, SessionSigner, SignatureRefused
 
 COOKIE = "niuniu_console"
 #: Paths (below the console's root) open without a session.
@@ -64,6 +66,7 @@ class ConsoleParts:
 
 PARTS = web.AppKey("console_parts", ConsoleParts)
 VIEWER = web.RequestKey("console_viewer", Viewer)
+SESSION = web.RequestKey("console_session", Session)
 
 
 def parts_of(request: web.Request) -> ConsoleParts:
@@ -117,13 +120,12 @@ async def session_middleware(request: web.Request, handler: Handler) -> web.Stre
     relative = request.path.removeprefix(console_root(request)) or "/"
     if relative in OPEN_PATHS:
         return await handler(request)
-    cookie = request.cookies.get(COOKIE, "")
-    try:
-        session = parts.sessions.check(cookie, parts.now())
-    except SignatureRefused:
+    session = await _live_session(request)
+    if session is None:
         if request.method == "GET":
-            raise web.HTTPSeeOther(f"{console_root(request)}/login") from None
+            raise web.HTTPSeeOther(f"{console_root(request)}/login")
         return refuse(request, 403, "Not signed in", "Sign in again, then retry.")
+    request[SESSION] = session
     request[VIEWER] = Viewer(
         session.user_id,
         session.user_id in parts.access.operators,
@@ -141,6 +143,20 @@ async def session_middleware(request: web.Request, handler: Handler) -> web.Stre
                 "and submit it again.",
             )
     return await _pages_for_errors(request, handler)
+
+
+async def _live_session(request: web.Request) -> Session | None:
+    """The session of the request's cookie: signed here, not expired, and not ended on the
+    server (signed out, or ended by an operator)."""
+    parts = parts_of(request)
+    try:
+        session = parts.sessions.check(request.cookies.get(COOKIE, ""), parts.now())
+    except SignatureRefused:
+        return None
+    live = await parts.console.session_live(
+        session.session_id, user_id=session.user_id, now_ms=parts.now() * 1000
+    )
+    return session if live else None
 
 
 async def _pages_for_errors(request: web.Request, handler: Handler) -> web.StreamResponse:
@@ -173,10 +189,11 @@ def build_console(
     ``clock`` gives seconds since the epoch; a request from one of ``trusted_proxies`` is
     limited under the client its ``X-Forwarded-For`` names.
     """
-    from bot.web.console import exports, pages, signin
+    from bot.web.console import exports, pages, sessions, signin
 
     console = ConsoleService(service)
     app = web.Application(middlewares=[session_middleware])
+    app.on_response_prepare.append(add_private_headers)
     app[PARTS] = ConsoleParts(
         console=console,
         access=Access(console, operators, is_group_admin),
@@ -193,4 +210,5 @@ def build_console(
     signin.add_routes(app.router)
     pages.add_routes(app.router)
     exports.add_routes(app.router)
+    sessions.add_routes(app.router)
     return app

@@ -17,41 +17,53 @@ from collections.abc import Callable, Sequence
 from cachetools import LRUCache
 
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
 #: Addresses remembered at once.
 ADDRESSES_REMEMBERED = 10_000
 
 
-def _trusted(address: str, proxies: Sequence[IPNetwork]) -> bool:
+def _parsed(address: str) -> IPAddress | None:
     try:
-        parsed = ipaddress.ip_address(address)
+        return ipaddress.ip_address(address.strip())
     except ValueError:
-        return False
-    return any(parsed in network for network in proxies)
+        return None
+
+
+def _trusted(address: IPAddress | None, proxies: Sequence[IPNetwork]) -> bool:
+    return address is not None and any(address in network for network in proxies)
 
 
 def client_address(
     remote: str | None, forwarded_for: Sequence[str], proxies: Sequence[IPNetwork]
 ) -> str:
     """Who sent a request: the peer ``remote``, unless it is one of the trusted
-    ``proxies``; then the nearest address in the ``X-Forwarded-For`` headers
-    (``forwarded_for``, as received) that is not a trusted proxy.
+    ``proxies``; then the rightmost address in the ``X-Forwarded-For`` headers
+    (``forwarded_for``, as received) that is not a trusted proxy. Entries that are not IP
+    addresses are skipped; when no entry names an untrusted address, the client is the
+    leftmost trusted one, or the peer itself when no entry is an address at all.
 
     Written here rather than taken from ``aiohttp-remotes``: its strict middleware refuses
     every request that did not pass through the proxies (a Prometheus scrape of
     ``/metrics`` does not), and its relaxed one believes the leftmost address, which any
     client writes itself. Each proxy appends the address it saw, so reading from the right
-    and stopping at the first untrusted hop gives the one address no client can forge.
+    and stopping at the first untrusted hop gives the one address no client can forge;
+    skipping what is not an address keeps a client that writes garbage under the limit of
+    the address it is really seen at.
     """
     peer = remote or "unknown"
-    if not _trusted(peer, proxies):
+    if not _trusted(_parsed(peer), proxies):
         return peer
-    hops = [hop.strip() for header in forwarded_for for hop in header.split(",")]
-    hops = [hop for hop in hops if hop]
+    hops = [
+        address
+        for header in forwarded_for
+        for hop in header.split(",")
+        if (address := _parsed(hop)) is not None
+    ]
     for hop in reversed(hops):
         if not _trusted(hop, proxies):
-            return hop[:64]
-    return hops[0] if hops else peer
+            return str(hop)
+    return str(hops[0]) if hops else peer
 
 
 class AttemptLimiter:

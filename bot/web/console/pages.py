@@ -225,6 +225,12 @@ async def player(request: web.Request) -> web.StreamResponse:
         lines = await parts.console.statement(chat_id, user_id, before=before, limit=PAGE_SIZE)
     people = await parts.console.names([user_id])
     titles = {chat: title for chat, title, _ in balances}
+    # Only an operator may end a user's sessions, so only an operator sees how many.
+    sessions = (
+        await parts.console.live_sessions(user_id, now_ms=parts.now() * 1000)
+        if viewer.is_operator
+        else None
+    )
     return page(
         request,
         "player.html",
@@ -235,6 +241,8 @@ async def player(request: web.Request) -> web.StreamResponse:
         group_title=titles.get(chat_id) if chat_id is not None else None,
         lines=lines,
         next_before=lines[-1].transaction_id if len(lines) == PAGE_SIZE else None,
+        sessions=sessions,
+        sessions_ended=request.query.get("sessions") == "ended",
     )
 
 

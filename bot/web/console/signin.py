@@ -1,6 +1,7 @@
 """Signing in and out: a one-time link the bot sends for ``/console`` in a private chat,
 or Telegram's Login Widget where the console has an https address. Both end in a signed
-session cookie (HTTP-only, SameSite=Lax, Secure over https, for the console's path only).
+session cookie (HTTP-only, SameSite=Lax, Secure over https, for the console's path only)
+naming a session recorded in the database; signing out deletes it.
 Attempts are limited per client address (behind a trusted proxy, the one it names)."""
 
 from __future__ import annotations
@@ -10,7 +11,15 @@ import secrets
 
 from aiohttp import hdrs, web
 
-from bot.web.console.app import COOKIE, STATIC, console_root, page, parts_of, refuse
+from bot.web.console.app import (
+    COOKIE,
+    SESSION,
+    STATIC,
+    console_root,
+    page,
+    parts_of,
+    refuse,
+)
 from bot.web.console.limits import client_address
 from bot.web.console.signing import (
     SESSION_SECONDS,
@@ -57,10 +66,16 @@ def _set_cookie(
     )
 
 
-def _signed_in(request: web.Request, user_id: int) -> web.HTTPSeeOther:
+async def _signed_in(request: web.Request, user_id: int) -> web.HTTPSeeOther:
     """Start a session for ``user_id`` and go to the overview (raise the answer)."""
     parts = parts_of(request)
-    _, cookie = parts.sessions.issue(user_id, parts.now())
+    session, cookie = parts.sessions.issue(user_id, parts.now())
+    await parts.console.start_session(
+        session.session_id,
+        user_id=user_id,
+        now_ms=parts.now() * 1000,
+        expires_at_ms=session.expires_at * 1000,
+    )
     response = web.HTTPSeeOther(f"{console_root(request)}/")
     _set_cookie(request, response, COOKIE, cookie, samesite="Lax", max_age=SESSION_SECONDS)
     return response
@@ -126,7 +141,7 @@ async def login_with_link(request: web.Request) -> web.StreamResponse:
             "Sign-in refused",
             "This link was used already. Send /console to the bot for a new one.",
         )
-    response = _signed_in(request, claim.user_id)
+    response = await _signed_in(request, claim.user_id)
     response.del_cookie(FORM_COOKIE, path=f"{console_root(request)}/")
     raise response
 
@@ -139,6 +154,8 @@ async def login_with_widget(request: web.Request) -> web.StreamResponse:
     try:
         user_id = check_login_widget(parts.bot_token, dict(request.query), parts.now())
     except SignatureRefused as refused:
+        if refused.reason == "malformed":
+            return refuse(request, 400, "Sign-in refused", "Telegram's sign-in data is malformed.")
         message = (
             "This sign-in is more than a day old; sign in again."
             if refused.reason == "expired"
@@ -157,11 +174,13 @@ async def login_with_widget(request: web.Request) -> web.StreamResponse:
         return refuse(
             request, 403, "Sign-in refused", "This sign-in was used already; sign in again."
         )
-    raise _signed_in(request, user_id)
+    raise await _signed_in(request, user_id)
 
 
 async def logout(request: web.Request) -> web.StreamResponse:
-    """Forget the session cookie."""
+    """End the session on the server (a copy of its cookie signs nobody in after) and
+    forget its cookie."""
+    await parts_of(request).console.end_session(request[SESSION].session_id)
     response = web.HTTPSeeOther(f"{console_root(request)}/login")
     response.del_cookie(COOKIE, path=f"{console_root(request)}/")
     raise response

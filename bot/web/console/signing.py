@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import re
 import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -23,6 +24,13 @@ SESSION_SECONDS = 12 * 60 * 60
 WIDGET_MAX_AGE_SECONDS = 24 * 60 * 60
 #: How far ahead of the server's clock a widget's ``auth_date`` may be (clock skew).
 WIDGET_FUTURE_SKEW_SECONDS = 60
+#: Telegram's user ids fit in 52 bits; a larger one is no user (and no database integer).
+USER_ID_LIMIT = 2**52
+
+
+#: What a sign-in link's token and a session cookie look like (``user.expiry.nonce.hmac``),
+#: for logs to blank them wherever they appear (``bot.telegram.runner.RedactSecrets``).
+SIGNED_TOKEN = re.compile(r"\b\d+\.\d+\.[0-9a-f]{32}\.[0-9a-f]{64}\b")
 
 
 class SignatureRefused(ValueError):
@@ -100,8 +108,9 @@ class Session:
 
 
 class SessionSigner:
-    """Session cookies (``user.expiry.id.hmac``) and their CSRF tokens. Nothing is kept on
-    the server: any worker checks any cookie."""
+    """Session cookies (``user.expiry.id.hmac``) and their CSRF tokens. The signature
+    says a cookie was issued here; whether its session is still signed in is the
+    database's to say (``ConsoleService.session_live``)."""
 
     def __init__(self, bot_token: str) -> None:
         self._key = derive_key(bot_token, "niuniu-console-session")
@@ -136,7 +145,8 @@ def check_login_widget(bot_token: str, fields: Mapping[str, str], now: int) -> i
     (core.telegram.org/widgets/login, "Checking authorization"): the ``hash`` field must be
     the hex HMAC-SHA256 of the data-check-string (every other field as ``key=value``,
     sorted by key, joined by line feeds) keyed by the SHA-256 of the bot's token; and
-    ``auth_date`` must be less than a day old. ``SignatureRefused`` otherwise."""
+    ``auth_date`` must be less than a day old, and ``id`` a user id (below
+    ``USER_ID_LIMIT``). ``SignatureRefused`` otherwise."""
     received = fields.get("hash", "")
     if not received or "id" not in fields or "auth_date" not in fields:
         raise SignatureRefused("malformed")
@@ -148,4 +158,7 @@ def check_login_widget(bot_token: str, fields: Mapping[str, str], now: int) -> i
     auth_date = _number(fields["auth_date"])
     if now - auth_date > WIDGET_MAX_AGE_SECONDS or auth_date - now > WIDGET_FUTURE_SKEW_SECONDS:
         raise SignatureRefused("expired")
-    return _number(fields["id"])
+    user_id = _number(fields["id"])
+    if not 0 < user_id < USER_ID_LIMIT:
+        raise SignatureRefused("malformed")
+    return user_id
