@@ -225,8 +225,18 @@ class RoundVoided:
     seed: bytes
 
 
+@dataclass(frozen=True, slots=True)
+class WindowMoved:
+    """The window of ``phase`` opens later than it did, when the group can see it (its
+    board reached the group late): its deadline is now ``deadline_ms``."""
+
+    phase: Phase
+    deadline_ms: int
+
+
 Event = (
     RoundStarted
+    | WindowMoved
     | BidPlaced
     | DealerChosen
     | BetPlaced
@@ -651,6 +661,37 @@ def grab(state: Round, user_id: UserId, now_ms: int) -> Transition:
 def is_due(state: Round, now_ms: int) -> bool:
     """True when the round is open and its deadline has passed."""
     return state.phase.is_open and now_ms >= state.deadline_ms
+
+
+#: How late a window may open, against when its board reaches the group, before it is
+#: moved (docs/rules.md §1): a board's round trip and a turn of the bot's rate.
+WINDOW_LATE_MS = 1_000
+
+
+def window_ms(state: Round) -> int:
+    """How long the window of the round's current phase lasts."""
+    settings = state.settings
+    seconds = {
+        Phase.BIDDING: settings.bid_seconds,
+        Phase.BETTING: settings.bet_seconds,
+        Phase.GRABBING: settings.grab_seconds,
+    }.get(state.phase)
+    if seconds is None:
+        raise NotDue("round_closed", phase=state.phase.value)
+    return seconds * 1000
+
+
+def move_window(state: Round, phase: Phase, opens_at_ms: int) -> Transition:
+    """Open the window of ``phase`` at ``opens_at_ms`` (docs/rules.md §1: a window counts
+    from when the group can see it): its deadline becomes that plus the window's length.
+    Raises ``NotDue`` when the round has left ``phase``, or when the window opened at
+    most ``WINDOW_LATE_MS`` earlier than that: a deadline is only ever moved later."""
+    if state.phase is not phase:
+        raise NotDue("phase_over", phase=state.phase.value)
+    deadline = opens_at_ms + window_ms(state)
+    if deadline - state.deadline_ms <= WINDOW_LATE_MS:
+        raise NotDue("window_on_time", deadline_ms=state.deadline_ms)
+    return Transition(_next(state, deadline_ms=deadline), (WindowMoved(phase, deadline),))
 
 
 def advance(state: Round, now_ms: int) -> Transition:

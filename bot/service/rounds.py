@@ -331,6 +331,22 @@ class RoundUseCases(ServiceCore):
         except NotDue:
             return CommandResult()
 
+    async def move_window(self, round_id: int, phase: Phase, opens_at_ms: int) -> CommandResult:
+        """Open the window of ``phase`` at ``opens_at_ms`` (``engine.move_window``: its board
+        reaches the group then, later than the window opened); nothing if the round has
+        left ``phase`` or the window opened about then anyway. Compare-and-set on the
+        round's version, as every step: a bet placed meanwhile is kept, and a deadline
+        applied meanwhile wins."""
+
+        def decide(state: Round, free_chips: int, now: int) -> Transition:
+            return engine.move_window(state, phase, max(opens_at_ms, now))
+
+        try:
+            with urgent():  # what shows a deadline, as the deadline's advance
+                return await self._run(chat_id=None, round_id=round_id, decide=decide)
+        except NotDue:
+            return CommandResult()
+
     # -- running a command ----------------------------------------------------------------
 
     async def _run(

@@ -15,11 +15,19 @@ from typing import TypeVar
 from cachetools import TTLCache
 from telegram import InlineKeyboardMarkup
 
-from bot.engine.round import Phase, Round, RoundSettled, RoundStarted, RoundVoided
+from bot.engine.round import (
+    WINDOW_LATE_MS,
+    Phase,
+    Round,
+    RoundSettled,
+    RoundStarted,
+    RoundVoided,
+    window_ms,
+)
 from bot.engine.settings import MAX_WINDOW_SECONDS
 from bot.pictures.model import DealerReveal
 from bot.priority import urgent
-from bot.service.game import BOARD_REFUSED, GameService, Person
+from bot.service.game import BOARD_REFUSED, CommandResult, GameService, Person
 from bot.telegram.budget import Priority
 from bot.telegram.delivery import ChatOutbox
 from bot.telegram.lookups import ChatSettings, People
@@ -99,6 +107,9 @@ class Board:
         self.edit_seconds = edit_seconds
         self.lease_ms = round(lease_seconds * 1000)
         self.clock = clock
+        #: Told of a window moved to open when its board reached the group (the deadline
+        #: is timed again: ``RoundProgress.window_moved``).
+        self.window_moved: Callable[[CommandResult], None] | None = None
         self._message_ids: TTLCache[int, int] = TTLCache(BOARDS_CACHED, BOARD_CACHE_SECONDS)
         self._shown: TTLCache[int, Rendered] = TTLCache(BOARDS_CACHED, BOARD_CACHE_SECONDS)
         #: When each chat's board was last edited, while that still holds its next edit back.
@@ -205,14 +216,41 @@ class Board:
 
         self.outbox.put(chat_id, job)
 
-    async def _render(self, round_id: int) -> tuple[Round, str, InlineKeyboardMarkup | None]:
+    async def _render(
+        self, round_id: int, *, shown_now: bool = False, phase: Phase | None = None
+    ) -> tuple[Round, str, InlineKeyboardMarkup | None]:
+        """The round as it is and its board. ``shown_now``: the board shows the round's
+        phase (if ``phase``, only that one) to the group now, so a window that opened
+        unseen opens now instead."""
         state = await self.service.round(round_id)
         if state is None:
             raise LookupError(f"round {round_id} is gone")
+        if shown_now and (phase is None or state.phase is phase):
+            state = await self._opened_when_seen(state, self.clock())
         views = Views(state.settings)  # a running round keeps the settings it started with
         people = await self.people.names(board_people(state))
         text, markup = views.board(state, people, self.clock())
         return state, text, markup
+
+    async def _opened_when_seen(self, state: Round, opens_at_ms: int) -> Round:
+        """The round with its phase's window opening at ``opens_at_ms`` if it opened more
+        than ``WINDOW_LATE_MS`` before (docs/rules.md §1: the group never loses time it was
+        not shown), rescheduled; else as it is. Nothing is read or written unless late."""
+        if not state.phase.is_open:
+            return state
+        if opens_at_ms + window_ms(state) - state.deadline_ms <= WINDOW_LATE_MS:
+            return state
+        result = await self.service.move_window(state.id, state.phase, opens_at_ms)
+        if result.round is None:  # the round moved on meanwhile: as it is then
+            return state
+        log.info(
+            "round %s: its %s board reached the group late; the window opens now",
+            state.id,
+            state.phase.value,
+        )
+        if self.window_moved is not None:
+            self.window_moved(result)
+        return result.round
 
     async def _post(self, chat_id: int, round_id: int) -> None:
         """Post the live board of a new round (as it is when the message goes out), unless
@@ -245,10 +283,17 @@ class Board:
         shows itself). The message's id (``None``: refused) and what it shows (``None``:
         nothing was sent)."""
         shown: list[Rendered] = []
+        wait = self.messenger.group_sends.wait(chat_id) if chat_id < 0 else 0.0
+        if wait * 1000 > WINDOW_LATE_MS:
+            # The board waits for the group's minute: its window waits too, so that the
+            # deadline does not pass before the group sees it (moved again once it does).
+            state = await self.service.round(round_id)
+            if state is not None and (phase is None or state.phase is phase):
+                await self._opened_when_seen(state, self.clock() + round(wait * 1000))
 
         async def compose() -> Rendered | None:
             shown.clear()
-            state, text, markup = await self._render(round_id)
+            state, text, markup = await self._render(round_id, shown_now=True, phase=phase)
             if not state.phase.is_open or (phase is not None and state.phase is not phase):
                 return None
             shown.append((text, markup))
@@ -292,7 +337,9 @@ class Board:
         the edit is not for it (see ``_edit``)."""
         # Changes from now on need an edit of their own.
         self._edit_pending.discard(round_id)
-        state, text, markup = await self._render(round_id)
+        # A new phase's edit shows the phase to the group (its window opens now if late).
+        showing = only_in is not None
+        state, text, markup = await self._render(round_id, shown_now=showing, phase=only_in)
         if not state.phase.is_open and not closing:
             return None
         if only_in is not None and state.phase is not only_in:

@@ -77,6 +77,7 @@ class RoundProgress:
         self.shell_observer: ShellObserver = shell_observer or Unobserved()
         self.autobet_notices = autobet_notices
         self._sweeps = 0
+        board.window_moved = self.window_moved
 
     def publish(self, chat_id: int, result: CommandResult) -> None:
         """Tell the group what a command or deadline did (through the chat's outbox, so
@@ -106,6 +107,12 @@ class RoundProgress:
                     self.board.shoe_replaced(result.started, event)
             self.board.post(chat_id, result.started.id)
             self.deadlines.schedule(result.started)
+
+    def window_moved(self, result: CommandResult) -> None:
+        """A window opened later, when its board reached the group: time its deadline
+        again (the one timed before finds it not due, and does nothing)."""
+        if result.round is not None:
+            self.deadlines.schedule(result.round)
 
     def _show_autobets(self, chat_id: int, result: CommandResult) -> None:
         """Standing bets placed by themselves (not as betting opened, whose new board

@@ -30,7 +30,8 @@ from telegram import (
 from telegram.error import TelegramError
 
 from bot.engine import round as engine
-from bot.engine.round import Round, RoundSettled, RoundVoided, VoidReason
+from bot.engine.errors import NotDue
+from bot.engine.round import Phase, Round, RoundSettled, RoundVoided, VoidReason
 from bot.engine.settings import Settings
 from bot.priority import is_urgent
 from bot.service.game import CommandResult, Person
@@ -392,6 +393,16 @@ class FakeService:
         if self.on_advance is not None:
             await self.on_advance(round_id)
         return self.advance_results.get(round_id, CommandResult())
+
+    async def move_window(self, round_id: int, phase: Phase, opens_at_ms: int) -> CommandResult:
+        """As the service does: the engine's move, stored (nothing if not due)."""
+        self._note("move_window", round_id, phase, opens_at_ms)
+        try:
+            transition = engine.move_window(self.rounds[round_id], phase, opens_at_ms)
+        except NotDue:
+            return CommandResult()
+        self.put(transition.round)
+        return CommandResult(transition.round, transition.events)
 
     async def start_due_round(self, chat_id: int) -> CommandResult:
         self._note("start_due_round", chat_id)

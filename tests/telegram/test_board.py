@@ -16,7 +16,7 @@ from telegram.error import BadRequest, NetworkError
 
 from bot.engine import round as engine
 from bot.engine.round import Phase, RetiredShoe, Round, RoundStarted, ShoeRef
-from bot.service.game import BOARD_REFUSED, GameService, Person
+from bot.service.game import BOARD_REFUSED, CommandResult, GameService, Person
 from bot.telegram.board import REPOST_BACKLOG_SECONDS, ROOM_KEPT_FOR_ROUNDS, Board
 from bot.telegram.budget import GROUP_SENDS_PER_MINUTE, Priority, SendBudget, SendRate
 from bot.telegram.delivery import ChatOutbox
@@ -232,10 +232,41 @@ async def test_a_board_is_drawn_when_its_slot_frees_from_the_round_as_it_is_then
     await shell.settle()
 
     (text,) = shell.bot.texts
-    expected, _ = Views(SETTINGS).board(
-        with_bid(shell.round, ANN.id, 2_000), {ANN.id: ANN, BOB.id: BOB}, shell.clock()
-    )
+    shown = shell.service.rounds[7]
+    assert shown.high_bidder == ANN.id
+    expected, _ = Views(SETTINGS).board(shown, {ANN.id: ANN, BOB.id: BOB}, shell.clock())
     assert text == expected and "Ann" in text
+
+
+async def test_a_board_that_waited_for_its_slot_opens_its_window_when_it_is_shown(
+    shell: BoardShell,
+) -> None:
+    clock = await spend_the_groups_minute(shell)
+    moved: list[CommandResult] = []
+    shell.board.window_moved = moved.append
+    window = SETTINGS.bid_seconds * 1000
+    shell.board.post(GROUP, 7)
+    await eventually(lambda: shell.service.called("claim_board"))
+    shell.clock.now_ms += 8_000  # the group's minute holds the board back for 8 s
+
+    clock.advance(0.02)
+    await shell.settle()
+
+    (text,) = shell.bot.texts
+    state = shell.service.rounds[7]
+    # The window opens now, as the board shows it: the whole window is left.
+    assert state.deadline_ms == shell.clock() + window
+    assert [result.round for result in moved] == [state]
+    expected, _ = Views(SETTINGS).board(state, {}, shell.clock())
+    assert text == expected
+
+
+async def test_a_board_on_time_moves_no_window(shell: BoardShell) -> None:
+    shell.board.post(GROUP, 7)
+    await shell.settle()
+
+    assert shell.service.called("move_window") == []
+    assert shell.service.rounds[7] == shell.round
 
 
 async def test_a_board_whose_round_ended_before_its_slot_is_not_sent(shell: BoardShell) -> None:
@@ -442,8 +473,11 @@ async def test_the_new_board_shows_the_phase_as_it_is_when_the_message_goes_out(
     await shell.settle()
 
     new = shell.bot.of("send_message")[1]
-    assert new.args["text"] == shell.board_text(latest)
-    assert f"{SETTINGS.bet_seconds - 3}s left" in new.args["text"]
+    # Shown 3 s after it opened: the window opens as the group sees it (docs/rules.md §1).
+    shown = shell.service.rounds[latest.id]
+    assert shown.deadline_ms == shell.clock() + SETTINGS.bet_seconds * 1000
+    assert new.args["text"] == shell.board_text(shown)
+    assert f"{SETTINGS.bet_seconds}s left" in new.args["text"]
     assert "Bob" in new.args["text"]
 
 
