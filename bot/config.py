@@ -117,7 +117,7 @@ class Config:
     board_edit_seconds: float = 3.0
     #: How long a worker holds the job of sending a board or results (the service's
     #: ``DELIVERY_LEASE_MS``, which says why): how late one whose sender died goes out.
-    delivery_lease_seconds: float = 10.0
+    delivery_lease_seconds: float = 3.0
     admin_cache_seconds: float = 60.0
     #: Replies a group may get per minute (of Telegram's ~20 messages a minute, the rest
     #: is for boards and results); more answers than that wait and go out combined.

@@ -23,7 +23,7 @@ REQUIRE_POSTGRES = os.environ.get("NIUNIU_REQUIRE_POSTGRES") == "1"
 TABLES = (
     "postings, ledger_transactions, accounts, outcomes, grabs, bets, bids, rounds, "
     "audit_log, processed_updates, users, chats, console_link_uses, client_seeds, "
-    "console_sessions, kept_answers"
+    "console_sessions, kept_answers, group_sends"
 )
 
 

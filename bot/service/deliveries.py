@@ -14,7 +14,7 @@ from bot.store.deliveries import Message
 #: whose sender died goes out: shorter than a bidding window, so that a board lost in a
 #: crash still shows while bids are open; long enough that a slow database or a busy
 #: event loop does not let a live holder's lease run out between renewals (a third of it).
-DELIVERY_LEASE_MS = 10_000
+DELIVERY_LEASE_MS = 3_000
 
 
 class DeliveryUseCases(ServiceCore):
@@ -55,6 +55,18 @@ class DeliveryUseCases(ServiceCore):
     async def mark_announced(self, round_id: int) -> None:
         """Record that Telegram took a round's results (or refused them for good)."""
         await self.store.delivery_records.mark_announced(round_id, self.clock())
+
+    async def mark_board_closed(self, round_id: int) -> None:
+        """Record that an ended round's board shows it over, without buttons (or that it
+        has no board to edit)."""
+        await self.store.delivery_records.mark_board_closed(round_id, self.clock())
+
+    async def unclosed_boards(self, *, grace_ms: int) -> list[tuple[int, int]]:
+        """Ended rounds whose board may still show live buttons, that ended ``grace_ms``
+        ago or more: (round id, chat id)."""
+        return await self.store.delivery_lookup.unclosed_boards(
+            now_ms=self.clock(), grace_ms=grace_ms
+        )
 
     async def unannounced(
         self, within_ms: int = 3_600_000, *, unclaimed_grace_ms: int = 0

@@ -28,6 +28,7 @@ from bot.service.chips import ChipUseCases
 from bot.service.deliveries import BOARD_REFUSED as BOARD_REFUSED
 from bot.service.deliveries import DELIVERY_LEASE_MS as DELIVERY_LEASE_MS
 from bot.service.deliveries import DeliveryUseCases
+from bot.service.group_sends import GroupSends as GroupSends
 from bot.service.reading import ReadingUseCases
 from bot.service.records import MAX_USER_ID as MAX_USER_ID
 from bot.service.records import AuditLine as AuditLine
@@ -63,3 +64,10 @@ class GameService(
         """The answers kept until Telegram has them (composed, not inherited: the shell's
         replies are its only user)."""
         return KeptAnswers(self.store, self.clock)
+
+    def group_sends(self, *, limit: int, seconds: float) -> GroupSends:
+        """The groups' shares of Telegram's limit, ``limit`` sends a group per ``seconds``,
+        counted in the database for every worker of this bot."""
+        return GroupSends(
+            self.db, self.clock, bot_id=self.store.bot_id, limit=limit, seconds=seconds
+        )

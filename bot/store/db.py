@@ -455,6 +455,23 @@ class Database:
             return cls(engine)
         return cls(engine, create_engine(url, read_only=True, **options))
 
+    async def write_one(self, sqlite: str, postgres: Positional, params: dict[str, Any]) -> int:
+        """Run one statement that writes, on the hot path's connections, committed alone
+        (SQLite: in the writer's batches, whose body runs in a savepoint; PostgreSQL: on
+        the bare driver's pool, outside a transaction): ``sqlite`` or ``postgres``, the
+        same statement in each one's dialect; the rows it changed."""
+        batches = self.sqlite_batches
+        if batches is not None:
+            changed: int = await batches.run(
+                lambda connection: connection.execute(sqlite, params).rowcount
+            )
+            return changed
+        assert self.driver_pool is not None
+        async with self.driver_pool.connection() as driver:
+            # The status is the command tag: "UPDATE <rows>", "INSERT 0 <rows>".
+            status: str = await driver.execute(postgres.sql, *postgres.arguments(params))
+        return int(status.rsplit(" ", 1)[1])
+
     async def read_one(self, sqlite: str, postgres: Positional, params: dict[str, Any]) -> Any:
         """The first row of one read on the hot path's connections (SQLite: the reader's
         thread; PostgreSQL: the bare driver's pool), no transaction of SQLAlchemy's

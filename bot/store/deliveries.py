@@ -3,8 +3,9 @@
 a statement each on the hot path's connections.
 
 A round row is the intent to post its board (``board_message_id IS NULL``) and, once it
-ended, to send its results (``announced_at_ms IS NULL``): both are written in the
-round's own transaction. A worker takes the job of sending one with a lease (``lease``,
+ended, to send its results (``announced_at_ms IS NULL``) and to take the live buttons
+off its board (``board_closed_at_ms IS NULL``): all are written in the round's own
+transaction. A worker takes the job of sending one with a lease (``lease``,
 compare-and-set on ``*_claimed_until_ms``), renews it while its message waits to go out,
 and marks it delivered only after Telegram answered (``set_board_message``,
 ``mark_announced``). A worker that dies stops renewing; once its lease ran out another
@@ -18,7 +19,7 @@ from enum import Enum
 from typing import Any
 
 from bot.store.db import Database
-from bot.store.models import OPEN_PHASES_SQL
+from bot.store.models import OPEN_PHASES_SQL, UNCLOSED_SQL
 from bot.store.round_sql import Positional
 
 #: ``board_message_id`` of a round whose board Telegram refused: it is not tried again.
@@ -58,9 +59,13 @@ _SET_BOARD_MESSAGE = "UPDATE rounds SET board_message_id = :message_id WHERE id 
 _MARK_ANNOUNCED = (
     "UPDATE rounds SET announced_at_ms = :now WHERE id = :round_id AND announced_at_ms IS NULL"
 )
+_MARK_BOARD_CLOSED = (
+    "UPDATE rounds SET board_closed_at_ms = :now "
+    "WHERE id = :round_id AND board_closed_at_ms IS NULL"
+)
 _POSTGRES = {
     statement: Positional.of(statement)
-    for statement in (*_LEASES.values(), _SET_BOARD_MESSAGE, _MARK_ANNOUNCED)
+    for statement in (*_LEASES.values(), _SET_BOARD_MESSAGE, _MARK_ANNOUNCED, _MARK_BOARD_CLOSED)
 }
 
 
@@ -89,22 +94,13 @@ class DeliveryRecords:
         """Telegram took the round's results (or refused them for good)."""
         await self._update(_MARK_ANNOUNCED, {"round_id": round_id, "now": now_ms})
 
+    async def mark_board_closed(self, round_id: int, now_ms: int) -> None:
+        """The ended round's board shows it over, without buttons (or there was none)."""
+        await self._update(_MARK_BOARD_CLOSED, {"round_id": round_id, "now": now_ms})
+
     async def _update(self, statement: str, params: dict[str, int]) -> int:
         """Run one ``UPDATE`` of a round row (by its id); the rows it changed (0 or 1)."""
-        batches = self.db.sqlite_batches
-        if batches is not None:
-            # A body of a batch runs in a savepoint; its one statement needs no more.
-            changed: int = await batches.run(
-                lambda connection: connection.execute(statement, params).rowcount
-            )
-            return changed
-        assert self.db.driver_pool is not None
-        postgres = _POSTGRES[statement]
-        async with self.db.driver_pool.connection() as driver:
-            # Outside a transaction: the statement commits alone. Its status is the
-            # command tag, "UPDATE <rows>".
-            status: str = await driver.execute(postgres.sql, *postgres.arguments(params))
-        return int(status.rsplit(" ", 1)[1])
+        return await self.db.write_one(statement, _POSTGRES[statement], params)
 
 
 #: Open rounds whose board is not posted and that no worker is posting (a lease ran out,
@@ -127,10 +123,18 @@ WHERE announced_at_ms IS NULL AND phase IN ('settled', 'void') AND ended_at_ms >
        OR (announcement_claimed_until_ms IS NULL AND ended_at_ms <= :unclaimed_before))
 ORDER BY id
 """
+#: Ended rounds whose board's last edit has not been made, that ended before
+#: ``:unclosed_before`` (the worker that ended a round makes it at once): the first two
+#: conditions are ix_rounds_unclosed's.
+_UNCLOSED_BOARDS = f"""
+SELECT id, chat_id FROM rounds
+WHERE {UNCLOSED_SQL} AND phase IN ('settled', 'void') AND ended_at_ms <= :unclosed_before
+ORDER BY id
+"""
 _BOARD_MESSAGE = "SELECT board_message_id FROM rounds WHERE id = :round_id"
 _READS_POSTGRES = {
     statement: Positional.of(statement)
-    for statement in (_UNPOSTED_BOARDS, _UNANNOUNCED, _BOARD_MESSAGE)
+    for statement in (_UNPOSTED_BOARDS, _UNANNOUNCED, _UNCLOSED_BOARDS, _BOARD_MESSAGE)
 }
 
 
@@ -173,6 +177,13 @@ class DeliveryLookup:
             "unclaimed_before": now_ms - unclaimed_grace_ms,
         }
         return [round_id for (round_id,) in await self._read_all(_UNANNOUNCED, params)]
+
+    async def unclosed_boards(self, *, now_ms: int, grace_ms: int) -> list[tuple[int, int]]:
+        """Ended rounds whose board may still show live buttons: (round id, chat id), by
+        id; one that ended less than ``grace_ms`` ago is left to the worker that ended
+        it."""
+        rows = await self._read_all(_UNCLOSED_BOARDS, {"unclosed_before": now_ms - grace_ms})
+        return [(round_id, chat_id) for round_id, chat_id in rows]
 
     async def _read_all(self, statement: str, params: dict[str, int]) -> list[Any]:
         return await self.db.read_all(statement, _READS_POSTGRES[statement], params)

@@ -34,6 +34,9 @@ OPEN_PHASES_SQL = "phase IN ('bidding', 'betting', 'grabbing')"
 #: Rounds whose results have not gone out: the open ones and, for a moment, those just
 #: ended; the index the delivery sweep reads every second stays small.
 UNANNOUNCED_SQL = "announced_at_ms IS NULL"
+#: Rounds whose board may still show live buttons: the open ones and, for a moment,
+#: those just ended (until the board's last edit took them away).
+UNCLOSED_SQL = "board_closed_at_ms IS NULL"
 #: Row ids: BIGINT on PostgreSQL (postings pass 2^31 long before an operator's last round);
 #: on SQLite an INTEGER PRIMARY KEY is already 64-bit, and only it autoincrements.
 ID_TYPE = BigInteger().with_variant(Integer(), "sqlite")
@@ -151,6 +154,14 @@ class RoundRow(Base):
             sqlite_where=text(UNANNOUNCED_SQL),
             postgresql_where=text(UNANNOUNCED_SQL),
         ),
+        # Ended rounds whose board's last edit has not been made (the sweep): as small.
+        Index(
+            "ix_rounds_unclosed",
+            "phase",
+            "ended_at_ms",
+            sqlite_where=text(UNCLOSED_SQL),
+            postgresql_where=text(UNCLOSED_SQL),
+        ),
         # The console: rounds by start date and totals by day of their end.
         Index("ix_rounds_started_at_ms", "started_at_ms"),
         Index("ix_rounds_ended_at_ms", "ended_at_ms"),
@@ -196,6 +207,10 @@ class RoundRow(Base):
     announced_at_ms: Mapped[int | None]
     #: Until when a worker that is sending the results holds the job (its lease).
     announcement_claimed_until_ms: Mapped[int | None]
+    #: When the board's last edit (the round over, no buttons) was made, or found
+    #: nothing to edit; an ended round without it may still show live buttons, and the
+    #: sweep edits it once no worker is about to.
+    board_closed_at_ms: Mapped[int | None]
     #: How many bets and grabs the round has (so a command loads only its player's own).
     bet_count: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     grab_count: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
@@ -444,3 +459,16 @@ class KeptAnswer(Base):
     created_at_ms: Mapped[int]
     claimed_until_ms: Mapped[int]
     __table_args__ = (Index("ix_kept_answers_claim", "bot_id", "claimed_until_ms"),)
+
+
+class GroupSend(Base):
+    """One of a group's slots in Telegram's limit on messages a bot sends it a minute
+    (``GROUP_SENDS_PER_MINUTE`` slots a group): when it was last used. Every worker of a
+    bot takes its slots here, so that however many workers there are, and across their
+    restarts, a group gets no more than Telegram allows."""
+
+    __tablename__ = "group_sends"
+    bot_id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
+    chat_id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
+    slot: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    sent_at_ms: Mapped[int]

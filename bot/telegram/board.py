@@ -110,7 +110,6 @@ class Board:
         #: Told of a window moved to open when its board reached the group (the deadline
         #: is timed again: ``RoundProgress.window_moved``).
         self.window_moved: Callable[[CommandResult], None] | None = None
-        self._message_ids: TTLCache[int, int] = TTLCache(BOARDS_CACHED, BOARD_CACHE_SECONDS)
         self._shown: TTLCache[int, Rendered] = TTLCache(BOARDS_CACHED, BOARD_CACHE_SECONDS)
         #: When each chat's board was last edited, while that still holds its next edit back.
         self._edited_at: TTLCache[int, float] = TTLCache(BOARDS_CACHED, edit_seconds)
@@ -119,12 +118,13 @@ class Board:
         #: Boards and results this process has queued and not finished sending: the sweep
         #: looks for undelivered ones every time and must not queue them again.
         self._delivering: set[tuple[str, int]] = set()
+        #: Rounds that ended while this process was posting their board.
+        self._close_after_post: set[int] = set()
         self._tasks: set[asyncio.Task[None]] = set()
 
     def sizes(self) -> dict[str, int]:
         """Entries kept now, per round or per chat (each bounded, or transient)."""
         return {
-            "message_ids": len(self._message_ids),
             "shown": len(self._shown),
             "edited_at": len(self._edited_at),
             "edit_pending": len(self._edit_pending),
@@ -153,7 +153,7 @@ class Board:
             self.outbox.put(state.chat_id, partial(self._edit, state.id, Priority.PHASE))
             return
         if at_once:
-            self.outbox.put_aside(partial(self._edit, state.id, Priority.CLOSING, closing=True))
+            self.close(state.chat_id, state.id)
             return
         if state.id in self._edit_pending:
             return
@@ -161,6 +161,32 @@ class Board:
         task = asyncio.get_running_loop().create_task(self._edit_later(state.chat_id, state.id))
         self._tasks.add(task)  # the loop keeps only weak references to tasks
         task.add_done_callback(self._tasks.discard)
+
+    def close(self, chat_id: int, round_id: int) -> None:
+        """Show an ended round over on its board, its buttons gone (unless this process
+        has that queued already), and record it: one this process did not live to make
+        is made by the sweep (``redeliver``). Beside the chat's queue, after every board
+        and phase waiting for the bot's rate (``Priority.CLOSING``)."""
+        key = ("closing", round_id)
+        if key in self._delivering:
+            return
+        if ("board", round_id) in self._delivering:
+            # Its board is on its way: closed once Telegram has it (the edit would find
+            # no message to edit now).
+            self._close_after_post.add(round_id)
+            return
+        self._delivering.add(key)
+
+        async def job() -> None:
+            try:
+                # Raises if it failed on the way for as long as it is tried: left to the
+                # sweep. Refused (the message is gone): nothing more to do.
+                await self._edit(round_id, Priority.CLOSING, closing=True)
+                await self.service.mark_board_closed(round_id)
+            finally:
+                self._delivering.discard(key)
+
+        self.outbox.put_aside(job)
 
     def repost(self, state: Round) -> None:
         """Show a new phase (betting, grabbing) as a new board message, which notifies the
@@ -175,17 +201,20 @@ class Board:
 
     async def redeliver(self) -> None:
         """Queue the boards and results that should be out by now and that no worker is
-        sending: the worker that claimed one died (its lease ran out), or the worker that
-        started or ended the round never got to it (a lease after it did so)."""
+        sending, and the last edits of ended rounds' boards not made: the worker that
+        claimed one died (its lease ran out), or the worker that started or ended the
+        round never got to it (a lease after it did so)."""
         grace = self.lease_ms
         for state, ended in await self.service.unannounced(unclaimed_grace_ms=grace):
             self.announce(state, ended)
         for round_id, chat_id in await self.service.unposted_boards(unclaimed_grace_ms=grace):
             self.post(chat_id, round_id)
+        for round_id, chat_id in await self.service.unclosed_boards(grace_ms=grace):
+            self.close(chat_id, round_id)
 
     def forget_quiet(self) -> None:
         """Forget the boards and edit times whose time ran out."""
-        for cache in (self._message_ids, self._shown, self._edited_at):
+        for cache in (self._shown, self._edited_at):
             cache.expire()
 
     def cancel_edits(self) -> None:
@@ -213,6 +242,10 @@ class Board:
                     await send()
             finally:
                 self._delivering.discard(key)
+                if key[0] == "board" and key[1] in self._close_after_post:
+                    # The round ended while its board was on its way: close it now.
+                    self._close_after_post.discard(key[1])
+                    self.close(chat_id, key[1])
 
         self.outbox.put(chat_id, job)
 
@@ -269,7 +302,6 @@ class Board:
         if message_id is None:  # refused (logged); trying again would be refused too
             await self.service.set_board_message(round_id, BOARD_REFUSED)
             return
-        self._message_ids[round_id] = message_id
         self._shown[round_id] = shown
         self._edited_at[chat_id] = time.monotonic()
         await self.service.set_board_message(round_id, message_id)
@@ -344,11 +376,11 @@ class Board:
             return None
         if only_in is not None and state.phase is not only_in:
             return None
-        message_id = self._message_ids.get(round_id) or await self.service.board_message(round_id)
+        # Read each time, never remembered: another worker may have posted the board anew.
+        message_id = await self.service.board_message(round_id)
         shown = self._shown.get(round_id)
         if not state.phase.is_open:  # the round's last edit: forget its board
             self._shown.pop(round_id, None)
-            self._message_ids.pop(round_id, None)
         if not message_id or shown == (text, markup):
             return None
         if state.phase.is_open:
@@ -365,7 +397,7 @@ class Board:
                 await self._post_new_phase(chat_id, round_id, phase)
 
     async def _post_new_phase(self, chat_id: int, round_id: int, phase: Phase) -> None:
-        old = self._message_ids.get(round_id) or await self.service.board_message(round_id)
+        old = await self.service.board_message(round_id)
         if not old or old == BOARD_REFUSED:
             return
         self._edit_pending.discard(round_id)
@@ -378,7 +410,6 @@ class Board:
                 chat_id, old, text, markup, priority=Priority.PHASE, round_id=round_id
             )
             return
-        self._message_ids[round_id] = new
         self._shown[round_id] = shown
         self._edited_at[chat_id] = time.monotonic()
         await self.service.set_board_message(round_id, new)

@@ -10,7 +10,7 @@ import logging
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Literal, TypeVar
+from typing import Literal, Protocol, TypeVar
 
 from telegram import Bot, InlineKeyboardMarkup, InputFile
 from telegram.constants import ParseMode
@@ -43,6 +43,15 @@ _TAG = re.compile(r"</?[a-z]+[^>]*>")
 _T = TypeVar("_T")
 #: What a message shows, as a board's composer returns it.
 Content = tuple[str, InlineKeyboardMarkup | None]
+
+
+class SharedSends(Protocol):
+    """The groups' shares of Telegram's limit as every worker counts them
+    (``bot.service.group_sends.GroupSends``)."""
+
+    async def take(self, chat_id: int) -> float:
+        """Take a send to the group now: 0, or the seconds until one may be taken."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +115,7 @@ class Messenger:
         observer: DeliveryObserver | None = None,
         retrying: Retrying = MESSAGES,
         toast_retrying: Retrying = TOASTS,
+        shared_sends: SharedSends | None = None,
     ) -> None:
         self._bot: Bot | None = None
         # Not ``or``: a budget that counts no chat yet is empty, hence falsy.
@@ -116,6 +126,8 @@ class Messenger:
         self.observer: DeliveryObserver = observer or Unobserved()
         self.retrying = retrying
         self.toast_retrying = toast_retrying
+        self.shared_sends = shared_sends
+        self._shared_down = False
 
     def attach(self, bot: Bot) -> None:
         """Use ``bot`` for every call from now on."""
@@ -247,12 +259,35 @@ class Messenger:
             return None
 
     async def _slot(self, chat_id: int) -> None:
-        """Wait until a group may be sent one more message, and count it."""
+        """Wait until a group may be sent one more message, and count it: in this
+        process's own count (what it sent lately), then in the one every worker shares
+        (``shared_sends``), which also counts what the others, and this one before a
+        restart, sent."""
         if chat_id >= 0:  # a private chat: only the overall limit applies
             return
-        while (wait := self.group_sends.wait(chat_id)) > 0:
+        while True:
+            wait = self.group_sends.wait(chat_id)
+            if wait <= 0:
+                wait = await self._shared_wait(chat_id)
+            if wait <= 0:
+                break
             await asyncio.sleep(wait)
         self.group_sends.take(chat_id)
+
+    async def _shared_wait(self, chat_id: int) -> float:
+        """Take a send from the count every worker shares: 0, or how long until one may.
+        Without the database (down), this process's own count alone holds."""
+        if self.shared_sends is None:
+            return 0.0
+        try:
+            wait = await self.shared_sends.take(chat_id)
+        except Exception as error:
+            if not self._shared_down:
+                log.warning("the groups' shared send count is unavailable: %s", error)
+            self._shared_down = True
+            return 0.0
+        self._shared_down = False
+        return wait
 
     async def edit(
         self,

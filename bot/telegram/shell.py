@@ -34,6 +34,7 @@ from bot.telegram.admins import AdminCheck
 from bot.telegram.answers import AnswerKeeping
 from bot.telegram.autobet_notices import AutobetNotices
 from bot.telegram.board import Board
+from bot.telegram.budget import GROUP_SENDS_PER_MINUTE
 from bot.telegram.commands import Command, CommandRegistry, Handler, Where
 from bot.telegram.deadlines import DeadlineObserver, Deadlines
 from bot.telegram.delivery import ChatOutbox, retrying_after_flood
@@ -121,7 +122,10 @@ class GameBot:
         self.service = service
         self.observer: ShellObserver = observer or Unobserved()
         self.locks = ChatLocks()
-        self.messenger = Messenger(observer=self.observer)
+        self.messenger = Messenger(
+            observer=self.observer,
+            shared_sends=service.group_sends(limit=GROUP_SENDS_PER_MINUTE, seconds=60.0),
+        )
         self.outbox = ChatOutbox()
         self.chats = ChatSettings(service)
         self.people = People(service)

@@ -183,3 +183,23 @@ async def test_rounds_that_ended_long_ago_are_left_alone(
     await _settle_a_round(service, clock)
     clock.advance(2 * 3600)
     assert await service.unannounced() == []
+
+
+async def test_an_ended_rounds_board_is_to_be_closed_until_recorded_after_the_grace(
+    service: GameService, clock: Clock
+) -> None:
+    await open_table(service)
+    open_round = await service.start_round(GROUP, actor=DEALER)
+    assert open_round.round is not None
+    assert await service.unclosed_boards(grace_ms=0) == []  # open: its board is live
+
+    clock.advance(TEST_SETTINGS.bid_seconds)
+    await service.advance(open_round.round.id)  # voided: nobody bid
+    assert await service.unclosed_boards(grace_ms=DELIVERY_LEASE_MS) == []  # its worker's
+    clock.advance(DELIVERY_LEASE_MS / 1000)
+    assert await service.unclosed_boards(grace_ms=DELIVERY_LEASE_MS) == [
+        (open_round.round.id, GROUP)
+    ]
+
+    await service.mark_board_closed(open_round.round.id)
+    assert await service.unclosed_boards(grace_ms=0) == []

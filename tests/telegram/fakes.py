@@ -301,6 +301,9 @@ class FakeService:
         self.due_chats: list[int] = []
         self.open: list[Round] = []
         self.old_updates = 0
+        #: Rounds whose board's last edit was recorded, and those the sweep should find.
+        self.closed: set[int] = set()
+        self.unclosed: set[int] = set()
         #: Awaited inside ``advance`` and ``unannounced`` (to hold them, or fail).
         self.on_advance: Callable[[int], Awaitable[None]] | None = None
         self.on_redeliver_lookup: Callable[[], Awaitable[None]] | None = None
@@ -381,6 +384,14 @@ class FakeService:
         if self.on_redeliver_lookup is not None:
             await self.on_redeliver_lookup()
         return list(self.unannounced_rounds)
+
+    async def mark_board_closed(self, round_id: int) -> None:
+        self._note("mark_board_closed", round_id)
+        self.closed.add(round_id)
+
+    async def unclosed_boards(self, *, grace_ms: int) -> list[tuple[int, int]]:
+        self._note("unclosed_boards", grace_ms)
+        return [(r.id, r.chat_id) for r in self.rounds.values() if r.id in self.unclosed]
 
     async def unposted_boards(self, *, unclaimed_grace_ms: int = 0) -> list[tuple[int, int]]:
         self._note("unposted_boards", unclaimed_grace_ms)

@@ -388,9 +388,8 @@ async def test_the_last_edit_of_a_round_that_ended_forgets_its_board(shell: Boar
     shell.board.refresh(ended, at_once=True)  # as the end of every round is shown
     await shell.settle()
     assert shell.edits == [shell.board_text(ended)]
-    assert shell.service.called("board_message") == []  # the id was remembered
-    sizes = shell.board.sizes()
-    assert (sizes["message_ids"], sizes["shown"]) == (0, 0)  # and is now forgotten
+    assert shell.service.closed == {7}  # recorded: the sweep need not make it
+    assert shell.board.sizes()["shown"] == 0  # and is now forgotten
 
     shell.board.refresh(ended)  # (a late duplicate)
     await shell.settle()
@@ -644,7 +643,6 @@ async def test_an_old_board_that_cannot_be_deleted_stays_but_the_new_one_is_the_
     assert shell.service.board_messages == {7: 2}
     (edit,) = shell.bot.of("edit_message_text")
     assert edit.args["message_id"] == 2
-    assert shell.service.called("board_message") == []  # remembered, not looked up
 
 
 # -- results and shoes --------------------------------------------------------------------
@@ -867,3 +865,48 @@ async def test_a_rounds_closing_edit_goes_after_the_boards_and_phases_waiting_fo
     calls = [call.method for call in shell.bot.calls[1:]]  # after the first board
     assert calls == ["send_message", "edit_message_text"]
     assert shell.edits == [shell.board_text(ended)]
+
+
+# -- an ended round's board loses its buttons ---------------------------------------------
+
+
+async def test_a_closing_edit_that_never_reached_telegram_is_made_by_the_sweep(
+    shell: BoardShell,
+) -> None:
+    await shell.posted()
+    ended, _ = voided(shell.round)
+    shell.service.put(ended)
+    shell.bot.fail_always(NetworkError("Bad Gateway"), "edit_message_text")
+
+    shell.board.refresh(ended, at_once=True)
+    await shell.settle()
+    assert shell.service.closed == set()  # not recorded: still to be made
+
+    shell.bot.recover()
+    shell.service.unclosed = {7}  # what the sweep finds once the grace is over
+    await shell.board.redeliver()
+    await shell.settle()
+
+    assert shell.edits == [shell.board_text(ended)]
+    (edit,) = shell.bot.of("edit_message_text")
+    assert edit.args["reply_markup"] is None  # no live buttons
+    assert shell.service.closed == {7}
+
+
+async def test_a_round_that_ended_while_its_board_was_on_its_way_is_closed_once_posted(
+    shell: BoardShell,
+) -> None:
+    shell.bot.hold()  # Telegram is slow to take the board
+    shell.board.post(GROUP, 7)
+    await eventually(lambda: bool(shell.service.called("round")))  # composed, being sent
+    ended, _ = voided(shell.round)
+    shell.service.put(ended)
+    shell.board.refresh(ended, at_once=True)  # the round ends meanwhile
+
+    shell.bot.release()
+    await shell.settle()
+    await shell.settle()
+
+    assert shell.service.board_messages == {7: 1}
+    assert shell.edits == [shell.board_text(ended)]
+    assert shell.service.closed == {7}

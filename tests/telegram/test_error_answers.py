@@ -71,7 +71,7 @@ async def test_a_command_the_database_could_not_take_is_answered_so_in_the_users
     assert call.args["text"] == translate("zh", "error.database_unavailable")
     assert call.args["reply_to_message_id"] == 9
     # An outage is expected: one line, no traceback.
-    (record,) = caplog.records
+    (record,) = [record for record in caplog.records if record.name == "bot.telegram.shell"]
     assert record.levelno == logging.WARNING and record.exc_info is None
 
 

@@ -503,3 +503,57 @@ async def test_edits_deletes_and_toasts_do_not_count_against_the_groups_minute()
         "delete_message",
         "answer_callback_query",
     ]
+
+
+# -- the count every worker shares --------------------------------------------------------
+
+
+class Shared:
+    """A shared count whose answers the test sets: waits to give, in order, then 0."""
+
+    def __init__(self, waits: list[float] | None = None, *, down: bool = False) -> None:
+        self.waits = list(waits or [])
+        self.down = down
+        self.asked: list[int] = []
+
+    async def take(self, chat_id: int) -> float:
+        self.asked.append(chat_id)
+        if self.down:
+            raise ConnectionRefusedError(111, "the database is down")
+        return self.waits.pop(0) if self.waits else 0.0
+
+
+async def test_a_group_message_waits_for_the_count_every_worker_shares(bot: FakeBot) -> None:
+    shared = Shared([0.05, 0.05])  # another worker spent the group's minute
+    messenger = Messenger(shared_sends=shared, retrying=FAST_RETRIES)
+    messenger.attach(cast(Bot, bot))
+
+    assert await messenger.send(GROUP, "hi") == 1
+
+    assert shared.asked == [GROUP] * 3  # asked again after each wait, then took one
+    assert messenger.group_sends.room(GROUP) == GROUP_SENDS_PER_MINUTE - 1
+
+
+async def test_a_private_message_asks_no_shared_count(bot: FakeBot) -> None:
+    shared = Shared()
+    messenger = Messenger(shared_sends=shared)
+    messenger.attach(cast(Bot, bot))
+
+    await messenger.send(11, "hi")
+
+    assert shared.asked == [] and bot.texts == ["hi"]
+
+
+async def test_with_the_shared_count_down_the_processes_own_count_holds(
+    bot: FakeBot, caplog: pytest.LogCaptureFixture
+) -> None:
+    messenger = Messenger(shared_sends=Shared(down=True))
+    messenger.attach(cast(Bot, bot))
+
+    with caplog.at_level(logging.WARNING, logger="bot.telegram.messenger"):
+        await messenger.send(GROUP, "one")
+        await messenger.send(GROUP, "two")
+
+    assert bot.texts == ["one", "two"]
+    # Said once, not at every message.
+    assert caplog.text.count("shared send count is unavailable") == 1
