@@ -118,7 +118,9 @@ class Board:
         #: Boards and results this process has queued and not finished sending: the sweep
         #: looks for undelivered ones every time and must not queue them again.
         self._delivering: set[tuple[str, int]] = set()
-        #: Rounds that ended while this process was posting their board.
+        #: Rounds whose board message this process is sending now, and those of them
+        #: that ended meanwhile (closed once the new message is recorded).
+        self._posting: set[int] = set()
         self._close_after_post: set[int] = set()
         self._tasks: set[asyncio.Task[None]] = set()
 
@@ -129,6 +131,8 @@ class Board:
             "edited_at": len(self._edited_at),
             "edit_pending": len(self._edit_pending),
             "delivering": len(self._delivering),
+            "posting": len(self._posting),
+            "close_after_post": len(self._close_after_post),
             "tasks": len(self._tasks),
         }
 
@@ -170,9 +174,9 @@ class Board:
         key = ("closing", round_id)
         if key in self._delivering:
             return
-        if ("board", round_id) in self._delivering:
-            # Its board is on its way: closed once Telegram has it (the edit would find
-            # no message to edit now).
+        if round_id in self._posting:
+            # A board of it is on its way: closed once Telegram has it and it is recorded
+            # (the edit would find no message, or the one it replaces, now).
             self._close_after_post.add(round_id)
             return
         self._delivering.add(key)
@@ -242,10 +246,6 @@ class Board:
                     await send()
             finally:
                 self._delivering.discard(key)
-                if key[0] == "board" and key[1] in self._close_after_post:
-                    # The round ended while its board was on its way: close it now.
-                    self._close_after_post.discard(key[1])
-                    self.close(chat_id, key[1])
 
         self.outbox.put(chat_id, job)
 
@@ -292,6 +292,13 @@ class Board:
         ran out (twice only if Telegram had it already)."""
         if not await self.service.claim_board(round_id, lease_ms=self.lease_ms):
             return
+        self._posting.add(round_id)
+        try:
+            await self._post_claimed(chat_id, round_id)
+        finally:
+            self._done_posting(chat_id, round_id)
+
+    async def _post_claimed(self, chat_id: int, round_id: int) -> None:
         message_id, shown = await self._keeping_lease(
             self.service.renew_board_claim,
             round_id,
@@ -401,6 +408,13 @@ class Board:
         if not old or old == BOARD_REFUSED:
             return
         self._edit_pending.discard(round_id)
+        self._posting.add(round_id)
+        try:
+            await self._replace_board(chat_id, round_id, phase, old)
+        finally:
+            self._done_posting(chat_id, round_id)
+
+    async def _replace_board(self, chat_id: int, round_id: int, phase: Phase, old: int) -> None:
         new, shown = await self._send_board(chat_id, round_id, phase)
         if shown is None:
             return  # over by its turn: the step that ended it queued its own repost or edit
@@ -414,6 +428,14 @@ class Board:
         self._edited_at[chat_id] = time.monotonic()
         await self.service.set_board_message(round_id, new)
         await self.messenger.delete(chat_id, old, round_id=round_id)
+
+    def _done_posting(self, chat_id: int, round_id: int) -> None:
+        """A board message of the round is sent (or not) and recorded: if the round ended
+        meanwhile, its board loses its buttons now."""
+        self._posting.discard(round_id)
+        if round_id in self._close_after_post:
+            self._close_after_post.discard(round_id)
+            self.close(chat_id, round_id)
 
     async def _announce(self, state: Round, ended: RoundSettled | RoundVoided) -> None:
         """Post the one message that closes a round, unless it went out or another worker

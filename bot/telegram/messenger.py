@@ -14,7 +14,7 @@ from typing import Literal, Protocol, TypeVar
 
 from telegram import Bot, InlineKeyboardMarkup, InputFile
 from telegram.constants import ParseMode
-from telegram.error import BadRequest, Forbidden, TelegramError
+from telegram.error import BadRequest, Forbidden, TelegramError, TimedOut
 
 from bot.telegram.budget import GROUP_SENDS_PER_MINUTE, Priority, SendBudget, SendRate
 from bot.telegram.retries import (
@@ -27,6 +27,7 @@ from bot.telegram.retries import (
     is_refusal,
     with_retries,
 )
+from bot.telegram.strays import StrayCopies
 
 log = logging.getLogger(__name__)
 
@@ -128,6 +129,10 @@ class Messenger:
         self.toast_retrying = toast_retrying
         self.shared_sends = shared_sends
         self._shared_down = False
+        #: Copies a lost answer may have left with live buttons (``bot.telegram.strays``).
+        self.strays = StrayCopies(
+            lambda: self.bot, lambda: self.rate.acquire(Priority.EDIT, EDIT_COST)
+        )
 
     def attach(self, bot: Bot) -> None:
         """Use ``bot`` for every call from now on."""
@@ -182,6 +187,7 @@ class Messenger:
                 log.warning("chat %s refused a message: %s", chat_id, error)
                 return first
             first = first or message_id
+            self.strays.sent(chat_id, message_id)
         return first
 
     async def send_composed(
@@ -198,24 +204,36 @@ class Messenger:
         from ``compose``: nothing to send (its phase is over). The message's id, or
         ``None`` if nothing was sent or Telegram refused it (logged)."""
         await self._slot(chat_id)
+        newest_before = self.strays.newest(chat_id)
+        lost_answers = 0
 
         async def attempt() -> int | None:
+            nonlocal lost_answers
             await self.rate.acquire(priority)
             content = await compose()
             if content is None:
                 return None
             text, markup = content
-            sent = await self.bot.send_message(
-                chat_id, text, parse_mode=ParseMode.HTML, reply_markup=markup
-            )
+            try:
+                sent = await self.bot.send_message(
+                    chat_id, text, parse_mode=ParseMode.HTML, reply_markup=markup
+                )
+            except TimedOut:  # Telegram may have it all the same
+                lost_answers += 1
+                raise
             return sent.message_id
 
         delivery = Delivery(priority.name.lower(), "sendMessage", chat_id, round_id)
         try:
-            return await self._tried(attempt, delivery, None)
+            message_id = await self._tried(attempt, delivery, None)
         except (BadRequest, Forbidden) as error:
             log.warning("chat %s refused a message: %s", chat_id, error)
             return None
+        if message_id is not None:
+            self.strays.sent(chat_id, message_id)
+            if lost_answers:
+                self.strays.disarm_between(chat_id, newest_before, message_id)
+        return message_id
 
     async def send_media(
         self,

@@ -180,6 +180,20 @@ class FakeBot:
         counter = self._message_ids.setdefault(chat_id, itertools.count(1))
         return Message(next(counter), datetime.now(UTC), _chat(chat_id), text=text)
 
+    async def edit_message_reply_markup(
+        self,
+        chat_id: int,
+        message_id: int,
+        reply_markup: InlineKeyboardMarkup | None = None,
+    ) -> bool:
+        self._call(
+            "edit_message_reply_markup",
+            chat_id=chat_id,
+            message_id=message_id,
+            reply_markup=reply_markup,
+        )
+        return True
+
     async def edit_message_text(
         self,
         text: str,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import cast
+from typing import Any, cast
 
 import pytest
 from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup
@@ -557,3 +557,52 @@ async def test_with_the_shared_count_down_the_processes_own_count_holds(
     assert bot.texts == ["one", "two"]
     # Said once, not at every message.
     assert caplog.text.count("shared send count is unavailable") == 1
+
+
+# -- copies a lost answer left -------------------------------------------------------------
+
+
+class LosesAnswers(FakeBot):
+    """A Bot whose next ``lose`` sends are taken by Telegram, their answers lost."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lose = 0
+
+    async def send_message(self, *args: Any, **kwargs: Any) -> Any:
+        sent = await super().send_message(*args, **kwargs)
+        if self.lose:
+            self.lose -= 1
+            raise TimedOut()
+        return sent
+
+
+async def test_a_board_whose_answer_was_lost_has_its_copy_disarmed(deliveries: Deliveries) -> None:
+    bot = LosesAnswers()
+    messenger = Messenger(observer=deliveries, retrying=FAST_RETRIES)
+    messenger.attach(cast(Bot, bot))
+    await messenger.send(GROUP, "an answer")  # message 1: the newest the bot knows of
+
+    bot.lose = 1  # Telegram takes the board (message 2) but its answer is lost
+
+    async def board() -> tuple[str, InlineKeyboardMarkup | None]:
+        return "board", BUTTONS
+
+    message_id = await messenger.send_composed(GROUP, board, priority=Priority.PHASE)
+    await eventually(lambda: bool(bot.of("edit_message_reply_markup")))
+
+    assert message_id == 3  # the try again went through
+    (disarm,) = bot.of("edit_message_reply_markup")
+    assert disarm.args == {"chat_id": GROUP, "message_id": 2, "reply_markup": None}
+
+
+async def test_a_board_sent_at_once_disarms_nothing(bot: FakeBot, messenger: Messenger) -> None:
+    await messenger.send(GROUP, "an answer")
+
+    async def board() -> tuple[str, InlineKeyboardMarkup | None]:
+        return "board", BUTTONS
+
+    await messenger.send_composed(GROUP, board, priority=Priority.PHASE)
+    await spin()
+
+    assert bot.of("edit_message_reply_markup") == []

@@ -1,0 +1,67 @@
+"""Copies of a message whose answer was lost: when a send with buttons timed out and the
+next try went through, Telegram may have taken both. The copy's id was never learnt,
+and it would keep its buttons after its round ended. A chat's message ids count up, so
+the copy is one of the few ids between the newest this bot sent there before and the
+message that went through: each of those loses its buttons (an edit of a message that
+is not the bot's, or has none, is refused, harmlessly).
+
+Written by hand: the Bot API has no idempotent send, nor a way to look a message up.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+
+from cachetools import LRUCache
+from telegram import Bot
+from telegram.error import TelegramError
+
+log = logging.getLogger(__name__)
+
+#: Chats whose newest message id from the bot is remembered.
+CHATS_REMEMBERED = 100_000
+#: Ids looked at below a message that went through after a lost answer, at most.
+IDS_LOOKED_AT = 10
+
+
+class StrayCopies:
+    """Finds and disarms the copies a lost answer may have left (see the module)."""
+
+    def __init__(self, bot: Callable[[], Bot], turn: Callable[[], Awaitable[None]]) -> None:
+        self._bot = bot
+        #: Waits for an edit's turn in the bot's rate.
+        self._turn = turn
+        self._newest: LRUCache[int, int] = LRUCache(CHATS_REMEMBERED)
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def newest(self, chat_id: int) -> int | None:
+        """The newest id of a message the bot sent to the chat, as far as it knows."""
+        return self._newest.get(chat_id)
+
+    def sent(self, chat_id: int, message_id: int) -> None:
+        """The bot sent ``message_id`` to the chat."""
+        if message_id > self._newest.get(chat_id, 0):
+            self._newest[chat_id] = message_id
+
+    def disarm_between(self, chat_id: int, after: int | None, before: int) -> None:
+        """Take the buttons off any copy among the ids between ``after`` (the newest sent
+        before the lost answer; ``None``: unknown, nothing to go by) and ``before``."""
+        if after is None or before - after <= 1:
+            return
+        ids = range(max(after + 1, before - IDS_LOOKED_AT), before)
+        task = asyncio.get_running_loop().create_task(self._disarm(chat_id, ids))
+        self._tasks.add(task)  # the loop keeps only weak references to tasks
+        task.add_done_callback(self._tasks.discard)
+
+    async def _disarm(self, chat_id: int, ids: range) -> None:
+        for message_id in ids:
+            await self._turn()
+            try:
+                await self._bot().edit_message_reply_markup(
+                    chat_id=chat_id, message_id=message_id, reply_markup=None
+                )
+                log.info("chat %s: took the buttons off a copy, message %s", chat_id, message_id)
+            except TelegramError:
+                pass  # not the bot's, not a copy, or gone: nothing to take off
