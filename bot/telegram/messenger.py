@@ -379,8 +379,9 @@ class Messenger:
 
     async def toast(self, query_id: str, text: str) -> bool:
         """Answer a button press with a short notice (plain text, at most 200 characters),
-        tried again while Telegram still takes it (``toast_retrying``); whether it went
-        out."""
+        tried again while Telegram still takes it (``toast_retrying``); whether Telegram
+        answered (took it, or refused it: too old, or answered before, as after a restart
+        that got the press again), False if it never reached Telegram."""
 
         async def attempt() -> bool:
             return await self.bot.answer_callback_query(
@@ -391,7 +392,7 @@ class Messenger:
         try:
             await self._tried(attempt, delivery, self.toast_retrying)
         except TelegramError as error:
-            level = logging.INFO if is_refusal(error) else logging.WARNING
-            log.log(level, "callback answer did not go out: %s", error)
-            return False
+            refused = is_refusal(error)
+            log.log(logging.INFO if refused else logging.WARNING, "callback answer: %s", error)
+            return refused
         return True

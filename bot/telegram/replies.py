@@ -129,8 +129,9 @@ class Replies:
         self, query_id: str, text: str, *, or_in_chat: tuple[int, bool, str] | None = None
     ) -> None:
         """Answer a button press without holding the chat's turn for the round trip. If
-        Telegram does not take the toast while it still would, the answer goes to the
-        chat ``or_in_chat`` (its id, whether it is private, whom it answers) instead."""
+        the toast cannot reach Telegram while it would still take it, the answer goes to
+        the chat ``or_in_chat`` (its id, whether it is private, whom it answers) instead;
+        one Telegram refused (too old, or answered before) is not repeated there."""
 
         async def answer() -> None:
             if await self.messenger.toast(query_id, text) or or_in_chat is None:

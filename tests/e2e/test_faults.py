@@ -116,12 +116,6 @@ async def test_every_phase_a_round_reached_was_shown(run: Run) -> None:
     assert len(run.figures.phases_unshown) == 0, run.figures.details()
 
 
-@pytest.mark.xfail(
-    reason="a round that ends while its new phase's board is on its way has its closing edit "
-    "composed for the old board (Board._compose_edit reads the message id before "
-    "Board._post_new_phase records the new one), so the new board keeps its buttons",
-    strict=False,
-)
 async def test_no_ended_round_keeps_live_buttons(run: Run) -> None:
     assert len(run.figures.live_after_end) == 0, run.figures.details()
 

@@ -103,10 +103,10 @@ async def test_a_toast_telegram_does_not_take_in_time_is_answered_in_the_group(
     assert shell.bot.of("answer_callback_query") == []
 
 
-async def test_a_toast_refused_as_too_old_is_answered_in_a_private_chat(
+async def test_a_toast_that_cannot_reach_telegram_is_answered_in_a_private_chat(
     shell: RepliesShell,
 ) -> None:
-    shell.bot.fail_next(BadRequest("Query is too old and response timeout expired"))
+    shell.bot.fail_always(TimedOut(), "answer_callback_query")
 
     shell.replies.reply(button_update(PRIVATE, ANN, "7:seed"), "Your seed is kept.")
     await eventually(lambda: shell.bot.texts != [])
@@ -114,6 +114,18 @@ async def test_a_toast_refused_as_too_old_is_answered_in_a_private_chat(
 
     (call,) = shell.bot.of("send_message")
     assert call.args["chat_id"] == PRIVATE and call.args["text"] == "Your seed is kept."
+
+
+async def test_a_toast_telegram_refused_is_not_repeated_in_the_group(
+    shell: RepliesShell,
+) -> None:
+    # Too old, or answered before (a restarted bot gets the press again): Telegram said no.
+    shell.bot.fail_next(BadRequest("Query is too old and response timeout expired"))
+
+    shell.replies.reply(button_update(GROUP, BOB, "7:bet:100"), "That round is over.")
+    await shell.settle()
+
+    assert shell.bot.texts == [] and shell.replies.waiting == 0
 
 
 async def test_an_answer_failing_for_too_long_is_given_up_and_counted(
