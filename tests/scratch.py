@@ -8,7 +8,6 @@ refused, the test is skipped, saying why.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import shutil
 import socket
@@ -56,6 +55,10 @@ class ScratchCluster:
             "postgres",
         )  # fmt: skip
 
+    def create_database(self, name: str) -> None:
+        """``createdb``: no event loop needed, so a fixture may run inside one."""
+        self._as_postgres(str(self.bin / "createdb"), "-h", "127.0.0.1", "-p", str(self.port), name)
+
     def start(self) -> None:
         options = f"-p {self.port} -k {self.folder} -c listen_addresses=127.0.0.1"
         log = str(self.folder / "server.log")
@@ -90,7 +93,7 @@ def scratch_cluster() -> Iterator[ScratchCluster]:
     try:
         scratch.create()
         scratch.start()
-        asyncio.run(scratch.admin("CREATE DATABASE niuniu"))
+        scratch.create_database("niuniu")
         yield scratch
     finally:
         with contextlib.suppress(AssertionError):  # stopped already
