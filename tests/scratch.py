@@ -121,8 +121,8 @@ def small_disk(size: str = "4m") -> Iterator[Path]:
 
 
 def fill(disk: Path) -> Path:
-    """A file that takes every free byte of ``disk``."""
-    filler = disk / "filler"
+    """A new file that takes every free byte of ``disk``."""
+    filler = disk / f"filler-{len(list(disk.glob('filler-*')))}"
     with filler.open("wb") as file, contextlib.suppress(OSError):  # ENOSPC: full
         while True:
             file.write(bytes(64 << 10))
