@@ -415,7 +415,7 @@ def fill_leaving_no_log(disk: Path, database: Path) -> list[Path]:
 # -- the bot on each database ----------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def web_port() -> int:
     return free_port()
 
