@@ -53,8 +53,10 @@ STOP_MODE = "immediate"
 #: How often each group gets a command (or a press) while the database is away.
 PACE_SECONDS = 2.5
 #: Betting outlasts setting up both groups, so that the database goes away with their
-#: rounds open; the window ends while it is away.
-GAME = {**FAST_GAME, "bet_seconds": 5}
+#: rounds open; the window ends while it is away, and once it is back the rounds move on
+#: within one.
+WINDOW_SECONDS = 5
+GAME = {**FAST_GAME, "bet_seconds": WINDOW_SECONDS}
 #: How long the SQLite disk stays full: a few of each command, no more.
 FULL_SECONDS = 8.0
 #: The SQLite disk: room for the bot's database, soon full.
@@ -245,8 +247,8 @@ async def all_answered(e2e: E2E, asked: list[Asked], since: float) -> list[str]:
 
 
 async def moved_on(e2e: E2E, boards: list[Board], since: float) -> float:
-    """Wait until each of ``boards``' rounds has moved on from where it was; the seconds
-    from ``since`` until the last one did."""
+    """Wait until each of ``boards``' rounds has moved on from where it was, within a
+    window; the seconds from ``since`` until the last one did."""
 
     async def moved() -> bool:
         for board in boards:
@@ -255,15 +257,25 @@ async def moved_on(e2e: E2E, boards: list[Board], since: float) -> float:
                 return False
         return True
 
-    await eventually(moved, what="the rounds to move on", on_timeout=e2e.bot.log)
+    await eventually(
+        moved, timeout=WINDOW_SECONDS, what="the rounds to move on", on_timeout=e2e.bot.log
+    )
     return time.monotonic() - since
 
 
 async def play_on(e2e: E2E, group: Table, board: Board) -> None:
-    """The group's round ends (settled or void), a new one starts (by itself after a
-    settlement, else someone starts one), commands are answered as before (a write, a
-    read); then the group's rounds come to an end."""
+    """The group's round ends (settled or void) and the group is told so once, a new one
+    starts (by itself after a settlement, else someone starts one), commands are answered
+    as before (a write, a read); then the group's rounds come to an end."""
     ended = await e2e.wait_ended(board.round.id)
+    texts = await e2e.texts(group.chat_id)
+    seed = texts.message("results.seed", seed=ended.seed.hex(), round_id=ended.id)
+
+    def closing() -> list[JsonDict]:
+        return [sent for sent in e2e.sends(group.chat_id) if seed in sent["plain_text"]]
+
+    await eventually(closing, what="the round's closing message", on_timeout=e2e.bot.log)
+    assert len(closing()) == 1, [sent["plain_text"] for sent in e2e.sends(group.chat_id)]
     if next_round(ended, 0) is None:  # voided for want of bets: someone starts one
         e2e.say(group.chat_id, group.dealer, "/newround")
 
