@@ -564,6 +564,12 @@ class E2E:
             else (state.id, state.phase, state.version, state.high_bidder, state.high_bid),
         )
 
+    async def reconnect(self) -> None:
+        """New connections for the test's reads: the database server restarted, and the
+        pooled ones died with it."""
+        await self.database.dispose()
+        self.__post_init__()
+
     async def close(self) -> None:
         await self.database.dispose()
 

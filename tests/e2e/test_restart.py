@@ -1,7 +1,9 @@
-"""SIGKILL of the bot mid-round: after a restart the round goes on and settles exactly once."""
+"""SIGKILL of the bot mid-round: after a restart the round goes on and settles exactly once,
+and its board and results reach the group even when Telegram refuses them at first."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import sqlite3
 import time
@@ -12,6 +14,7 @@ import pytest_asyncio
 from sqlalchemy import func, select
 
 from bot.engine.round import Phase
+from bot.fakegram import FaultMix
 from bot.store.models import LedgerTransaction
 from tests.e2e.harness import (
     CREDIT_CENTS,
@@ -31,14 +34,24 @@ pytestmark = pytest.mark.asyncio(loop_scope="module")
 #: Betting stays open long enough for the bot to come back and take more bets.
 GAME = {**FAST_GAME, "bet_seconds": 8}
 GROUP = -1_001_000_000_201
+#: How long Telegram refuses every message after the restart: longer than the bot's
+#: first retries.
+REFUSED_SECONDS = 4.0
+#: Bidding that outlasts the refusals and a slow restart; betting no longer than needed.
+LONG_BIDDING = {"bid_seconds": "16", "bet_seconds": "3"}
+#: A killed bot's claim on sending the board runs out soon, so that the restarted bot
+#: tries (and is refused) while Telegram still refuses.
+SHORT_LEASE_SECONDS = 1.0
 ADMIN = user(201, "Ada", "ada_admin")
 DEALER = user(202, "Bao", "bao")
 BETTORS = [user(203, "Chen"), user(204, "Dewi"), user(205, "Eko"), user(206, "Fay")]
 
 
 @pytest_asyncio.fixture(loop_scope="module")
-async def e2e(tmp_path) -> AsyncIterator[E2E]:  # a fresh bot process: it gets killed
-    async with running_bot(tmp_path, game=GAME) as session:
+async def e2e(tmp_path, request) -> AsyncIterator[E2E]:  # a fresh bot process: it gets killed
+    """The bot, with the delivery lease of ``request.param`` if the test gives one."""
+    lease = getattr(request, "param", None)
+    async with running_bot(tmp_path, game=GAME, delivery_lease_seconds=lease) as session:
         yield session
 
 
@@ -160,3 +173,52 @@ async def test_command_in_flight_when_killed_is_not_lost(e2e: E2E) -> None:
     balance = await e2e.service.balance(group, player["id"])
     assert balance.available == CREDIT_CENTS + 500, "the credit was lost"
     assert e2e.reply_of(group, credit["message"]["message_id"]) is not None
+
+
+@pytest.mark.parametrize("e2e", [SHORT_LEASE_SECONDS], indirect=True)
+async def test_board_and_results_reach_the_group_when_telegram_refuses_them_after_a_restart(
+    e2e: E2E,
+) -> None:
+    """Telegram refuses the round's board (a 502 for every send, edit and toast; start-up
+    calls and the long poll pass), the bot is killed before it got through, and Telegram
+    goes on refusing for ``REFUSED_SECONDS`` after the restart: the board still reaches
+    the group (bidding is long enough to wait for it), the round plays, and its results
+    reach the group once."""
+    group = -1_001_000_000_203
+    await open_table(e2e, group, ADMIN, [DEALER, BETTORS[0]], settings=LONG_BIDDING)
+    e2e.fake.set_faults(FaultMix(bad_gateway=1))
+    e2e.say(group, DEALER, "/newround")
+    state = await e2e.wait_phase(group, Phase.BIDDING)
+    await eventually(
+        lambda: e2e.fake.faults_injected["bad_gateway"].get("sendMessage"),
+        what="the board refused",
+    )
+    await e2e.bot.kill()
+    before = e2e.fake.faults_injected["bad_gateway"].get("sendMessage", 0)
+    restarted = time.time()
+    await e2e.bot.start()
+    await asyncio.sleep(REFUSED_SECONDS)
+    after = e2e.fake.faults_injected["bad_gateway"].get("sendMessage", 0)
+    sent_meanwhile = [entry for entry in e2e.sends(group) if entry["time"] >= restarted]
+    e2e.fake.set_faults(None)
+    print(f"sendMessage refused: {before} before the kill, {after - before} after the restart")
+    assert after > before
+    assert sent_meanwhile == []
+    assert e2e.button_message(group, f"{state.id}:bid:{state.settings.min_bid}") is None
+
+    await e2e.wait_button(group, f"{state.id}:bid:{state.settings.min_bid}")
+    e2e.say(group, DEALER, "/bid 100")
+    state = await e2e.wait_phase(group, Phase.BETTING, state.id)
+    e2e.say(group, BETTORS[0], "/bet 5")
+    await e2e.wait_bets(group, 1)
+    state = await e2e.wait_phase(group, Phase.GRABBING, state.id)
+    await grab_all(e2e, group, state, [DEALER, BETTORS[0]])
+    ended = await e2e.wait_ended(state.id)
+    texts = await e2e.texts(group)
+    seed = texts.message("results.seed", seed=ended.seed.hex(), round_id=state.id)
+    await eventually(
+        lambda: any(seed in entry["plain_text"] for entry in e2e.sends(group)),
+        what="the results message",
+    )
+    closing = [entry for entry in e2e.sends(group) if seed in entry["plain_text"]]
+    assert len(closing) == 1, [entry["plain_text"] for entry in e2e.sends(group)]
