@@ -18,6 +18,7 @@ from telegram.error import TelegramError
 from telegram.ext import AIORateLimiter
 
 from bot.telegram.observers import ShellObserver, Unobserved
+from bot.telegram.outages import OutageLog, database_unavailable_here
 from bot.telegram.retries import failure_kind
 
 log = logging.getLogger(__name__)
@@ -37,6 +38,7 @@ class ChatOutbox:
         #: Work put aside during a hold, started when it ends.
         self._aside_held: list[Job] = []
         self._held = 0
+        self._outages = OutageLog(log)
 
     def __len__(self) -> int:
         return len(self._queues)
@@ -75,14 +77,22 @@ class ChatOutbox:
         async def run() -> None:
             try:
                 await job()
-            except TelegramError as error:  # its tries were logged, a line each
-                log.warning("sending failed: %s", error)
-            except Exception:
-                log.exception("sending failed")
+            except Exception as error:
+                self._failed("sending", error)
 
         task = asyncio.get_running_loop().create_task(run())
         self._aside.add(task)  # the loop keeps only weak references to tasks
         task.add_done_callback(self._aside.discard)
+
+    def _failed(self, what: str, error: Exception) -> None:
+        """A job failed: expected (Telegram's, whose tries were logged a line each, or the
+        database's) in a line, anything else with its traceback."""
+        if isinstance(error, TelegramError):
+            log.warning("%s failed: %s", what, error)
+        elif database_unavailable_here(error):
+            self._outages.unavailable(what, error)
+        else:
+            log.error("%s failed", what, exc_info=error)
 
     def put(self, chat_id: int, job: Job) -> None:
         """Queue ``job`` for the chat; it runs after everything queued before it."""
@@ -101,10 +111,8 @@ class ChatOutbox:
                 job = queue.popleft()
                 try:
                     await job()
-                except TelegramError as error:  # its tries were logged, a line each
-                    log.warning("sending to chat %s failed: %s", chat_id, error)
-                except Exception:
-                    log.exception("sending to chat %s failed", chat_id)
+                except Exception as error:
+                    self._failed(f"sending to chat {chat_id}", error)
         finally:
             # Nothing runs between the loop's last check and here: the next put() (or the
             # end of a hold) starts a new worker.

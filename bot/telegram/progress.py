@@ -27,6 +27,7 @@ from bot.telegram.board import Board
 from bot.telegram.deadlines import DeadlineObserver, Deadlines
 from bot.telegram.observers import ShellObserver, Unobserved
 from bot.telegram.ordering import ChatLocks
+from bot.telegram.outages import OutageLog, database_unavailable_here
 from bot.telegram.replies import Replies
 
 log = logging.getLogger(__name__)
@@ -77,6 +78,7 @@ class RoundProgress:
         self.shell_observer: ShellObserver = shell_observer or Unobserved()
         self.autobet_notices = autobet_notices
         self._sweeps = 0
+        self._outages = OutageLog(log)
         board.window_moved = self.window_moved
 
     def publish(self, chat_id: int, result: CommandResult) -> None:
@@ -190,7 +192,10 @@ class RoundProgress:
         )
         for outcome in outcomes:
             if isinstance(outcome, BaseException):
-                log.error("sweep: a chat failed; the next sweep tries again", exc_info=outcome)
+                if database_unavailable_here(outcome):
+                    self._outages.unavailable("sweep (the next one tries again)", outcome)
+                else:
+                    log.error("sweep: a chat failed; the next sweep tries again", exc_info=outcome)
 
     async def sweep(self) -> None:
         """Catch up, then send the boards and results whose sender died (and now and then

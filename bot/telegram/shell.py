@@ -15,7 +15,6 @@ from collections.abc import Callable
 from typing import Any
 
 from telegram import Update
-from telegram.error import TelegramError
 from telegram.ext import (
     Application,
     ApplicationBuilder,
@@ -28,8 +27,7 @@ from telegram.request import BaseRequest
 
 from bot.config import Config
 from bot.engine.errors import GameError
-from bot.failures import causes, first_line
-from bot.service.game import GameService, database_unavailable, wall_clock_ms
+from bot.service.game import GameService, wall_clock_ms
 from bot.telegram.admins import AdminCheck
 from bot.telegram.answers import AnswerKeeping
 from bot.telegram.autobet_notices import AutobetNotices
@@ -50,6 +48,7 @@ from bot.telegram.lookups import ChatSettings, People, person_of
 from bot.telegram.messenger import Messenger
 from bot.telegram.observers import BUTTON, MESSAGE, ShellObserver, Unobserved
 from bot.telegram.ordering import ChatLocks, ChatOrderedProcessor
+from bot.telegram.outages import OutageLog, database_unavailable_here
 from bot.telegram.progress import RoundProgress
 from bot.telegram.replies import Replies
 
@@ -121,6 +120,7 @@ class GameBot:
         self.config = config
         self.service = service
         self.observer: ShellObserver = observer or Unobserved()
+        self._outages = OutageLog(log)
         self.locks = ChatLocks()
         self.messenger = Messenger(
             observer=self.observer,
@@ -227,7 +227,8 @@ class GameBot:
         error = context.error
         unavailable = error is not None and database_unavailable_here(error)
         if unavailable and error is not None:
-            log.warning("the database is unavailable: %s; the sender is told so", first_line(error))
+            what = "an update (its sender is told)" if isinstance(update, Update) else "a job"
+            self._outages.unavailable(what, error)
         else:
             log.error("error while handling an update", exc_info=error)
         if isinstance(update, Update) and update.effective_chat is not None:
@@ -276,14 +277,6 @@ class GameBot:
         await self.board.drain(timeout)
         await self.replies.drain(timeout)
         self.abandon()
-
-
-def database_unavailable_here(error: BaseException) -> bool:
-    """Whether a handler failed because the database cannot be reached or refuses writes
-    (not Telegram: a connection it refused looks the same underneath)."""
-    if any(isinstance(cause, TelegramError) for cause in causes(error)):
-        return False
-    return database_unavailable(error)
 
 
 def build_application(

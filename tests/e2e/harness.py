@@ -494,7 +494,14 @@ class E2E:
     async def current_round(self, chat_id: int) -> Round | None:
         return await self.service.current_round(chat_id)
 
-    async def wait_phase(self, chat_id: int, phase: Phase, round_id: int | None = None) -> Round:
+    async def wait_phase(
+        self,
+        chat_id: int,
+        phase: Phase,
+        round_id: int | None = None,
+        *,
+        timeout: float = STEP_SECONDS,
+    ) -> Round:
         """Wait until the chat's open round is in ``phase``."""
 
         async def check() -> Round | None:
@@ -503,7 +510,9 @@ class E2E:
                 return None
             return state if round_id is None or state.id == round_id else None
 
-        return await eventually(check, what=f"a round in {phase}", on_timeout=self.bot.log)
+        return await eventually(
+            check, timeout=timeout, what=f"a round in {phase}", on_timeout=self.bot.log
+        )
 
     async def wait_ended(self, round_id: int, timeout: float = STEP_SECONDS) -> Round:
         """Wait until the round is settled or void."""

@@ -20,6 +20,7 @@ from tests.e2e.harness import (
     CREDIT_CENTS,
     E2E,
     FAST_GAME,
+    STEP_SECONDS,
     eventually,
     grab_all,
     grab_toasts,
@@ -208,7 +209,9 @@ async def test_board_and_results_reach_the_group_when_telegram_refuses_them_afte
 
     await e2e.wait_button(group, f"{state.id}:bid:{state.settings.min_bid}")
     e2e.say(group, DEALER, "/bid 100")
-    state = await e2e.wait_phase(group, Phase.BETTING, state.id)
+    # Bidding opened when its board reached the group (docs/rules.md §1): a whole window.
+    window = int(LONG_BIDDING["bid_seconds"])
+    state = await e2e.wait_phase(group, Phase.BETTING, state.id, timeout=window + STEP_SECONDS)
     e2e.say(group, BETTORS[0], "/bet 5")
     await e2e.wait_bets(group, 1)
     state = await e2e.wait_phase(group, Phase.GRABBING, state.id)
