@@ -664,8 +664,9 @@ def is_due(state: Round, now_ms: int) -> bool:
 
 
 #: How late a window may open, against when its board reaches the group, before it is
-#: moved (docs/rules.md §1): a board's round trip and a turn of the bot's rate.
-WINDOW_LATE_MS = 1_000
+#: moved (docs/rules.md §1): a board's round trip and a turn of the bot's rate; the board
+#: shows whole seconds (rounded up), so a board on time is within a second of the truth.
+WINDOW_LATE_MS = 500
 
 
 def window_ms(state: Round) -> int:

@@ -322,13 +322,15 @@ class Board:
         shows itself). The message's id (``None``: refused) and what it shows (``None``:
         nothing was sent)."""
         shown: list[Rendered] = []
-        wait = self.messenger.group_sends.wait(chat_id) if chat_id < 0 else 0.0
-        if wait * 1000 > WINDOW_LATE_MS:
+
+        async def waiting(seconds: float) -> None:
             # The board waits for the group's minute: its window waits too, so that the
             # deadline does not pass before the group sees it (moved again once it does).
+            if seconds * 1000 <= WINDOW_LATE_MS:
+                return
             state = await self.service.round(round_id)
             if state is not None and (phase is None or state.phase is phase):
-                await self._opened_when_seen(state, self.clock() + round(wait * 1000))
+                await self._opened_when_seen(state, self.clock() + round(seconds * 1000))
 
         async def compose() -> Rendered | None:
             shown.clear()
@@ -339,7 +341,7 @@ class Board:
             return text, markup
 
         message_id = await self.messenger.send_composed(
-            chat_id, compose, priority=Priority.PHASE, round_id=round_id
+            chat_id, compose, priority=Priority.PHASE, round_id=round_id, waiting=waiting
         )
         return message_id, (shown[0] if shown else None)
 

@@ -63,6 +63,16 @@ class SendBudget:
         sent = self._sent.get(chat_id)
         return self.limit - (len(sent) if sent is not None else 0)
 
+    def spent_for(self, chat_id: int, seconds: float) -> None:
+        """Count the chat's window as spent for ``seconds`` more (what others sent, as a
+        count every worker shares says): no room until then (that count is asked again
+        then). The sends counted already stay as they were."""
+        now = self.clock()
+        frees_at = now + seconds - self.seconds
+        sent = self._sent.get(chat_id) or deque()
+        kept = [moment for moment in sent if moment > frees_at]
+        self._sent[chat_id] = deque(sorted([frees_at] * max(1, self.limit - len(kept)) + kept))
+
     def take(self, chat_id: int) -> None:
         """Count one send to the chat now."""
         sent = self._sent.get(chat_id) or deque()

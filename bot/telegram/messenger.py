@@ -44,6 +44,8 @@ _TAG = re.compile(r"</?[a-z]+[^>]*>")
 _T = TypeVar("_T")
 #: What a message shows, as a board's composer returns it.
 Content = tuple[str, InlineKeyboardMarkup | None]
+#: Told how many seconds a message will wait for its group's slot, before it waits.
+Waiting = Callable[[float], Awaitable[None]]
 
 
 class SharedSends(Protocol):
@@ -197,13 +199,15 @@ class Messenger:
         *,
         priority: Priority,
         round_id: int | None = None,
+        waiting: Waiting | None = None,
     ) -> int | None:
         """Send the message ``compose`` says once the chat's slot and the message's turn
         in the bot's rate have come, composed again before each try again: a board shows
         the round as it is when it goes out, not as it was when it was queued. ``None``
-        from ``compose``: nothing to send (its phase is over). The message's id, or
-        ``None`` if nothing was sent or Telegram refused it (logged)."""
-        await self._slot(chat_id)
+        from ``compose``: nothing to send (its phase is over). ``waiting`` hears how long
+        the message will wait for the group's slot, before each wait. The message's id,
+        or ``None`` if nothing was sent or Telegram refused it (logged)."""
+        await self._slot(chat_id, waiting)
         newest_before = self.strays.newest(chat_id)
         lost_answers = 0
 
@@ -276,19 +280,24 @@ class Messenger:
             log.warning("chat %s: the %s did not go out: %s", chat_id, kind, error)
             return None
 
-    async def _slot(self, chat_id: int) -> None:
+    async def _slot(self, chat_id: int, waiting: Waiting | None = None) -> None:
         """Wait until a group may be sent one more message, and count it: in this
         process's own count (what it sent lately), then in the one every worker shares
         (``shared_sends``), which also counts what the others, and this one before a
-        restart, sent."""
+        restart, sent (what it says this process's count learns: the group's minute is
+        spent until then). ``waiting`` hears of each wait before it begins."""
         if chat_id >= 0:  # a private chat: only the overall limit applies
             return
         while True:
             wait = self.group_sends.wait(chat_id)
             if wait <= 0:
                 wait = await self._shared_wait(chat_id)
+                if wait > 0:
+                    self.group_sends.spent_for(chat_id, wait)
             if wait <= 0:
                 break
+            if waiting is not None:
+                await waiting(wait)
             await asyncio.sleep(wait)
         self.group_sends.take(chat_id)
 

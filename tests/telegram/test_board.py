@@ -910,3 +910,37 @@ async def test_a_round_that_ended_while_its_board_was_on_its_way_is_closed_once_
     assert shell.service.board_messages == {7: 1}
     assert shell.edits == [shell.board_text(ended)]
     assert shell.service.closed == {7}
+
+
+async def test_a_board_waiting_for_a_slot_another_worker_spent_holds_its_window_meanwhile(
+    shell: BoardShell,
+) -> None:
+    class Spent:
+        """The count every worker shares: the group's minute is spent for 0.6 s more."""
+
+        def __init__(self) -> None:
+            self.waits = [0.6]
+
+        async def take(self, chat_id: int) -> float:
+            return self.waits.pop(0) if self.waits else 0.0
+
+    shell.board.messenger.shared_sends = Spent()
+    window = SETTINGS.bid_seconds * 1000
+    started = shell.clock()
+
+    shell.board.post(GROUP, 7)
+    await eventually(lambda: bool(shell.service.called("move_window")))
+    # This process's count learnt the minute is spent: a new phase would be an edit.
+    assert shell.board.messenger.group_sends.room(GROUP) == 0
+    clock = shell.sends.clock
+    assert isinstance(clock, SecondsClock)
+    clock.advance(0.7)  # the slot frees, as 0.6 s pass (on both clocks)
+    shell.clock.now_ms += 600
+    await shell.settle()
+
+    # Held up front by the wait (before it, the deadline could pass unseen), then the
+    # board went out with the whole window.
+    (first, *_) = shell.service.called("move_window")
+    assert first.args[2] == started + 600
+    assert shell.service.rounds[7].deadline_ms >= started + 600 + window
+    assert shell.bot.texts and f"{SETTINGS.bid_seconds}s left" in shell.bot.texts[0]

@@ -7,7 +7,8 @@ import asyncio
 
 import pytest
 
-from bot.telegram.budget import Priority, SendRate
+from bot.telegram.budget import Priority, SendBudget, SendRate
+from tests.telegram.fakes import GROUP, SecondsClock
 
 
 async def test_waiting_messages_go_most_urgent_first_and_in_arrival_order_within_a_priority() -> (
@@ -139,3 +140,16 @@ async def test_answers_and_edits_leave_the_last_third_of_the_bucket_to_what_show
     assert not answer.done()
     now[0] += 4 / 9  # the bucket drained to six again, then to five: room for one answer
     await asyncio.wait_for(answer, 1)
+
+
+def test_a_window_another_worker_spent_has_no_room_until_it_frees() -> None:
+    clock = SecondsClock()
+    budget = SendBudget(3, 60.0, clock=clock)
+    budget.take(GROUP)
+
+    budget.spent_for(GROUP, 5.0)
+
+    assert budget.room(GROUP) == 0
+    assert budget.wait(GROUP) == pytest.approx(5.0)
+    clock.advance(5.0)
+    assert budget.room(GROUP) > 0
