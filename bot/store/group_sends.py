@@ -24,11 +24,15 @@ WHERE bot_id = :bot_id AND chat_id = :chat_id AND sent_at_ms <= :free_before
               WHERE bot_id = :bot_id AND chat_id = :chat_id AND sent_at_ms <= :free_before
               ORDER BY sent_at_ms, slot LIMIT 1)
 """
+_RETIME = (
+    "UPDATE group_sends SET sent_at_ms = :delivered "
+    "WHERE bot_id = :bot_id AND chat_id = :chat_id AND sent_at_ms = :taken"
+)
 _OLDEST = (
     "SELECT min(sent_at_ms), count(*) FROM group_sends "
     "WHERE bot_id = :bot_id AND chat_id = :chat_id"
 )
-_STATEMENTS = {statement: Positional.of(statement) for statement in (_TAKE, _OLDEST)}
+_STATEMENTS = {statement: Positional.of(statement) for statement in (_TAKE, _RETIME, _OLDEST)}
 
 
 def _make_slots(slots: int) -> str:
@@ -70,3 +74,15 @@ class GroupSendSlots:
             if wait > 0:
                 return wait
         return 1  # taken from under it each time: a moment, then again
+
+    async def retime(self, chat_id: int, taken_ms: int, delivered_ms: int) -> None:
+        """The send whose slot was taken at ``taken_ms`` reached the group only at
+        ``delivered_ms`` (it waited for its turn, or was tried again): Telegram counts it
+        from then, so its slot does too."""
+        params = {
+            "bot_id": self.bot_id,
+            "chat_id": chat_id,
+            "taken": taken_ms,
+            "delivered": delivered_ms,
+        }
+        await self.db.write_one(_RETIME, _STATEMENTS[_RETIME], params)

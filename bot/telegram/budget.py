@@ -73,11 +73,22 @@ class SendBudget:
         kept = [moment for moment in sent if moment > frees_at]
         self._sent[chat_id] = deque(sorted([frees_at] * max(1, self.limit - len(kept)) + kept))
 
-    def take(self, chat_id: int) -> None:
-        """Count one send to the chat now."""
-        sent = self._sent.get(chat_id) or deque()
+    def retime(self, chat_id: int, taken_at: float) -> None:
+        """The send counted at ``taken_at`` reached the chat now: count it from now, as
+        Telegram does (it waited for its turn, or was tried again)."""
+        sent = self._sent.get(chat_id)
+        if sent is None or taken_at not in sent:
+            return
+        sent.remove(taken_at)
         sent.append(self.clock())
+
+    def take(self, chat_id: int) -> float:
+        """Count one send to the chat now; when that was (its clock)."""
+        sent = self._sent.get(chat_id) or deque()
+        now = self.clock()
+        sent.append(now)
         self._sent[chat_id] = sent  # (re)set: the entry lives a window past its last send
+        return now
 
 
 class Priority(IntEnum):

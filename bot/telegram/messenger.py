@@ -4,19 +4,19 @@ the way (``bot.telegram.retries``)."""
 
 from __future__ import annotations
 
-import asyncio
 import html
 import logging
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Literal, Protocol, TypeVar
+from typing import Literal, TypeVar
 
 from telegram import Bot, InlineKeyboardMarkup, InputFile
 from telegram.constants import ParseMode
 from telegram.error import BadRequest, Forbidden, TelegramError, TimedOut
 
 from bot.telegram.budget import GROUP_SENDS_PER_MINUTE, Priority, SendBudget, SendRate
+from bot.telegram.group_slots import GroupSlots, SharedSends, Waiting
 from bot.telegram.retries import (
     MESSAGES,
     TOASTS,
@@ -44,17 +44,6 @@ _TAG = re.compile(r"</?[a-z]+[^>]*>")
 _T = TypeVar("_T")
 #: What a message shows, as a board's composer returns it.
 Content = tuple[str, InlineKeyboardMarkup | None]
-#: Told how many seconds a message will wait for its group's slot, before it waits.
-Waiting = Callable[[float], Awaitable[None]]
-
-
-class SharedSends(Protocol):
-    """The groups' shares of Telegram's limit as every worker counts them
-    (``bot.service.group_sends.GroupSends``)."""
-
-    async def take(self, chat_id: int) -> float:
-        """Take a send to the group now: 0, or the seconds until one may be taken."""
-        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,11 +90,13 @@ class Messenger:
     on the way (a 5xx, a reset, a timeout) is tried again for a while (``retrying``), and
     then reaches the caller, which keeps what must not be lost to send it later.
 
-    Every message sent to a group counts against ``group_sends`` (Telegram's ~20 a
-    minute): one that would exceed it waits for a slot, in its chat's outbox, rather than
-    being refused by Telegram. Callers that can do without a send (a phase notice, which
-    an edit can stand in for) look at the room left first. Every message and edit then
-    waits for its turn in ``rate`` (Telegram's ~30 a second for the whole bot), the most
+    Every message sent to a group counts against its slots (Telegram's ~20 a minute:
+    ``group_sends``, this process's count, and ``shared_sends``, every worker's;
+    ``bot.telegram.group_slots``): one that would exceed them waits for a slot, in its
+    chat's outbox, rather than being refused by Telegram. Callers that can do without a
+    send (a phase notice, which an edit can stand in for) look at the room left first.
+    Every message and edit then waits for its turn in ``rate`` (Telegram's ~30 a second
+    for the whole bot), the most
     urgent first: results, phase notices, answers, edits (which count for less); each try
     again waits its turn too.
     """
@@ -129,8 +120,8 @@ class Messenger:
         self.observer: DeliveryObserver = observer or Unobserved()
         self.retrying = retrying
         self.toast_retrying = toast_retrying
-        self.shared_sends = shared_sends
-        self._shared_down = False
+        #: Each group's slots in Telegram's limit, this process's and every worker's.
+        self.slots = GroupSlots(self.group_sends, shared_sends)
         #: Copies a lost answer may have left with live buttons (``bot.telegram.strays``).
         self.strays = StrayCopies(
             lambda: self.bot, lambda: self.rate.acquire(Priority.EDIT, EDIT_COST)
@@ -168,7 +159,7 @@ class Messenger:
         chunks = split_message(text)
         first: int | None = None
         for number, chunk in enumerate(chunks, start=1):
-            await self._slot(chat_id)
+            slot = await self.slots.take(chat_id)
 
             async def attempt(chunk: str = chunk, number: int = number) -> int:
                 await self.rate.acquire(priority)
@@ -190,6 +181,7 @@ class Messenger:
                 return first
             first = first or message_id
             self.strays.sent(chat_id, message_id)
+            await self.slots.delivered(chat_id, slot)
         return first
 
     async def send_composed(
@@ -207,7 +199,7 @@ class Messenger:
         from ``compose``: nothing to send (its phase is over). ``waiting`` hears how long
         the message will wait for the group's slot, before each wait. The message's id,
         or ``None`` if nothing was sent or Telegram refused it (logged)."""
-        await self._slot(chat_id, waiting)
+        slot = await self.slots.take(chat_id, waiting)
         newest_before = self.strays.newest(chat_id)
         lost_answers = 0
 
@@ -235,6 +227,7 @@ class Messenger:
             return None
         if message_id is not None:
             self.strays.sent(chat_id, message_id)
+            await self.slots.delivered(chat_id, slot)
             if lost_answers:
                 self.strays.disarm_between(chat_id, newest_before, message_id)
         return message_id
@@ -257,7 +250,7 @@ class Messenger:
         caller keeps it within); its message id, or ``None`` if it did not go out for any
         reason (refused, or failing on the way for as long as ``retrying`` allows; logged):
         a picture is a nicety, and the caller sends text instead."""
-        await self._slot(chat_id)
+        slot = await self.slots.take(chat_id)
         send = self.bot.send_photo if kind == "photo" else self.bot.send_animation
 
         async def attempt() -> int:
@@ -275,46 +268,12 @@ class Messenger:
         method = "sendPhoto" if kind == "photo" else "sendAnimation"
         delivery = Delivery(priority.name.lower(), method, chat_id, round_id)
         try:
-            return await self._tried(attempt, delivery, retrying)
+            message_id = await self._tried(attempt, delivery, retrying)
         except TelegramError as error:
             log.warning("chat %s: the %s did not go out: %s", chat_id, kind, error)
             return None
-
-    async def _slot(self, chat_id: int, waiting: Waiting | None = None) -> None:
-        """Wait until a group may be sent one more message, and count it: in this
-        process's own count (what it sent lately), then in the one every worker shares
-        (``shared_sends``), which also counts what the others, and this one before a
-        restart, sent (what it says this process's count learns: the group's minute is
-        spent until then). ``waiting`` hears of each wait before it begins."""
-        if chat_id >= 0:  # a private chat: only the overall limit applies
-            return
-        while True:
-            wait = self.group_sends.wait(chat_id)
-            if wait <= 0:
-                wait = await self._shared_wait(chat_id)
-                if wait > 0:
-                    self.group_sends.spent_for(chat_id, wait)
-            if wait <= 0:
-                break
-            if waiting is not None:
-                await waiting(wait)
-            await asyncio.sleep(wait)
-        self.group_sends.take(chat_id)
-
-    async def _shared_wait(self, chat_id: int) -> float:
-        """Take a send from the count every worker shares: 0, or how long until one may.
-        Without the database (down), this process's own count alone holds."""
-        if self.shared_sends is None:
-            return 0.0
-        try:
-            wait = await self.shared_sends.take(chat_id)
-        except Exception as error:
-            if not self._shared_down:
-                log.warning("the groups' shared send count is unavailable: %s", error)
-            self._shared_down = True
-            return 0.0
-        self._shared_down = False
-        return wait
+        await self.slots.delivered(chat_id, slot)
+        return message_id
 
     async def edit(
         self,

@@ -14,8 +14,20 @@ GROUP, OTHER_GROUP = -1001, -1002
 LIMIT = 5
 
 
-def worker(db: Database, clock: Clock, *, bot_id: int = 0) -> GroupSends:
-    return GroupSends(db, clock, bot_id=bot_id, limit=LIMIT, seconds=60.0)
+class Worker:
+    """One worker's count: ``take`` says the seconds to wait (0: taken)."""
+
+    def __init__(self, db: Database, clock: Clock, bot_id: int) -> None:
+        self.sends = GroupSends(db, clock, bot_id=bot_id, limit=LIMIT, seconds=60.0)
+
+    async def take(self, chat_id: int) -> float:
+        wait, taken_ms = await self.sends.take(chat_id)
+        assert (wait == 0) == (taken_ms != 0)
+        return wait
+
+
+def worker(db: Database, clock: Clock, *, bot_id: int = 0) -> Worker:
+    return Worker(db, clock, bot_id)
 
 
 async def test_a_group_gets_its_limit_a_minute_whichever_worker_sends(
@@ -62,3 +74,17 @@ async def test_each_bot_has_its_own_count_in_a_group(db: Database, clock: Clock)
 
     assert await worker(db, clock, bot_id=1).take(GROUP) == 60.0
     assert await worker(db, clock, bot_id=2).take(GROUP) == 0.0
+
+
+async def test_a_send_that_reached_the_group_late_counts_from_then(
+    db: Database, clock: Clock
+) -> None:
+    sends = GroupSends(db, clock, bot_id=0, limit=LIMIT, seconds=60.0)
+    _, first = await sends.take(GROUP)
+    clock.advance(3)  # it waited for its turn, or was tried again, for 3 s
+    await sends.delivered(GROUP, first)
+    for _ in range(LIMIT - 1):
+        await sends.take(GROUP)
+
+    # Counted from its delivery, the first frees a minute after it reached the group.
+    assert (await sends.take(GROUP))[0] == 60.0

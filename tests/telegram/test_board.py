@@ -921,10 +921,13 @@ async def test_a_board_waiting_for_a_slot_another_worker_spent_holds_its_window_
         def __init__(self) -> None:
             self.waits = [0.6]
 
-        async def take(self, chat_id: int) -> float:
-            return self.waits.pop(0) if self.waits else 0.0
+        async def take(self, chat_id: int) -> tuple[float, int]:
+            return (self.waits.pop(0), 0) if self.waits else (0.0, 1)
 
-    shell.board.messenger.shared_sends = Spent()
+        async def delivered(self, chat_id: int, taken_ms: int) -> None:
+            pass
+
+    shell.board.messenger.slots.shared = Spent()
     window = SETTINGS.bid_seconds * 1000
     started = shell.clock()
 

@@ -515,12 +515,17 @@ class Shared:
         self.waits = list(waits or [])
         self.down = down
         self.asked: list[int] = []
+        self.delivered_at: list[int] = []
 
-    async def take(self, chat_id: int) -> float:
+    async def take(self, chat_id: int) -> tuple[float, int]:
         self.asked.append(chat_id)
         if self.down:
             raise ConnectionRefusedError(111, "the database is down")
-        return self.waits.pop(0) if self.waits else 0.0
+        wait = self.waits.pop(0) if self.waits else 0.0
+        return (wait, 0) if wait else (0.0, 1_000)
+
+    async def delivered(self, chat_id: int, taken_ms: int) -> None:
+        self.delivered_at.append(taken_ms)
 
 
 async def test_a_group_message_waits_for_the_count_every_worker_shares(bot: FakeBot) -> None:
@@ -531,6 +536,7 @@ async def test_a_group_message_waits_for_the_count_every_worker_shares(bot: Fake
     assert await messenger.send(GROUP, "hi") == 1
 
     assert shared.asked == [GROUP] * 3  # asked again after each wait, then took one
+    assert shared.delivered_at == [1_000]  # and told when it reached the group
     assert messenger.group_sends.room(GROUP) == GROUP_SENDS_PER_MINUTE - 1
 
 
