@@ -62,10 +62,9 @@ def report(plan: Plan, figures: Figures, wall: float) -> None:
         f"(1) rounds without a board: {len(figures.without_board)} {figures.without_board[:20]}"
         f"  (with a board {figures.boarded}, with their results only {figures.results_only})"
     )
-    print(
-        f"(2) ended rounds whose board shows live buttons: {len(figures.live_after_end)} "
-        f"{figures.live_after_end[:20]}"
-    )
+    print(f"(2) ended rounds whose board shows live buttons: {len(figures.live_after_end)}")
+    for line in figures.live_after_end[:10]:
+        print(f"      {line}")
     print(
         f"(3) most messages to a group in any minute: {figures.most_a_minute} "
         f"(group {figures.busiest_group}; Telegram allows {GROUP_LIMIT})"

@@ -104,8 +104,9 @@ class Figures:
     results_only: int = 0
     #: Round ids with neither.
     without_board: list[int] = field(default_factory=list)
-    #: Ended round ids whose board still shows bid, bet or Grab buttons.
-    live_after_end: list[int] = field(default_factory=list)
+    #: Ended rounds whose board still shows bid, bet, cancel or Grab buttons: which
+    #: message, and whether it is the round's board or one it was reposted from.
+    live_after_end: list[str] = field(default_factory=list)
     #: The most messages sent to one group within any 60 s, and that group.
     most_a_minute: int = 0
     busiest_group: int = 0
@@ -323,14 +324,14 @@ class Group:
 # -- what the group saw --------------------------------------------------------------------
 
 
-def live_rounds(markup: JsonDict | None) -> set[int]:
-    """Rounds whose bid, bet, cancel or Grab buttons a reply markup shows."""
-    found = set()
+def live_actions(markup: JsonDict | None) -> dict[int, set[str]]:
+    """The bid, bet, cancel and Grab buttons a reply markup shows, by round."""
+    found: dict[int, set[str]] = {}
     for row in (markup or {}).get("inline_keyboard", []):
         for button in row:
             match = BUTTON.match(button.get("callback_data", ""))
             if match is not None and match[2] in LIVE_ACTIONS:
-                found.add(int(match[1]))
+                found.setdefault(int(match[1]), set()).add(match[2])
     return found
 
 
@@ -386,7 +387,7 @@ async def read_figures(
     figures.without_board, figures.live_after_end, figures.stuck = [], [], []
     for row in rows:
         sends = [e for e in transcripts[row.chat_id] if e["kind"] == "send"]
-        boarded = any(row.id in live_rounds(e["reply_markup"]) for e in sends) or (
+        boarded = any(row.id in live_actions(e["reply_markup"]) for e in sends) or (
             bool(row.board_message_id) and row.board_message_id in messages[row.chat_id]
         )
         seed = bytes(row.seed).hex()
@@ -399,8 +400,15 @@ async def read_figures(
             figures.without_board.append(row.id)
         if not ended:
             figures.stuck.append(row.id)
-        elif any(row.id in live_rounds(m["reply_markup"]) for m in messages[row.chat_id].values()):
-            figures.live_after_end.append(row.id)
+            continue
+        for message_id, message in messages[row.chat_id].items():
+            actions = live_actions(message["reply_markup"]).get(row.id)
+            if actions:
+                which = "its board" if message_id == row.board_message_id else "an older board"
+                figures.live_after_end.append(
+                    f"round {row.id} ({row.phase}): message {message_id}, {which}, "
+                    f"shows {'/'.join(sorted(actions))}"
+                )
     figures.most_a_minute, figures.busiest_group = max(
         (sliding_max([e["time"] for e in transcript if e["kind"] == "send"]), chat)
         for chat, transcript in transcripts.items()
