@@ -137,6 +137,17 @@ class Figures:
             f"{self.worker_skipped}, forwarded {self.forwarded}"
         )
 
+    def details(self) -> str:
+        """What each figure that is not as it must be is made of, a line each."""
+        named = {
+            "rounds without a board": self.without_board,
+            "ended with live buttons": self.live_after_end,
+            "stray processes": self.strays,
+            "ledger problems": self.ledger_problems,
+            "rounds stuck": self.stuck,
+        }
+        return "\n".join(f"{name}: {items}" for name, items in named.items() if items)
+
 
 def free_port() -> int:
     """A local port where nothing listens (bound, then closed at once)."""

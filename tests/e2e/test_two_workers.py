@@ -21,7 +21,15 @@ from tests.e2e.soak import GROUP_LIMIT, Figures, Plan, logs, scratch_database, s
 
 pytestmark = [pytest.mark.asyncio(loop_scope="function"), pytest.mark.postgres]
 
-PLAN = Plan(groups=3, players=3, play_seconds=60.0, kill_every=(3.0, 6.0), alternate=True)
+PLAN = Plan(
+    groups=3,
+    players=3,
+    play_seconds=60.0,
+    kill_every=(3.0, 6.0),
+    alternate=True,
+    end_seconds=30.0,
+    catch_up_seconds=30.0,
+)
 
 
 @pytest.fixture
@@ -43,7 +51,7 @@ async def test_two_workers_killed_in_turn_lose_no_board_chip_or_round(
 ) -> None:
     figures: Figures = await soak(PLAN, tmp_path, database_url)
     print(figures.summary())
-    detail = f"{figures.summary()}\n{logs(tmp_path)}"
+    detail = f"{figures.summary()}\n{figures.details()}\n{logs(tmp_path)}"
     # The run did what it is for: rounds played through kills of both workers.
     assert figures.kills >= 4, detail
     assert figures.settled >= PLAN.groups, detail
