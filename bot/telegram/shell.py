@@ -104,6 +104,12 @@ def command_registry(
     )
 
 
+#: The window of every worker's count of a group's sends: Telegram's minute, and the
+#: half second a send may take to reach the group before its slot is moved to then
+#: (``bot.service.group_sends.LATE_MS``), and as much again for the clocks' ticks.
+SHARED_WINDOW_SECONDS = 61.0
+
+
 class GameBot:
     """The shell over one ``GameService``: builds its collaborators, installs their
     handlers on an ``Application``, recovers at start-up and drains at the end."""
@@ -124,7 +130,9 @@ class GameBot:
         self.locks = ChatLocks()
         self.messenger = Messenger(
             observer=self.observer,
-            shared_sends=service.group_sends(limit=GROUP_SENDS_PER_MINUTE, seconds=60.0),
+            shared_sends=service.group_sends(
+                limit=GROUP_SENDS_PER_MINUTE, seconds=SHARED_WINDOW_SECONDS
+            ),
         )
         self.outbox = ChatOutbox()
         self.chats = ChatSettings(service)
