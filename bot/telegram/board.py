@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import html
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -25,15 +24,13 @@ from bot.engine.round import (
     window_ms,
 )
 from bot.engine.settings import MAX_WINDOW_SECONDS
-from bot.pictures.model import DealerReveal
 from bot.priority import urgent
-from bot.service.game import BOARD_REFUSED, CommandResult, GameService, Person
-from bot.telegram.budget import Priority
+from bot.service.game import BOARD_REFUSED, CommandResult, GameService
+from bot.telegram.budget import ROOM_KEPT_FOR_ROUNDS, Priority
 from bot.telegram.delivery import ChatOutbox
 from bot.telegram.lookups import ChatSettings, People
-from bot.telegram.messenger import MAX_CAPTION_LENGTH, Edit, Messenger, plain_text
-from bot.telegram.pictures import PICTURES_ON, RoundPictures
-from bot.telegram.retries import ONCE
+from bot.telegram.messenger import Edit, Messenger
+from bot.telegram.results import ResultsMessage
 from bot.telegram.views import Views
 
 log = logging.getLogger(__name__)
@@ -45,24 +42,11 @@ BOARDS_CACHED = 20_000
 #: what a round whose end this process never saw (another worker's) keeps: after it, the
 #: message id is read from the database and what it shows is sent again.
 BOARD_CACHE_SECONDS = 4 * MAX_WINDOW_SECONDS
-#: Sends a group's minute must still have for a phase to be shown as a new board message
-#: (else the old one is edited): what the round's results and the next board need.
-ROOM_KEPT_FOR_ROUNDS = 3
 #: How far behind the bot's overall rate may be for a phase to be shown as a new board
 #: message: beyond it, every group's new boards would come later than an edit would.
 REPOST_BACKLOG_SECONDS = 1.0
-#: How long the results' picture may take to draw before the text goes alone.
-DRAW_SECONDS = 10.0
-#: How long the dealer's turning cards may take, drawn and sent, before the results go.
-REVEAL_SECONDS = 10.0
 
 Rendered = tuple[str, InlineKeyboardMarkup | None]
-
-
-def caption_length(text: str) -> int:
-    """How long Telegram counts an HTML text as users see it: in UTF-16 code units (an
-    emoji counts 2), as its 1024 characters of a caption are counted."""
-    return len(plain_text(text).encode("utf-16-le")) // 2
 
 
 def board_people(state: Round) -> list[int]:
@@ -107,6 +91,8 @@ class Board:
         self.edit_seconds = edit_seconds
         self.lease_ms = round(lease_seconds * 1000)
         self.clock = clock
+        #: Sends a round's results (text, picture, the dealer's cards turning over).
+        self.results = ResultsMessage(messenger)
         #: Told of a window moved to open when its board reached the group (the deadline
         #: is timed again: ``RoundProgress.window_moved``).
         self.window_moved: Callable[[CommandResult], None] | None = None
@@ -450,91 +436,10 @@ class Board:
         await self._keeping_lease(
             self.service.renew_announcement_claim,
             state.id,
-            partial(self._send_results, state, ended, people),
+            partial(self.results.send, state, ended, people),
         )
         # Sent, or refused for good (logged): either way Telegram answered.
         await self.service.mark_announced(state.id)
-
-    async def _send_results(
-        self, state: Round, ended: RoundSettled | RoundVoided, people: dict[int, Person]
-    ) -> None:
-        """The results as text, or (``pictures on``, a settled round) as a picture with the
-        text as its caption, after the dealer's cards turning over on a card table.
-
-        A caption holds at most ``MAX_CAPTION_LENGTH`` characters: longer results (many
-        players) go out as the picture with the title as its caption, then the whole text
-        as before. The pictures are a nicety and never hold the results back: a picture
-        that cannot be drawn in ``DRAW_SECONDS`` or does not go out (refused, or failing
-        on the way for as long as the messenger tries) leaves the text alone; the turning
-        cards are tried once, for ``REVEAL_SECONDS`` at most. The results count as
-        delivered once the text went out (the lease around this): a text that never
-        reached Telegram fails the whole, which is sent again once the lease ran out (a
-        crash in between repeats what had gone out, the animation too)."""
-        views = Views(state.settings)
-        text = views.results(state, ended, people)
-        # "Same again" goes on the message that ends the results: the text, or the
-        # picture when the text is its caption.
-        markup = views.results_keyboard(state, ended)
-        chat_id = state.chat_id
-        send_text = partial(
-            self.messenger.send, chat_id, text, markup, priority=Priority.RESULTS, round_id=state.id
-        )
-        if isinstance(ended, RoundVoided) or state.settings.pictures != PICTURES_ON:
-            await send_text()
-            return
-        pictures = RoundPictures(state, ended, people)
-        # The turning cards are a show: only when the group's minute has room for them
-        # besides the results and the next round's board.
-        room = self.messenger.group_sends.room(chat_id) > ROOM_KEPT_FOR_ROUNDS
-        reveal = pictures.reveal() if room else None
-        if reveal is not None:
-            await self._show_reveal(state, pictures, reveal)
-        try:
-            picture = await asyncio.wait_for(pictures.render_results(), DRAW_SECONDS)
-        except Exception:  # a picture is a nicety; the results are not
-            log.exception("round %s: drawing its results failed", state.id)
-            await send_text()
-            return
-        fits = caption_length(text) <= MAX_CAPTION_LENGTH
-        caption = text if fits else views.t("picture.caption_short", round_id=state.id)
-        sent = await self.messenger.send_media(
-            chat_id,
-            "photo",
-            picture,
-            "results.png",
-            caption,
-            markup if fits else None,
-            priority=Priority.RESULTS,
-            round_id=state.id,
-        )
-        if sent is None or not fits:
-            await send_text()
-
-    async def _show_reveal(
-        self, state: Round, pictures: RoundPictures, reveal: DealerReveal
-    ) -> None:
-        """The dealer's cards turning over: drawn and sent in ``REVEAL_SECONDS`` at most,
-        tried once; whatever goes wrong, the results follow."""
-
-        async def show() -> None:
-            animation = await pictures.render_reveal(reveal)
-            await self.messenger.send_media(
-                state.chat_id,
-                "animation",
-                animation,
-                "dealer.gif",
-                html.escape(reveal.caption),
-                priority=Priority.RESULTS,
-                round_id=state.id,
-                retrying=ONCE,
-            )
-
-        try:
-            await asyncio.wait_for(show(), REVEAL_SECONDS)
-        except TimeoutError:
-            log.warning("round %s: the dealer's cards took too long; results without", state.id)
-        except Exception:
-            log.exception("round %s: drawing the dealer's cards failed", state.id)
 
     async def _shoe_replaced(self, state: Round, started: RoundStarted) -> None:
         retired = started.retired_shoe

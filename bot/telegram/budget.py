@@ -22,6 +22,10 @@ OVERALL_SENDS_PER_SECOND = 30.0
 #: What the bucket of ``SendRate`` may hold beyond its size: float arithmetic on times
 #: leaves a message's worth short by a hair after exactly its interval.
 _ROUNDING = 1e-9
+#: Sends a group's minute must still have for a show that can be done without (a new
+#: board message where an edit would do, the dealer's cards turning over): what a
+#: round's results and the next round's board need.
+ROOM_KEPT_FOR_ROUNDS = 3
 #: Groups whose recent sends are counted at once (a group quiet for a minute has none).
 GROUPS_COUNTED = 100_000
 

@@ -11,7 +11,7 @@ An answer leaves its queue only once Telegram has it: one whose send failed on t
 again at the next slot, whole or split again, until ``ANSWER_GIVE_UP_SECONDS``. An answer
 that waits is kept in the database meanwhile (``bot.telegram.answers``), so that one
 that waited when its worker died is sent by another, or by it once restarted. A toast
-that Telegram did not take while the press was fresh goes to the chat as an answer.
+that cannot reach Telegram while the press is fresh goes to the chat as an answer.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from functools import partial
 
 from telegram import Update
 from telegram.constants import ChatType
+from telegram.error import TelegramError
 
 from bot.engine.errors import GameError
 from bot.telegram.answers import Answer, AnswerKeeping, batches, combined
@@ -75,8 +76,8 @@ class Replies:
         self._timers: dict[int, asyncio.TimerHandle] = {}
 
     def reply(self, update: Update, text: str) -> None:
-        """Answer whoever sent ``update``: a toast for a button (in the chat if Telegram
-        does not take it in time), else a reply."""
+        """Answer whoever sent ``update``: a toast for a button (in the chat if it cannot
+        reach Telegram in time), else a reply."""
         message, chat, user = update.effective_message, update.effective_chat, update.effective_user
         name = html.escape((user.first_name or user.username or str(user.id))[:64]) if user else ""
         query = update.callback_query
@@ -233,7 +234,11 @@ class Replies:
                 await self.messenger.send(chat_id, combined(message))
         except Exception as error:  # on the way (logged by the messenger's tries), or a bug
             log.warning(
-                "chat %s: %d answers kept to be sent again: %s", chat_id, len(message), error
+                "chat %s: %d answers kept to be sent again: %s",
+                chat_id,
+                len(message),
+                error,
+                exc_info=not isinstance(error, TelegramError),
             )
             for answer in message:
                 self.keeping.keep(chat_id, answer)

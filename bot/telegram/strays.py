@@ -65,3 +65,5 @@ class StrayCopies:
                 log.info("chat %s: took the buttons off a copy, message %s", chat_id, message_id)
             except TelegramError:
                 pass  # not the bot's, not a copy, or gone: nothing to take off
+            except Exception:  # a bug: said, and the other ids still looked at
+                log.exception("chat %s: disarming message %s failed", chat_id, message_id)

@@ -17,8 +17,14 @@ from telegram.error import BadRequest, NetworkError
 from bot.engine import round as engine
 from bot.engine.round import Phase, RetiredShoe, Round, RoundStarted, ShoeRef
 from bot.service.game import BOARD_REFUSED, CommandResult, GameService, Person
-from bot.telegram.board import REPOST_BACKLOG_SECONDS, ROOM_KEPT_FOR_ROUNDS, Board
-from bot.telegram.budget import GROUP_SENDS_PER_MINUTE, Priority, SendBudget, SendRate
+from bot.telegram.board import REPOST_BACKLOG_SECONDS, Board
+from bot.telegram.budget import (
+    GROUP_SENDS_PER_MINUTE,
+    ROOM_KEPT_FOR_ROUNDS,
+    Priority,
+    SendBudget,
+    SendRate,
+)
 from bot.telegram.delivery import ChatOutbox
 from bot.telegram.i18n import translate
 from bot.telegram.lookups import ChatSettings, People

@@ -17,10 +17,11 @@ from telegram.error import BadRequest, NetworkError, TelegramError, TimedOut
 
 from bench.picture_samples import people, settled_round
 from bot.engine.round import Round, RoundSettled
-from bot.telegram import board
-from bot.telegram.board import ROOM_KEPT_FOR_ROUNDS, caption_length
+from bot.telegram import results
+from bot.telegram.budget import ROOM_KEPT_FOR_ROUNDS
 from bot.telegram.messenger import MAX_CAPTION_LENGTH
 from bot.telegram.pictures import RoundPictures
+from bot.telegram.results import caption_length
 from bot.telegram.views import ButtonPress, Views
 from tests.telegram.fakes import GROUP
 from tests.telegram.test_board import BoardShell
@@ -162,7 +163,7 @@ async def test_turning_cards_that_take_too_long_do_not_hold_the_results_back(
         raise AssertionError("never drawn")
 
     monkeypatch.setattr(RoundPictures, "render_reveal", stuck)
-    monkeypatch.setattr(board, "REVEAL_SECONDS", 0.05)
+    monkeypatch.setattr(results, "REVEAL_SECONDS", 0.05)
     shell = BoardShell(edit_seconds=0.0)
     state, _ = await announce_on(shell, "bullbull", 2)
     assert [call.method for call in shell.bot.calls] == ["send_photo"]
