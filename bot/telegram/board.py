@@ -415,7 +415,9 @@ class Board:
         self._shown[round_id] = shown
         self._edited_at[chat_id] = time.monotonic()
         await self.service.set_board_message(round_id, new)
-        await self.messenger.delete(chat_id, old, round_id=round_id)
+        if not await self.messenger.delete(chat_id, old, round_id=round_id):
+            # It stays (refused, or Telegram was unreachable): without live buttons.
+            await self.messenger.disarm(chat_id, old, round_id=round_id)
 
     def _done_posting(self, chat_id: int, round_id: int) -> None:
         """A board message of the round is sent (or not) and recorded: if the round ended

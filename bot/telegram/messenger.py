@@ -345,6 +345,29 @@ class Messenger:
             log.info("chat %s: deleting message %s: %s", chat_id, message_id, error)
             return False
 
+    async def disarm(self, chat_id: int, message_id: int, *, round_id: int | None = None) -> bool:
+        """Take the buttons off one of the bot's messages (one it could not delete);
+        whether they are gone."""
+
+        async def attempt() -> bool:
+            await self.rate.acquire(Priority.CLOSING, EDIT_COST)
+            try:
+                await self.bot.edit_message_reply_markup(
+                    chat_id=chat_id, message_id=message_id, reply_markup=None
+                )
+            except BadRequest as error:
+                if "not modified" in str(error).lower():
+                    return True
+                raise
+            return True
+
+        delivery = Delivery("closing", "editMessageReplyMarkup", chat_id, round_id)
+        try:
+            return await self._tried(attempt, delivery, None)
+        except TelegramError as error:
+            log.info("chat %s: taking the buttons off message %s: %s", chat_id, message_id, error)
+            return False
+
     async def toast(self, query_id: str, text: str) -> bool:
         """Answer a button press with a short notice (plain text, at most 200 characters),
         tried again while Telegram still takes it (``toast_retrying``); whether Telegram

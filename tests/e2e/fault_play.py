@@ -11,7 +11,8 @@ state and toasts (:func:`audit`):
 
 - a command without a visible answer: no reply to it, no line of a combined answer led by
   its sender, no toast (nor, for a toast Telegram did not take, its line in the group); a
-  stake the bot took without confirming it is answered by a board listing it
+  stake the bot took without confirming it is answered by a board listing it, or by the
+  round's results naming its player
   (``Replies.confirm`` in bot/telegram/replies.py);
 - a phase never shown: no board of the round showing that phase, unless it was the
   round's last and the results show how it ended;
@@ -386,6 +387,14 @@ def _board_lists(texts: Texts, boards: list[str], asked: Asked, state: Round) ->
     return any(line in board.split("\n") for board in boards)
 
 
+def _results_name(results: list[str], asked: Asked) -> bool:
+    """Whether the round's results show the group the stake ``asked`` placed: a line of
+    theirs, as a player of the round (a stake taken in the window's last moment, too late
+    for a board's edit, is answered there)."""
+    name = shown(asked.who)
+    return any(line.startswith(f"{name}: ") for text in results for line in text.split("\n"))
+
+
 def _board_phase(texts: Texts, text: str, round_id: int, game: str) -> Phase | None:
     """The phase a board of the round shows, if ``text`` is one."""
     lines = text.split("\n")
@@ -456,13 +465,16 @@ async def audit(e2e: E2E, chosen: list[Table], play: Play) -> Figures:
                 for e in shown_entries
                 if _board_phase(texts, str(e["plain_text"] or ""), state.id, game) is not None
             ]
+            seed = texts.message("results.seed", seed=state.seed.hex(), round_id=state.id)
+            settled_in = [str(e["plain_text"]) for e in sends if seed in (e["plain_text"] or "")]
             for asked in [a for a in left if a.round_id == state.id]:
-                if _stake_taken(asked, state) and _board_lists(texts, boards, asked, state):
+                if _stake_taken(asked, state) and (
+                    _board_lists(texts, boards, asked, state) or _results_name(settled_in, asked)
+                ):
                     left.remove(asked)
             if state.phase.is_open:
                 continue
-            seed = texts.message("results.seed", seed=state.seed.hex(), round_id=state.id)
-            results = any(seed in (entry["plain_text"] or "") for entry in sends)
+            results = bool(settled_in)
             if not results:
                 lost.append(state.id)
             phases = {_board_phase(texts, board, state.id, game) for board in boards}

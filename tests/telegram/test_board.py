@@ -649,6 +649,9 @@ async def test_an_old_board_that_cannot_be_deleted_stays_but_the_new_one_is_the_
     assert shell.service.board_messages == {7: 2}
     (edit,) = shell.bot.of("edit_message_text")
     assert edit.args["message_id"] == 2
+    # The old board that stays has no live buttons.
+    (disarm,) = shell.bot.of("edit_message_reply_markup")
+    assert disarm.args == {"chat_id": GROUP, "message_id": 1, "reply_markup": None}
 
 
 # -- results and shoes --------------------------------------------------------------------
