@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from bot.engine.round import Round, RoundSettled, RoundVoided
+from bot.engine.round import Phase, Round, RoundSettled, RoundVoided
 from bot.service.core import ServiceCore
 from bot.store.deliveries import BOARD_REFUSED as BOARD_REFUSED
 from bot.store.deliveries import Message
@@ -97,6 +97,11 @@ class DeliveryUseCases(ServiceCore):
         return await self.store.delivery_lookup.unposted_boards(
             now_ms=self.clock(), unclaimed_grace_ms=unclaimed_grace_ms
         )
+
+    async def round_ended(self, round_id: int) -> bool:
+        """Whether the round is over (settled or void), as one cheap read says."""
+        phase = await self.store.delivery_lookup.phase(round_id)
+        return phase is not None and not Phase(phase).is_open
 
     async def board_message(self, round_id: int) -> int | None:
         """The message id of a round's live board; ``None`` until Telegram has it,

@@ -132,9 +132,10 @@ WHERE {UNCLOSED_SQL} AND phase IN ('settled', 'void') AND ended_at_ms <= :unclos
 ORDER BY id
 """
 _BOARD_MESSAGE = "SELECT board_message_id FROM rounds WHERE id = :round_id"
+_PHASE = "SELECT phase FROM rounds WHERE id = :round_id"
 _READS_POSTGRES = {
     statement: Positional.of(statement)
-    for statement in (_UNPOSTED_BOARDS, _UNANNOUNCED, _UNCLOSED_BOARDS, _BOARD_MESSAGE)
+    for statement in (_UNPOSTED_BOARDS, _UNANNOUNCED, _UNCLOSED_BOARDS, _BOARD_MESSAGE, _PHASE)
 }
 
 
@@ -153,6 +154,11 @@ class DeliveryLookup:
         params = {"round_id": round_id}
         row = await self.db.read_one(_BOARD_MESSAGE, _READS_POSTGRES[_BOARD_MESSAGE], params)
         return None if row is None else row[0]
+
+    async def phase(self, round_id: int) -> str | None:
+        """The round's phase as stored (``None``: no such round)."""
+        row = await self.db.read_one(_PHASE, _READS_POSTGRES[_PHASE], {"round_id": round_id})
+        return None if row is None else str(row[0])
 
     async def unposted_boards(
         self, *, now_ms: int, unclaimed_grace_ms: int

@@ -298,6 +298,7 @@ class Board:
         self._shown[round_id] = shown
         self._edited_at[chat_id] = time.monotonic()
         await self.service.set_board_message(round_id, message_id)
+        await self._close_if_ended(chat_id, round_id)
 
     async def _send_board(
         self, chat_id: int, round_id: int, phase: Phase | None
@@ -415,9 +416,18 @@ class Board:
         self._shown[round_id] = shown
         self._edited_at[chat_id] = time.monotonic()
         await self.service.set_board_message(round_id, new)
+        await self._close_if_ended(chat_id, round_id)
         if not await self.messenger.delete(chat_id, old, round_id=round_id):
             # It stays (refused, or Telegram was unreachable): without live buttons.
             await self.messenger.disarm(chat_id, old, round_id=round_id)
+
+    async def _close_if_ended(self, chat_id: int, round_id: int) -> None:
+        """Once a board message is recorded: if the round ended meanwhile (in another
+        worker, whose last edit then found the message this one replaced), close it. The
+        record comes before this look, and another worker's end before its last edit's:
+        one of the two sees the other."""
+        if await self.service.round_ended(round_id):
+            self.close(chat_id, round_id)
 
     def _done_posting(self, chat_id: int, round_id: int) -> None:
         """A board message of the round is sent (or not) and recorded: if the round ended

@@ -192,9 +192,11 @@ async def test_an_ended_rounds_board_is_to_be_closed_until_recorded_after_the_gr
     open_round = await service.start_round(GROUP, actor=DEALER)
     assert open_round.round is not None
     assert await service.unclosed_boards(grace_ms=0) == []  # open: its board is live
+    assert await service.round_ended(open_round.round.id) is False
 
     clock.advance(TEST_SETTINGS.bid_seconds)
     await service.advance(open_round.round.id)  # voided: nobody bid
+    assert await service.round_ended(open_round.round.id) is True
     assert await service.unclosed_boards(grace_ms=DELIVERY_LEASE_MS) == []  # its worker's
     clock.advance(DELIVERY_LEASE_MS / 1000)
     assert await service.unclosed_boards(grace_ms=DELIVERY_LEASE_MS) == [

@@ -371,6 +371,11 @@ class FakeService:
         self.board_messages[round_id] = message_id
         self.board_claims.discard(round_id)
 
+    async def round_ended(self, round_id: int) -> bool:
+        self._note("round_ended", round_id)
+        state = self.rounds.get(round_id)
+        return state is not None and not state.phase.is_open
+
     async def board_message(self, round_id: int) -> int | None:
         self._note("board_message", round_id)
         return self.board_messages.get(round_id)

@@ -956,3 +956,25 @@ async def test_a_board_waiting_for_a_slot_another_worker_spent_holds_its_window_
     assert first.args[2] == started + 600
     assert shell.service.rounds[7].deadline_ms >= started + 600 + window
     assert shell.bot.texts and f"{SETTINGS.bid_seconds}s left" in shell.bot.texts[0]
+
+
+async def test_a_board_posted_anew_while_another_worker_ended_the_round_is_closed(
+    shell: BoardShell,
+) -> None:
+    await shell.posted()
+    opened = betting(shell.round)
+    shell.service.put(opened)
+    shell.bot.hold()  # the new betting board is on its way
+
+    shell.board.repost(opened)
+    await eventually(lambda: len(shell.service.called("round")) >= 2)  # composed
+    ended, _ = voided(opened)
+    shell.service.put(ended)  # another worker ended the round (its last edit: board 1)
+    shell.bot.release()
+    await shell.settle()
+    await shell.settle()
+
+    assert shell.service.board_messages == {7: 2}
+    (edit,) = shell.bot.of("edit_message_text")
+    assert edit.args["message_id"] == 2 and edit.args["reply_markup"] is None
+    assert shell.service.closed == {7}
