@@ -34,7 +34,7 @@ DEALER = user(852, "Bao", "bao")
 BETTORS = [user(853, "Chen"), user(854, "Dewi")]
 GAME = {**FAST_GAME, "bid_seconds": 4, "bet_seconds": 4, "grab_seconds": 3, "pause_seconds": 1}
 #: How long the rounds play; the group's minute frees a slot every ``FREES_EVERY`` s.
-PLAY_SECONDS = 40.0
+PLAY_SECONDS = 30.0
 FREES_EVERY = 2.0
 #: The issue's bound on the time left a board shows against the time really left, at p99.
 BOUND_SECONDS = 1.0

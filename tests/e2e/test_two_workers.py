@@ -24,7 +24,7 @@ pytestmark = [pytest.mark.asyncio(loop_scope="function"), pytest.mark.postgres]
 PLAN = Plan(
     groups=3,
     players=3,
-    play_seconds=60.0,
+    play_seconds=45.0,
     kill_every=(3.0, 6.0),
     alternate=True,
     end_seconds=30.0,
