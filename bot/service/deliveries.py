@@ -56,10 +56,11 @@ class DeliveryUseCases(ServiceCore):
         """Record that Telegram took a round's results (or refused them for good)."""
         await self.store.delivery_records.mark_announced(round_id, self.clock())
 
-    async def mark_board_closed(self, round_id: int) -> None:
-        """Record that an ended round's board shows it over, without buttons (or that it
-        has no board to edit)."""
-        await self.store.delivery_records.mark_board_closed(round_id, self.clock())
+    async def mark_board_closed(self, round_id: int, message_id: int | None) -> None:
+        """Record that an ended round's board, ``message_id`` (``None``: none), shows it
+        over without buttons, unless its board is another message by now (posted by a
+        worker that recorded it after this one looked)."""
+        await self.store.delivery_records.mark_board_closed(round_id, message_id, self.clock())
 
     async def unclosed_boards(self, *, grace_ms: int) -> list[tuple[int, int]]:
         """Ended rounds whose board may still show live buttons, that ended ``grace_ms``

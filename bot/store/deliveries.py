@@ -55,13 +55,20 @@ _LEASES = {
     for message in Message
     for renew in (False, True)
 }
-_SET_BOARD_MESSAGE = "UPDATE rounds SET board_message_id = :message_id WHERE id = :round_id"
+#: A new board message is not closed yet, whatever the one it replaced was.
+_SET_BOARD_MESSAGE = (
+    "UPDATE rounds SET board_message_id = :message_id, board_closed_at_ms = NULL "
+    "WHERE id = :round_id"
+)
 _MARK_ANNOUNCED = (
     "UPDATE rounds SET announced_at_ms = :now WHERE id = :round_id AND announced_at_ms IS NULL"
 )
+#: Only if the board is still the message that was edited (-1: none): one another worker
+#: posted meanwhile is still to be closed.
 _MARK_BOARD_CLOSED = (
     "UPDATE rounds SET board_closed_at_ms = :now "
-    "WHERE id = :round_id AND board_closed_at_ms IS NULL"
+    "WHERE id = :round_id AND board_closed_at_ms IS NULL "
+    "AND COALESCE(board_message_id, -1) = :message_id"
 )
 _POSTGRES = {
     statement: Positional.of(statement)
@@ -94,9 +101,15 @@ class DeliveryRecords:
         """Telegram took the round's results (or refused them for good)."""
         await self._update(_MARK_ANNOUNCED, {"round_id": round_id, "now": now_ms})
 
-    async def mark_board_closed(self, round_id: int, now_ms: int) -> None:
-        """The ended round's board shows it over, without buttons (or there was none)."""
-        await self._update(_MARK_BOARD_CLOSED, {"round_id": round_id, "now": now_ms})
+    async def mark_board_closed(self, round_id: int, message_id: int | None, now_ms: int) -> None:
+        """The ended round's board, ``message_id`` (``None``: it had none), shows it over
+        without buttons; nothing if its board is another message by now."""
+        params = {
+            "round_id": round_id,
+            "now": now_ms,
+            "message_id": -1 if message_id is None else message_id,
+        }
+        await self._update(_MARK_BOARD_CLOSED, params)
 
     async def _update(self, statement: str, params: dict[str, int]) -> int:
         """Run one ``UPDATE`` of a round row (by its id); the rows it changed (0 or 1)."""

@@ -169,10 +169,13 @@ class Board:
 
         async def job() -> None:
             try:
+                # The board as recorded before the edit: if another worker records a new
+                # one meanwhile, the mark below does nothing and the sweep closes that.
+                message_id = await self.service.board_message(round_id)
                 # Raises if it failed on the way for as long as it is tried: left to the
                 # sweep. Refused (the message is gone): nothing more to do.
                 await self._edit(round_id, Priority.CLOSING, closing=True)
-                await self.service.mark_board_closed(round_id)
+                await self.service.mark_board_closed(round_id, message_id)
             finally:
                 self._delivering.discard(key)
 

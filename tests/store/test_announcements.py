@@ -203,5 +203,12 @@ async def test_an_ended_rounds_board_is_to_be_closed_until_recorded_after_the_gr
         (open_round.round.id, GROUP)
     ]
 
-    await service.mark_board_closed(open_round.round.id)
+    # Another worker posted a new board meanwhile: a mark for the one edited is refused.
+    await service.set_board_message(open_round.round.id, 8)
+    await service.mark_board_closed(open_round.round.id, 7)
+    assert len(await service.unclosed_boards(grace_ms=0)) == 1
+    await service.mark_board_closed(open_round.round.id, 8)
     assert await service.unclosed_boards(grace_ms=0) == []
+    # A board recorded anew (a worker that died after sending it) is to be closed again.
+    await service.set_board_message(open_round.round.id, 9)
+    assert len(await service.unclosed_boards(grace_ms=0)) == 1

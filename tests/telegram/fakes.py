@@ -404,9 +404,10 @@ class FakeService:
             await self.on_redeliver_lookup()
         return list(self.unannounced_rounds)
 
-    async def mark_board_closed(self, round_id: int) -> None:
-        self._note("mark_board_closed", round_id)
-        self.closed.add(round_id)
+    async def mark_board_closed(self, round_id: int, message_id: int | None) -> None:
+        self._note("mark_board_closed", round_id, message_id)
+        if self.board_messages.get(round_id) == message_id:
+            self.closed.add(round_id)
 
     async def unclosed_boards(self, *, grace_ms: int) -> list[tuple[int, int]]:
         self._note("unclosed_boards", grace_ms)
