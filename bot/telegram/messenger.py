@@ -201,10 +201,8 @@ class Messenger:
         or ``None`` if nothing was sent or Telegram refused it (logged)."""
         slot = await self.slots.take(chat_id, waiting)
         newest_before = self.strays.newest(chat_id)
-        lost_answers = 0
 
         async def attempt() -> int | None:
-            nonlocal lost_answers
             await self.rate.acquire(priority)
             content = await compose()
             if content is None:
@@ -214,8 +212,8 @@ class Messenger:
                 sent = await self.bot.send_message(
                     chat_id, text, parse_mode=ParseMode.HTML, reply_markup=markup
                 )
-            except TimedOut:  # Telegram may have it all the same
-                lost_answers += 1
+            except TimedOut:  # Telegram may have it all the same, buttons and all
+                self.strays.lost(chat_id, newest_before)
                 raise
             return sent.message_id
 
@@ -228,8 +226,6 @@ class Messenger:
         if message_id is not None:
             self.strays.sent(chat_id, message_id)
             await self.slots.delivered(chat_id, slot)
-            if lost_answers:
-                self.strays.disarm_between(chat_id, newest_before, message_id)
         return message_id
 
     async def send_media(
@@ -272,6 +268,7 @@ class Messenger:
         except TelegramError as error:
             log.warning("chat %s: the %s did not go out: %s", chat_id, kind, error)
             return None
+        self.strays.sent(chat_id, message_id)
         await self.slots.delivered(chat_id, slot)
         return message_id
 

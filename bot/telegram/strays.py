@@ -1,9 +1,10 @@
-"""Copies of a message whose answer was lost: when a send with buttons timed out and the
-next try went through, Telegram may have taken both. The copy's id was never learnt,
-and it would keep its buttons after its round ended. A chat's message ids count up, so
-the copy is one of the few ids between the newest this bot sent there before and the
-message that went through: each of those loses its buttons (an edit of a message that
-is not the bot's, or has none, is refused, harmlessly).
+"""Copies of a message whose answer was lost: when a send with buttons timed out,
+Telegram may have taken it all the same, and then the try again (or, if the tries gave
+up, the board sent anew later) too. The copy's id was never learnt, and it would keep
+its buttons after its round ended. A chat's message ids count up, so the copy is one of
+the few ids between the newest this bot sent there before and the next message of the
+bot's that went through there: each of those loses its buttons (an edit of a message
+that is not the bot's, or has none, is refused, harmlessly).
 
 Written by hand: the Bot API has no idempotent send, nor a way to look a message up.
 """
@@ -34,21 +35,34 @@ class StrayCopies:
         #: Waits for an edit's turn in the bot's rate.
         self._turn = turn
         self._newest: LRUCache[int, int] = LRUCache(CHATS_REMEMBERED)
+        #: Chats where a send with buttons lost its answer: the newest id before it.
+        self._lost_after: LRUCache[int, int] = LRUCache(CHATS_REMEMBERED)
         self._tasks: set[asyncio.Task[None]] = set()
 
     def newest(self, chat_id: int) -> int | None:
         """The newest id of a message the bot sent to the chat, as far as it knows."""
         return self._newest.get(chat_id)
 
+    def lost(self, chat_id: int, after: int | None) -> None:
+        """A send with buttons to the chat lost its answer (a timeout): Telegram may have
+        taken it, after ``after``, the newest id known before it (``None``: unknown,
+        nothing to go by). The next message that goes through there bounds the copy."""
+        if after is not None and after < self._lost_after.get(chat_id, after + 1):
+            self._lost_after[chat_id] = after
+
     def sent(self, chat_id: int, message_id: int) -> None:
-        """The bot sent ``message_id`` to the chat."""
+        """The bot sent ``message_id`` to the chat; a copy a lost answer may have left
+        there, before it, loses its buttons."""
         if message_id > self._newest.get(chat_id, 0):
             self._newest[chat_id] = message_id
+        after = self._lost_after.pop(chat_id, None)
+        if after is not None:
+            self._disarm_between(chat_id, after, message_id)
 
-    def disarm_between(self, chat_id: int, after: int | None, before: int) -> None:
+    def _disarm_between(self, chat_id: int, after: int, before: int) -> None:
         """Take the buttons off any copy among the ids between ``after`` (the newest sent
-        before the lost answer; ``None``: unknown, nothing to go by) and ``before``."""
-        if after is None or before - after <= 1:
+        before the lost answer) and ``before``."""
+        if before - after <= 1:
             return
         ids = range(max(after + 1, before - IDS_LOOKED_AT), before)
         task = asyncio.get_running_loop().create_task(self._disarm(chat_id, ids))

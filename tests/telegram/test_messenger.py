@@ -612,3 +612,27 @@ async def test_a_board_sent_at_once_disarms_nothing(bot: FakeBot, messenger: Mes
     await spin()
 
     assert bot.of("edit_message_reply_markup") == []
+
+
+async def test_a_copy_left_by_tries_that_gave_up_is_disarmed_by_the_next_message(
+    deliveries: Deliveries,
+) -> None:
+    bot = LosesAnswers()
+    messenger = Messenger(observer=deliveries, retrying=FAST_RETRIES)
+    messenger.attach(cast(Bot, bot))
+    await messenger.send(GROUP, "an answer")  # message 1
+    bot.lose = 100  # every try's answer is lost (Telegram took messages 2, 3, …)
+
+    async def board() -> tuple[str, InlineKeyboardMarkup | None]:
+        return "board", BUTTONS
+
+    with pytest.raises(TimedOut):
+        await messenger.send_composed(GROUP, board, priority=Priority.PHASE)
+    copies = len(bot.of("send_message")) - 1
+    bot.lose = 0
+    sent = await messenger.send(GROUP, "the next message")
+    await eventually(lambda: len(bot.of("edit_message_reply_markup")) == copies)
+
+    assert sent == copies + 2
+    disarmed = sorted(call.args["message_id"] for call in bot.of("edit_message_reply_markup"))
+    assert disarmed == list(range(2, copies + 2))
