@@ -357,9 +357,21 @@ class Board:
         then the round's later changes ride along with this edit. Only the ``closing``
         edit shows a round that is over: any other edit whose turn comes after the end
         sends nothing."""
-        compose = partial(self._compose_edit, round_id, only_in, closing)
+        made: list[Edit] = []
+
+        async def compose() -> Edit | None:
+            edit = await self._compose_edit(round_id, only_in, closing)
+            made[:] = [] if edit is None else [edit]
+            return edit
+
         with urgent() if priority <= Priority.PHASE else contextlib.nullcontext():
-            await self.messenger.edit_on_its_turn(compose, priority=priority, round_id=round_id)
+            shown = await self.messenger.edit_on_its_turn(
+                compose, priority=priority, round_id=round_id
+            )
+        if shown and made and not closing:
+            # It showed the round open: if another worker ended the round (and made the
+            # last edit) while this edit was on its way, it has just put buttons back.
+            await self._close_if_ended(made[0].chat_id, round_id)
 
     async def _compose_edit(
         self, round_id: int, only_in: Phase | None, closing: bool

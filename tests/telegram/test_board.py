@@ -978,3 +978,27 @@ async def test_a_board_posted_anew_while_another_worker_ended_the_round_is_close
     (edit,) = shell.bot.of("edit_message_text")
     assert edit.args["message_id"] == 2 and edit.args["reply_markup"] is None
     assert shell.service.closed == {7}
+
+
+async def test_an_edit_that_lands_after_another_worker_closed_the_board_is_closed_again(
+    shell: BoardShell, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await shell.posted()
+    bid = with_bid(shell.round, ANN.id, 1_000)
+    ended, _ = voided(bid)
+    edit = shell.bot.edit_message_text
+
+    async def ends_meanwhile(*args: object, **kwargs: object) -> object:
+        # The edit showing Ann's bid is on its way when another worker ends the round.
+        shell.service.put(ended)
+        monkeypatch.setattr(shell.bot, "edit_message_text", edit)
+        return await edit(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(shell.bot, "edit_message_text", ends_meanwhile)
+    shell.change(bid)
+    await shell.settle()
+    await shell.settle()
+
+    assert shell.edits == [shell.board_text(bid), shell.board_text(ended)]
+    assert shell.bot.of("edit_message_text")[-1].args["reply_markup"] is None
+    assert shell.service.closed == {7}
