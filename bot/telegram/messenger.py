@@ -16,7 +16,7 @@ from telegram.constants import ParseMode
 from telegram.error import BadRequest, Forbidden, TelegramError, TimedOut
 
 from bot.telegram.budget import GROUP_SENDS_PER_MINUTE, Priority, SendBudget, SendRate
-from bot.telegram.group_slots import GroupSlots, SharedSends, Waiting
+from bot.telegram.group_slots import GroupSlots, SharedSends, Slot, Waiting
 from bot.telegram.retries import (
     MESSAGES,
     TOASTS,
@@ -180,8 +180,7 @@ class Messenger:
                 log.warning("chat %s refused a message: %s", chat_id, error)
                 return first
             first = first or message_id
-            self.strays.sent(chat_id, message_id)
-            await self.slots.delivered(chat_id, slot)
+            await self._went_out(chat_id, message_id, slot)
         return first
 
     async def send_composed(
@@ -224,8 +223,7 @@ class Messenger:
             log.warning("chat %s refused a message: %s", chat_id, error)
             return None
         if message_id is not None:
-            self.strays.sent(chat_id, message_id)
-            await self.slots.delivered(chat_id, slot)
+            await self._went_out(chat_id, message_id, slot)
         return message_id
 
     async def send_media(
@@ -268,9 +266,14 @@ class Messenger:
         except TelegramError as error:
             log.warning("chat %s: the %s did not go out: %s", chat_id, kind, error)
             return None
+        await self._went_out(chat_id, message_id, slot)
+        return message_id
+
+    async def _went_out(self, chat_id: int, message_id: int, slot: Slot) -> None:
+        """Telegram took a message: a copy a lost answer left before it loses its
+        buttons, and its group slot counts from now."""
         self.strays.sent(chat_id, message_id)
         await self.slots.delivered(chat_id, slot)
-        return message_id
 
     async def edit(
         self,
