@@ -52,6 +52,26 @@ class DeliveryUseCases(ServiceCore):
         """Record that Telegram has a round's board (``BOARD_REFUSED``: it refused it)."""
         await self.store.delivery_records.set_board_message(round_id, message_id)
 
+    async def replace_board_message(self, round_id: int, old: int, new: int) -> bool:
+        """Record that Telegram has a new board message in place of ``old``, which is
+        remembered until ``replaced_board_gone``; False if another worker replaced ``old``
+        first (then ``new`` is a second board, to be taken down)."""
+        return await self.store.delivery_records.replace_board_message(
+            round_id, old, new, now_ms=self.clock()
+        )
+
+    async def replaced_board_gone(self, round_id: int, message_id: int) -> None:
+        """Record that a replaced board message is deleted, or has no buttons left."""
+        await self.store.delivery_records.forget_replaced_board(round_id, message_id)
+
+    async def replaced_boards(self, *, grace_ms: int) -> list[tuple[int, int, int]]:
+        """Board messages replaced ``grace_ms`` ago or more and not yet taken down (their
+        worker died first, or Telegram could not be reached): (round id, chat id, message
+        id)."""
+        return await self.store.delivery_lookup.replaced_boards(
+            now_ms=self.clock(), grace_ms=grace_ms
+        )
+
     async def mark_announced(self, round_id: int) -> None:
         """Record that Telegram took a round's results (or refused them for good)."""
         await self.store.delivery_records.mark_announced(round_id, self.clock())

@@ -19,7 +19,7 @@ from enum import Enum
 from typing import Any
 
 from bot.store.db import Database
-from bot.store.models import OPEN_PHASES_SQL, UNCLOSED_SQL
+from bot.store.models import OPEN_PHASES_SQL, REPLACED_BOARD_SQL, UNCLOSED_SQL
 from bot.store.round_sql import Positional
 
 #: ``board_message_id`` of a round whose board Telegram refused: it is not tried again.
@@ -60,6 +60,17 @@ _SET_BOARD_MESSAGE = (
     "UPDATE rounds SET board_message_id = :message_id, board_closed_at_ms = NULL "
     "WHERE id = :round_id"
 )
+#: A new phase's board in place of ``:old`` (unless another worker replaced that first),
+#: the old one remembered until it is taken down.
+_REPLACE_BOARD_MESSAGE = (
+    "UPDATE rounds SET board_message_id = :message_id, board_closed_at_ms = NULL, "
+    "replaced_board_message_id = :old, board_replaced_at_ms = :now "
+    "WHERE id = :round_id AND board_message_id = :old"
+)
+_FORGET_REPLACED_BOARD = (
+    "UPDATE rounds SET replaced_board_message_id = NULL, board_replaced_at_ms = NULL "
+    "WHERE id = :round_id AND replaced_board_message_id = :message_id"
+)
 _MARK_ANNOUNCED = (
     "UPDATE rounds SET announced_at_ms = :now WHERE id = :round_id AND announced_at_ms IS NULL"
 )
@@ -72,7 +83,14 @@ _MARK_BOARD_CLOSED = (
 )
 _POSTGRES = {
     statement: Positional.of(statement)
-    for statement in (*_LEASES.values(), _SET_BOARD_MESSAGE, _MARK_ANNOUNCED, _MARK_BOARD_CLOSED)
+    for statement in (
+        *_LEASES.values(),
+        _SET_BOARD_MESSAGE,
+        _REPLACE_BOARD_MESSAGE,
+        _FORGET_REPLACED_BOARD,
+        _MARK_ANNOUNCED,
+        _MARK_BOARD_CLOSED,
+    )
 }
 
 
@@ -96,6 +114,20 @@ class DeliveryRecords:
     async def set_board_message(self, round_id: int, message_id: int) -> None:
         """Telegram has the round's board (``BOARD_REFUSED``: it refused it)."""
         await self._update(_SET_BOARD_MESSAGE, {"round_id": round_id, "message_id": message_id})
+
+    async def replace_board_message(
+        self, round_id: int, old: int, new: int, *, now_ms: int
+    ) -> bool:
+        """Telegram has a new board message, ``new``, in place of ``old``, which is to be
+        taken down; False (nothing written) if the board is no longer ``old``: another
+        worker replaced it first, and ``new`` is a second board."""
+        params = {"round_id": round_id, "old": old, "message_id": new, "now": now_ms}
+        return await self._update(_REPLACE_BOARD_MESSAGE, params) == 1
+
+    async def forget_replaced_board(self, round_id: int, message_id: int) -> None:
+        """The replaced board ``message_id`` is deleted, or has no buttons left."""
+        params = {"round_id": round_id, "message_id": message_id}
+        await self._update(_FORGET_REPLACED_BOARD, params)
 
     async def mark_announced(self, round_id: int, now_ms: int) -> None:
         """Telegram took the round's results (or refused them for good)."""
@@ -144,11 +176,25 @@ SELECT id, chat_id FROM rounds
 WHERE {UNCLOSED_SQL} AND phase IN ('settled', 'void') AND ended_at_ms <= :unclosed_before
 ORDER BY id
 """
+#: Board messages replaced by a new phase's before ``:replaced_before`` and not yet taken
+#: down (the worker that replaced one takes it down at once): ix_rounds_replaced_board's.
+_REPLACED_BOARDS = f"""
+SELECT id, chat_id, replaced_board_message_id FROM rounds
+WHERE {REPLACED_BOARD_SQL} AND board_replaced_at_ms <= :replaced_before
+ORDER BY id
+"""
 _BOARD_MESSAGE = "SELECT board_message_id FROM rounds WHERE id = :round_id"
 _PHASE = "SELECT phase FROM rounds WHERE id = :round_id"
 _READS_POSTGRES = {
     statement: Positional.of(statement)
-    for statement in (_UNPOSTED_BOARDS, _UNANNOUNCED, _UNCLOSED_BOARDS, _BOARD_MESSAGE, _PHASE)
+    for statement in (
+        _UNPOSTED_BOARDS,
+        _UNANNOUNCED,
+        _UNCLOSED_BOARDS,
+        _REPLACED_BOARDS,
+        _BOARD_MESSAGE,
+        _PHASE,
+    )
 }
 
 
@@ -203,6 +249,13 @@ class DeliveryLookup:
         it."""
         rows = await self._read_all(_UNCLOSED_BOARDS, {"unclosed_before": now_ms - grace_ms})
         return [(round_id, chat_id) for round_id, chat_id in rows]
+
+    async def replaced_boards(self, *, now_ms: int, grace_ms: int) -> list[tuple[int, int, int]]:
+        """Board messages replaced by a new phase's and not yet taken down: (round id, chat
+        id, message id), by round; one replaced less than ``grace_ms`` ago is left to the
+        worker that replaced it."""
+        rows = await self._read_all(_REPLACED_BOARDS, {"replaced_before": now_ms - grace_ms})
+        return [(round_id, chat_id, message_id) for round_id, chat_id, message_id in rows]
 
     async def _read_all(self, statement: str, params: dict[str, int]) -> list[Any]:
         return await self.db.read_all(statement, _READS_POSTGRES[statement], params)

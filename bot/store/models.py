@@ -37,6 +37,8 @@ UNANNOUNCED_SQL = "announced_at_ms IS NULL"
 #: Rounds whose board may still show live buttons: the open ones and, for a moment,
 #: those just ended (until the board's last edit took them away).
 UNCLOSED_SQL = "board_closed_at_ms IS NULL"
+#: Rounds with a board message replaced by a new phase's and not yet deleted (or disarmed).
+REPLACED_BOARD_SQL = "replaced_board_message_id IS NOT NULL"
 #: Row ids: BIGINT on PostgreSQL (postings pass 2^31 long before an operator's last round);
 #: on SQLite an INTEGER PRIMARY KEY is already 64-bit, and only it autoincrements.
 ID_TYPE = BigInteger().with_variant(Integer(), "sqlite")
@@ -162,6 +164,13 @@ class RoundRow(Base):
             sqlite_where=text(UNCLOSED_SQL),
             postgresql_where=text(UNCLOSED_SQL),
         ),
+        # Old boards still to be deleted (the sweep): only the few replaced just now.
+        Index(
+            "ix_rounds_replaced_board",
+            "board_replaced_at_ms",
+            sqlite_where=text(REPLACED_BOARD_SQL),
+            postgresql_where=text(REPLACED_BOARD_SQL),
+        ),
         # The console: rounds by start date and totals by day of their end.
         Index("ix_rounds_started_at_ms", "started_at_ms"),
         Index("ix_rounds_ended_at_ms", "ended_at_ms"),
@@ -211,6 +220,10 @@ class RoundRow(Base):
     #: nothing to edit; an ended round without it may still show live buttons, and the
     #: sweep edits it once no worker is about to.
     board_closed_at_ms: Mapped[int | None]
+    #: The board message a new phase's replaced, until it is deleted or its buttons are
+    #: taken off, and since when: the sweep does that for a worker that died first.
+    replaced_board_message_id: Mapped[int | None]
+    board_replaced_at_ms: Mapped[int | None]
     #: How many bets and grabs the round has (so a command loads only its player's own).
     bet_count: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     grab_count: Mapped[int] = mapped_column(Integer, default=0, server_default="0")

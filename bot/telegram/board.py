@@ -196,7 +196,8 @@ class Board:
         """Queue the boards and results that should be out by now and that no worker is
         sending, and the last edits of ended rounds' boards not made: the worker that
         claimed one died (its lease ran out), or the worker that started or ended the
-        round never got to it (a lease after it did so)."""
+        round never got to it (a lease after it did so); and the boards a new phase's
+        replaced that their worker did not take down."""
         grace = self.lease_ms
         for state, ended in await self.service.unannounced(unclaimed_grace_ms=grace):
             self.announce(state, ended)
@@ -204,6 +205,8 @@ class Board:
             self.post(chat_id, round_id)
         for round_id, chat_id in await self.service.unclosed_boards(grace_ms=grace):
             self.close(chat_id, round_id)
+        for round_id, chat_id, message_id in await self.service.replaced_boards(grace_ms=grace):
+            self._take_down_replaced(chat_id, round_id, message_id)
 
     def forget_quiet(self) -> None:
         """Forget the boards and edit times whose time ran out."""
@@ -428,13 +431,34 @@ class Board:
                 chat_id, old, text, markup, priority=Priority.PHASE, round_id=round_id
             )
             return
+        # The old board is remembered with the new one, until it is taken down: a worker
+        # that dies before that leaves it to the sweep (``redeliver``), not live.
+        if not await self.service.replace_board_message(round_id, old, new):
+            # Another worker replaced the old board first: this message is a second one.
+            await self.messenger.take_down(chat_id, new, round_id=round_id)
+            return
         self._shown[round_id] = shown
         self._edited_at[chat_id] = time.monotonic()
-        await self.service.set_board_message(round_id, new)
         await self._close_if_ended(chat_id, round_id)
-        if not await self.messenger.delete(chat_id, old, round_id=round_id):
-            # It stays (refused, or Telegram was unreachable): without live buttons.
-            await self.messenger.disarm(chat_id, old, round_id=round_id)
+        self._take_down_replaced(chat_id, round_id, old)
+
+    def _take_down_replaced(self, chat_id: int, round_id: int, message_id: int) -> None:
+        """Delete a board message a new phase's replaced (or take its buttons off), beside
+        the chat's queue, unless this process is at it; forget it once that is settled.
+        One Telegram could not be reached for stays remembered, for the sweep."""
+        key = ("replaced", round_id)
+        if key in self._delivering:
+            return
+        self._delivering.add(key)
+
+        async def job() -> None:
+            try:
+                if await self.messenger.take_down(chat_id, message_id, round_id=round_id):
+                    await self.service.replaced_board_gone(round_id, message_id)
+            finally:
+                self._delivering.discard(key)
+
+        self.outbox.put_aside(job)
 
     async def _close_if_ended(self, chat_id: int, round_id: int) -> None:
         """Once a board message is recorded: if the round ended meanwhile (in another

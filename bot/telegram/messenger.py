@@ -332,41 +332,40 @@ class Messenger:
             raise
         return True
 
-    async def delete(self, chat_id: int, message_id: int, *, round_id: int | None = None) -> bool:
-        """Delete one of the bot's messages; whether it is gone."""
+    async def take_down(
+        self, chat_id: int, message_id: int, *, round_id: int | None = None
+    ) -> bool:
+        """Delete one of the bot's messages or, where Telegram will not (too old to delete,
+        or its answer lost), take its buttons off; whether that is settled: done, or
+        refused for good (the message is gone). False: Telegram could not be reached for
+        as long as a message is tried, and the message may still show its buttons."""
 
-        async def attempt() -> bool:
+        async def delete() -> bool:
             return await self.bot.delete_message(chat_id, message_id)
 
-        delivery = Delivery("delete", "deleteMessage", chat_id, round_id)
         try:
-            return await self._tried(attempt, delivery, None)
+            await self._tried(delete, Delivery("delete", "deleteMessage", chat_id, round_id), None)
+            return True
         except TelegramError as error:
             log.info("chat %s: deleting message %s: %s", chat_id, message_id, error)
-            return False
 
-    async def disarm(self, chat_id: int, message_id: int, *, round_id: int | None = None) -> bool:
-        """Take the buttons off one of the bot's messages (one it could not delete);
-        whether they are gone."""
-
-        async def attempt() -> bool:
+        async def disarm() -> None:
             await self.rate.acquire(Priority.CLOSING, EDIT_COST)
             try:
                 await self.bot.edit_message_reply_markup(
                     chat_id=chat_id, message_id=message_id, reply_markup=None
                 )
             except BadRequest as error:
-                if "not modified" in str(error).lower():
-                    return True
-                raise
-            return True
+                if "not modified" not in str(error).lower():
+                    raise
 
         delivery = Delivery("closing", "editMessageReplyMarkup", chat_id, round_id)
         try:
-            return await self._tried(attempt, delivery, None)
+            await self._tried(disarm, delivery, None)
+            return True
         except TelegramError as error:
             log.info("chat %s: taking the buttons off message %s: %s", chat_id, message_id, error)
-            return False
+            return is_refusal(error)
 
     async def toast(self, query_id: str, text: str) -> bool:
         """Answer a button press with a short notice (plain text, at most 200 characters),

@@ -212,3 +212,28 @@ async def test_an_ended_rounds_board_is_to_be_closed_until_recorded_after_the_gr
     # A board recorded anew (a worker that died after sending it) is to be closed again.
     await service.set_board_message(open_round.round.id, 9)
     assert len(await service.unclosed_boards(grace_ms=0)) == 1
+
+
+async def test_a_replaced_board_is_remembered_until_taken_down_and_left_to_its_worker_first(
+    service: GameService, clock: Clock
+) -> None:
+    await open_table(service)
+    started = await service.start_round(GROUP, actor=DEALER)
+    assert started.round is not None
+    round_id = started.round.id
+    await service.set_board_message(round_id, 7)
+
+    assert await service.replace_board_message(round_id, 7, 8) is True
+    assert await service.board_message(round_id) == 8
+    assert await service.replaced_boards(grace_ms=DELIVERY_LEASE_MS) == []  # its worker's
+    clock.advance(DELIVERY_LEASE_MS / 1000)
+    assert await service.replaced_boards(grace_ms=DELIVERY_LEASE_MS) == [(round_id, GROUP, 7)]
+
+    # Another worker replaced 7 too, later: its message is not recorded as the board.
+    assert await service.replace_board_message(round_id, 7, 9) is False
+    assert await service.board_message(round_id) == 8
+
+    await service.replaced_board_gone(round_id, 6)  # not the one remembered: nothing
+    assert len(await service.replaced_boards(grace_ms=0)) == 1
+    await service.replaced_board_gone(round_id, 7)
+    assert await service.replaced_boards(grace_ms=0) == []

@@ -190,5 +190,7 @@ async def test_a_sweep_with_nothing_to_do_opens_no_unit_of_work(
         assert await service.due_chat_ids() == []
         assert await service.unannounced(unclaimed_grace_ms=DELIVERY_LEASE_MS) == []
         assert await service.unposted_boards(unclaimed_grace_ms=DELIVERY_LEASE_MS) == []
+        assert await service.unclosed_boards(grace_ms=DELIVERY_LEASE_MS) == []
+        assert await service.replaced_boards(grace_ms=DELIVERY_LEASE_MS) == []
     assert opened == Counter()
-    assert statements == Counter({"postgres" if db.dialect == "postgresql" else "sqlite": 4})
+    assert statements == Counter({"postgres" if db.dialect == "postgresql" else "sqlite": 6})

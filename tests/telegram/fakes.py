@@ -318,6 +318,8 @@ class FakeService:
         #: Rounds whose board's last edit was recorded, and those the sweep should find.
         self.closed: set[int] = set()
         self.unclosed: set[int] = set()
+        #: Board messages a new phase's replaced, not yet taken down: round -> message.
+        self.replaced: dict[int, int] = {}
         #: Awaited inside ``advance`` and ``unannounced`` (to hold them, or fail).
         self.on_advance: Callable[[int], Awaitable[None]] | None = None
         self.on_redeliver_lookup: Callable[[], Awaitable[None]] | None = None
@@ -370,6 +372,26 @@ class FakeService:
         self._note("set_board_message", round_id, message_id)
         self.board_messages[round_id] = message_id
         self.board_claims.discard(round_id)
+
+    async def replace_board_message(self, round_id: int, old: int, new: int) -> bool:
+        self._note("replace_board_message", round_id, old, new)
+        if self.board_messages.get(round_id) != old:
+            return False
+        self.board_messages[round_id] = new
+        self.replaced[round_id] = old
+        return True
+
+    async def replaced_board_gone(self, round_id: int, message_id: int) -> None:
+        self._note("replaced_board_gone", round_id, message_id)
+        if self.replaced.get(round_id) == message_id:
+            del self.replaced[round_id]
+
+    async def replaced_boards(self, *, grace_ms: int) -> list[tuple[int, int, int]]:
+        self._note("replaced_boards", grace_ms)
+        return [
+            (round_id, self.rounds[round_id].chat_id, message_id)
+            for round_id, message_id in self.replaced.items()
+        ]
 
     async def round_ended(self, round_id: int) -> bool:
         self._note("round_ended", round_id)

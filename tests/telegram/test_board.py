@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-from typing import cast
+from typing import Any, cast
 
 import pytest
 from telegram import Bot
@@ -428,10 +428,12 @@ async def test_a_new_phase_is_a_new_board_message_and_the_old_one_is_deleted(
     opened = betting(shell.round)
     shell.service.put(opened)
     recorded_at_delete: list[dict[int, int]] = []
+    replaced_at_delete: list[dict[int, int]] = []
     delete = shell.bot.delete_message
 
     async def deleting(chat_id: int, message_id: int) -> bool:
         recorded_at_delete.append(dict(shell.service.board_messages))
+        replaced_at_delete.append(dict(shell.service.replaced))
         return await delete(chat_id, message_id)
 
     shell.bot.delete_message = deleting  # type: ignore[method-assign]
@@ -450,9 +452,11 @@ async def test_a_new_phase_is_a_new_board_message_and_the_old_one_is_deleted(
     assert "Betting" in new.args["text"]
     assert shell.bot.of("delete_message")[0].args == {"chat_id": GROUP, "message_id": 1}
     assert shell.service.board_messages == {7: 2}
-    # Recorded before the old one goes: a crash in between leaves a record of a message
-    # that exists.
+    # Recorded before the old one goes, and the old one with it: a crash in between
+    # leaves a record of a message that exists, and of the one still to be taken down.
     assert recorded_at_delete == [{7: 2}]
+    assert replaced_at_delete == [{7: 1}]
+    assert shell.service.replaced == {}  # taken down: forgotten
 
     # The new message is the board from now on.
     bet = engine.bet(opened, BOB.id, 500, free_chips=10**9, now_ms=opened.deadline_ms - 1)
@@ -504,7 +508,9 @@ async def test_grabbing_opens_on_a_new_board_message_too(shell: BoardShell) -> N
     assert grab.args["text"] == shell.board_text(grabs_open)
     assert f"{SETTINGS.grab_seconds}s left" in grab.args["text"]
     assert [c.args["message_id"] for c in shell.bot.of("delete_message")] == [1, 2]
-    assert [c.args for c in shell.service.called("set_board_message")] == [(7, 1), (7, 2), (7, 3)]
+    assert [c.args for c in shell.service.called("set_board_message")] == [(7, 1)]
+    replaced = shell.service.called("replace_board_message")
+    assert [c.args for c in replaced] == [(7, 1, 2), (7, 2, 3)]
     assert shell.bot.of("edit_message_text") == []
 
 
@@ -652,6 +658,69 @@ async def test_an_old_board_that_cannot_be_deleted_stays_but_the_new_one_is_the_
     # The old board that stays has no live buttons.
     (disarm,) = shell.bot.of("edit_message_reply_markup")
     assert disarm.args == {"chat_id": GROUP, "message_id": 1, "reply_markup": None}
+
+
+async def test_an_old_board_telegram_could_not_be_reached_for_is_taken_down_by_the_sweep(
+    shell: BoardShell,
+) -> None:
+    await shell.posted()
+    opened = betting(shell.round)
+    shell.service.put(opened)
+    shell.bot.fail_always(NetworkError("Bad Gateway"), "delete_message")
+    shell.bot.fail_always(NetworkError("Bad Gateway"), "edit_message_reply_markup")
+
+    shell.board.repost(opened)
+    await shell.settle()
+    assert shell.service.board_messages == {7: 2}
+    assert shell.service.replaced == {7: 1}  # still live, and remembered
+
+    shell.bot.recover()
+    await shell.board.redeliver()
+    await shell.settle()
+
+    assert [c.args["message_id"] for c in shell.bot.of("delete_message")] == [1]
+    assert shell.service.replaced == {}
+
+
+async def test_an_old_board_whose_worker_died_before_taking_it_down_is_taken_down_by_the_sweep(
+    shell: BoardShell,
+) -> None:
+    await shell.posted()
+    opened = betting(shell.round)
+    shell.service.put(opened)
+    # What a worker killed between recording the new board and deleting the old one left.
+    shell.service.board_messages[7] = 2
+    shell.service.replaced[7] = 1
+
+    await shell.board.redeliver()
+    await shell.board.redeliver()  # the next sweep, while the first is on its way
+    await shell.settle()
+
+    assert [c.args["message_id"] for c in shell.bot.of("delete_message")] == [1]
+    assert shell.service.replaced == {}
+    assert shell.service.board_messages == {7: 2}
+
+
+async def test_a_board_posted_anew_after_another_worker_replaced_the_old_one_is_taken_down(
+    shell: BoardShell,
+) -> None:
+    await shell.posted()
+    opened = betting(shell.round)
+    shell.service.put(opened)
+    send = shell.bot.send_message
+
+    async def other_worker_first(*args: Any, **kwargs: Any) -> Any:
+        shell.service.board_messages[7] = 55  # its new board, recorded while ours went out
+        return await send(*args, **kwargs)
+
+    shell.bot.send_message = other_worker_first  # type: ignore[method-assign]
+    shell.board.repost(opened)
+    await shell.settle()
+
+    assert shell.service.board_messages == {7: 55}
+    # Ours is a second board: taken down, not recorded; the old one is the other's job.
+    assert [c.args["message_id"] for c in shell.bot.of("delete_message")] == [2]
+    assert shell.service.replaced == {}
 
 
 # -- results and shoes --------------------------------------------------------------------
@@ -839,7 +908,7 @@ async def test_what_shows_a_deadline_uses_the_database_as_urgent_work_and_a_bet_
     shell.board.announce(ended, event)
     await shell.settle()
     urgent = {call.name for call in shell.service.calls if call.urgent}
-    assert {"round", "set_board_message", "claim_announcement", "mark_announced"} <= urgent
+    assert {"round", "replace_board_message", "claim_announcement", "mark_announced"} <= urgent
 
 
 async def test_a_new_phase_shown_by_an_edit_is_not_shown_once_the_phase_is_over_by_its_turn(

@@ -271,14 +271,40 @@ async def test_a_refused_edit_is_logged_and_reported_as_false(
     assert str(error) in caplog.text
 
 
-async def test_a_delete_says_whether_the_message_is_gone(
+async def test_a_message_taken_down_is_deleted(messenger: Messenger, bot: FakeBot) -> None:
+    assert await messenger.take_down(GROUP, 5) is True
+
+    assert bot.of("delete_message")[0].args == {"chat_id": GROUP, "message_id": 5}
+    assert bot.of("edit_message_reply_markup") == []
+
+
+async def test_a_message_telegram_will_not_delete_loses_its_buttons(
     messenger: Messenger, bot: FakeBot
 ) -> None:
-    assert await messenger.delete(GROUP, 5) is True
-    assert bot.of("delete_message")[0].args == {"chat_id": GROUP, "message_id": 5}
+    bot.fail_next(BadRequest("Message can't be deleted"), "delete_message")
 
-    bot.fail_next(BadRequest("Message can't be deleted"))
-    assert await messenger.delete(GROUP, 6) is False
+    assert await messenger.take_down(GROUP, 6) is True
+
+    (disarmed,) = bot.of("edit_message_reply_markup")
+    assert disarmed.args == {"chat_id": GROUP, "message_id": 6, "reply_markup": None}
+
+
+async def test_a_message_gone_already_is_taken_down(messenger: Messenger, bot: FakeBot) -> None:
+    bot.fail_next(BadRequest("Message to delete not found"), "delete_message")
+    bot.fail_next(BadRequest("Message to edit not found"), "edit_message_reply_markup")
+
+    assert await messenger.take_down(GROUP, 6) is True
+
+
+async def test_a_message_not_taken_down_while_telegram_is_unreachable_says_so(
+    messenger: Messenger, bot: FakeBot
+) -> None:
+    bot.fail_always(NetworkError("Bad Gateway"))
+
+    assert await messenger.take_down(GROUP, 6) is False
+
+    bot.recover()
+    assert await messenger.take_down(GROUP, 6) is True
 
 
 # -- toasts -------------------------------------------------------------------------------
@@ -347,8 +373,9 @@ async def test_a_delete_that_fails_on_the_way_is_tried_again(
 ) -> None:
     bot.fail_next(TimedOut())
 
-    assert await messenger.delete(GROUP, 5) is True
+    assert await messenger.take_down(GROUP, 5) is True
     assert len(bot.of("delete_message")) == 1
+    assert bot.of("edit_message_reply_markup") == []
 
 
 # -- the group's minute -------------------------------------------------------------------
@@ -491,7 +518,7 @@ async def test_edits_deletes_and_toasts_do_not_count_against_the_groups_minute()
 
     await counted.messenger.edit(GROUP, 1, "board, edited", None)
     await counted.messenger.edit(GROUP, 1, "board, edited again", None)
-    await counted.messenger.delete(GROUP, 1)
+    await counted.messenger.take_down(GROUP, 1)
     await counted.messenger.toast("q1", "Bet placed.")
     await spin()
 
