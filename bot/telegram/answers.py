@@ -4,8 +4,10 @@ whole answers (``batches``), and kept in the database while they wait
 the restarted one, sends them once its claim on them ran out (``bot.service.answers``).
 
 An answer that goes out at once is not written: only one that has to wait for the
-group's budget, or whose send failed, is. A write that fails (the database is down)
-leaves the answer in memory, to be sent all the same unless the process dies too.
+group's budget, or whose send is slow or failed, is. An update is confirmed to Telegram
+only once the answers it left waiting are written (``AnswerKeeping.written``). A write
+that fails (the database is down) leaves the answer in memory, to be sent all the same
+unless the process dies too.
 """
 
 from __future__ import annotations
@@ -114,6 +116,14 @@ class AnswerKeeping:
         self._to_keep.append((chat_id, answer))
         if self._writing is None or self._writing.done():
             self._writing = asyncio.get_running_loop().create_task(self._write())
+
+    async def written(self) -> None:
+        """Wait until the answers given to ``keep`` so far are written (or their write
+        failed): an update is confirmed to Telegram only then, so that a worker that dies
+        before has the update sent again rather than its answer lost."""
+        writing = self._writing
+        if writing is not None and not writing.done():
+            await asyncio.wait({writing})
 
     def done(self, answers: Sequence[Answer]) -> None:
         """These answers went out (or are given up): forget their rows."""

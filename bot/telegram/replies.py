@@ -9,8 +9,9 @@ so everybody gets an answer, a little later and combined.
 An answer leaves its queue only once Telegram has it: one whose send failed on the way
 (after the messenger's tries) goes back to the front of its group's queue and is tried
 again at the next slot, whole or split again, until ``ANSWER_GIVE_UP_SECONDS``. An answer
-that waits is kept in the database meanwhile (``bot.telegram.answers``), so that one
-that waited when its worker died is sent by another, or by it once restarted. A toast
+that waits (or whose send is slow) is kept in the database meanwhile
+(``bot.telegram.answers``), so that one that waited when its worker died is sent by
+another, or by it once restarted. A toast
 that cannot reach Telegram while the press is fresh goes to the chat as an answer.
 """
 
@@ -45,6 +46,9 @@ CONFIRM_WITHIN_SECONDS = 1.0
 RETRY_SECONDS = 2.0
 #: How long an answer is kept trying: past it, what it answers is long gone.
 ANSWER_GIVE_UP_SECONDS = 600.0
+#: How long a send of answers may take before they are kept in the database: a send that
+#: takes longer is waiting for Telegram (tried again, or behind the bot's rate).
+KEEP_SENDING_AFTER_SECONDS = 1.0
 
 
 class Replies:
@@ -62,12 +66,14 @@ class Replies:
         clock: Callable[[], float] = time.monotonic,
         retry_seconds: float = RETRY_SECONDS,
         keeping: AnswerKeeping | None = None,
+        keep_sending_after: float = KEEP_SENDING_AFTER_SECONDS,
     ) -> None:
         self.messenger = messenger
         self.outbox = outbox
         self.chats = chats
         self.clock = clock
         self.retry_seconds = retry_seconds
+        self.keep_sending_after = keep_sending_after
         self.keeping = keeping if keeping is not None else AnswerKeeping(None, clock=clock)
         self.budget = SendBudget(per_minute, clock=clock)
         #: Answers waiting per group; a group is here only while some wait.
@@ -227,6 +233,10 @@ class Replies:
         self.budget.take(chat_id)
         if later:
             self._put_back(chat_id, [answer for batch in later for answer in batch])
+        # A slow send waits for Telegram (its tries): kept meanwhile, as waiting answers are.
+        slow = asyncio.get_running_loop().call_later(
+            self.keep_sending_after, self._keep_all, chat_id, message
+        )
         try:
             if len(message) == 1 and message[0].reply_to:
                 await self._send(chat_id, message[0].text, message[0].reply_to)
@@ -240,12 +250,17 @@ class Replies:
                 error,
                 exc_info=not isinstance(error, TelegramError),
             )
-            for answer in message:
-                self.keeping.keep(chat_id, answer)
+            self._keep_all(chat_id, message)
             self._put_back(chat_id, message, not_before=self.retry_seconds)
             return
+        finally:
+            slow.cancel()
         # Sent, or refused for good (logged): either way Telegram answered.
         self.keeping.done(message)
+
+    def _keep_all(self, chat_id: int, answers: list[Answer]) -> None:
+        for answer in answers:
+            self.keeping.keep(chat_id, answer)
 
     def _fresh(self, chat_id: int, answers: list[Answer]) -> list[Answer]:
         """The answers still worth sending; those waiting past ``ANSWER_GIVE_UP_SECONDS``

@@ -21,6 +21,7 @@ from telegram.ext import (
     CallbackContext,
     CallbackQueryHandler,
     MessageHandler,
+    TypeHandler,
     filters,
 )
 from telegram.request import BaseRequest
@@ -206,6 +207,9 @@ class GameBot:
             MessageHandler(group & filters.TEXT, self._guard(self.play.text, MESSAGE))
         )
         application.add_handler(CallbackQueryHandler(self._guard(self.play.button, BUTTON)))
+        # After every other handler (and the error handler): the update is confirmed to
+        # Telegram once this returns, so its waiting answers must be in the database.
+        application.add_handler(TypeHandler(Update, self._answers_written), group=1)
         application.add_error_handler(self.on_error)
 
     def _guard(self, handler: Handler, kind: str) -> Handler:
@@ -227,6 +231,9 @@ class GameBot:
                 observer.update_handled(kind, time.perf_counter() - started)
 
         return guarded
+
+    async def _answers_written(self, update: Update, context: Any) -> None:
+        await self.replies.keeping.written()
 
     async def on_error(self, update: object, context: CallbackContext[Any, Any, Any, Any]) -> None:
         """Log unexpected errors; tell the user nothing changed where we can, in a line

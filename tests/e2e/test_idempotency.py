@@ -62,14 +62,21 @@ async def test_redelivered_bet_and_stale_buttons_have_no_effect(e2e: E2E) -> Non
     balance = await e2e.service.balance(BET_GROUP, PLAYER["id"])
     assert (balance.available, balance.held) == (CREDIT_CENTS - 18_000, 18_000)
     assert await ledger_count(e2e, BET_GROUP, "bet", state.id) == 1
-    # The bet is confirmed once; the duplicate is silent (no "your bet is already 10.00").
-    replies = [
-        entry
-        for entry in e2e.sends(BET_GROUP)
-        if entry["reply_to_message_id"] == bet["message"]["message_id"]
-    ]
-    assert [entry["plain_text"] for entry in replies] == [
-        texts.message("answer.bet_placed", amount=1_000)
+
+    # The bet is confirmed once; the duplicate is answered "Already done." (it comes again
+    # only if the first handling was not confirmed, whose answer may be lost), not "your
+    # bet is already 10.00".
+    def replies() -> list[str]:
+        return [
+            entry["plain_text"]
+            for entry in e2e.sends(BET_GROUP)
+            if entry["reply_to_message_id"] == bet["message"]["message_id"]
+        ]
+
+    await e2e.fake.wait_for(lambda: len(replies()) >= 2)
+    assert replies() == [
+        texts.message("answer.bet_placed", amount=1_000),
+        texts.message("answer.duplicate"),
     ]
 
     state = await e2e.wait_phase(BET_GROUP, Phase.GRABBING, state.id)
@@ -157,15 +164,21 @@ async def test_redelivered_credit_is_not_announced_twice(e2e: E2E) -> None:
     e2e.fake.redeliver(credit["update_id"])
     await e2e.barrier(group, ADMIN)
     assert (await e2e.service.balance(group, PLAYER["id"])).available == CREDIT_CENTS + 500
-    announced = [
-        e["plain_text"]
-        for e in e2e.sends(group)
-        if e["reply_to_message_id"] == credit["message"]["message_id"]
-    ]
-    assert announced == [
+
+    def announced() -> list[str]:
+        return [
+            e["plain_text"]
+            for e in e2e.sends(group)
+            if e["reply_to_message_id"] == credit["message"]["message_id"]
+        ]
+
+    # Credited once, and said once; the repeat is answered "Already done."
+    await e2e.fake.wait_for(lambda: len(announced()) >= 2)
+    assert announced() == [
         await e2e.message(
             group, "credit.done", amount=500, name=shown(PLAYER), available=CREDIT_CENTS + 500
-        )
+        ),
+        await e2e.message(group, "answer.duplicate"),
     ]
 
 

@@ -40,9 +40,13 @@ class MemoryStore:
         self.renewed: list[list[int]] = []
         self.unheld: list[KeptRecord] = []
         self.down = False
+        #: Cleared to hold writes (a slow database).
+        self.writable = asyncio.Event()
+        self.writable.set()
         self._next = 1
 
     async def keep(self, answers: Sequence[NewAnswer]) -> list[int]:
+        await self.writable.wait()
         if self.down:
             raise ConnectionRefusedError(111, "the database is down")
         ids = list(range(self._next, self._next + len(answers)))
@@ -82,6 +86,7 @@ class KeepingShell:
             clock=self.clock,
             retry_seconds=0.01,
             keeping=self.keeping,
+            keep_sending_after=0.05,
         )
 
     async def settle(self) -> None:
@@ -197,3 +202,38 @@ async def test_with_the_database_down_a_waiting_answer_still_goes_out(shell: Kee
     shell.past_the_slot()
     await eventually(lambda: len(shell.bot.texts) == 2)
     assert shell.bot.texts[1] == "You have RM0.00"
+
+
+async def test_an_update_is_confirmed_only_once_its_waiting_answer_is_written(
+    shell: KeepingShell,
+) -> None:
+    await shell.spend_the_minute()
+    shell.store.writable.clear()
+    shell.replies.reply(message_update(GROUP, BOB, "/balance"), "You have RM0.00")
+
+    written = asyncio.create_task(shell.keeping.written())
+    await asyncio.sleep(0.05)
+    assert not written.done()  # what the shell awaits before the update counts as handled
+
+    shell.store.writable.set()
+    await asyncio.wait_for(written, 1.0)
+    assert [row.text for row in shell.store.rows.values()] == ["You have RM0.00"]
+
+
+async def test_nothing_to_write_confirms_an_update_at_once(shell: KeepingShell) -> None:
+    shell.store.writable.clear()  # a write would hang
+    await asyncio.wait_for(shell.keeping.written(), 1.0)
+
+
+async def test_an_answer_whose_send_is_slow_is_kept_until_telegram_has_it(
+    shell: KeepingShell,
+) -> None:
+    shell.bot.hold()  # Telegram takes its time
+    shell.replies.reply(message_update(GROUP, ANN, "/balance"), "You have RM5.00")
+    await eventually(lambda: bool(shell.store.rows))
+    assert [row.text for row in shell.store.rows.values()] == ["You have RM5.00"]
+
+    shell.bot.release()
+    await eventually(lambda: shell.bot.texts == ["You have RM5.00"])
+    await shell.settle()
+    assert shell.store.rows == {} and shell.keeping.held == 0

@@ -12,7 +12,7 @@ from bot.engine.errors import GameError
 from bot.engine.settings import SETTING_NAMES
 from bot.money import format_bps, format_signed
 from bot.service.game import Person
-from bot.telegram.handlers.base import ShellParts, amount_argument
+from bot.telegram.handlers.base import ShellParts, already_done, amount_argument
 from bot.telegram.lookups import person_of
 from bot.telegram.parsing import looks_like_number, parse_typed_amount, parse_user_id
 from bot.telegram.views import display_name
@@ -42,6 +42,7 @@ class AdminHandlers:
         chat_id, person = await self.parts.admins.require(update)
         changed = await self.service.set_open(chat_id, person, is_open, update_id=update.update_id)
         if changed is None:
+            already_done(self.parts, update)
             return
         keys = {
             True: ("table.opened", "table.already_open"),
@@ -73,6 +74,7 @@ class AdminHandlers:
             chat_id, person, args[0], " ".join(args[1:]), update_id=update.update_id
         )
         if changed is None:
+            already_done(self.parts, update)
             return
         self.chats.forget(chat_id)
         name, old, new = changed
@@ -142,6 +144,7 @@ class AdminHandlers:
         action = self.service.credit if credit else self.service.debit
         balance = await action(chat_id, person, target.id, amount, update_id=update.update_id)
         if balance is None:
+            already_done(self.parts, update)
             return
         text = await self.chats.text(
             chat_id,
@@ -158,6 +161,7 @@ class AdminHandlers:
         amount = amount_argument(context, "/fund 1000")
         balance = await self.service.fund(chat_id, person, amount, update_id=update.update_id)
         if balance is None:
+            already_done(self.parts, update)
             return
         text = await self.chats.text(chat_id, "fund.done", amount=amount, balance=balance)
         self.reply(update, text)

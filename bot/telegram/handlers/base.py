@@ -40,3 +40,13 @@ def sender(update: Update) -> tuple[int, Person, int]:
     """The chat, the person and the update id of a command."""
     assert update.effective_chat is not None and update.effective_user is not None
     return update.effective_chat.id, person_of(update.effective_user), update.update_id
+
+
+def already_done(parts: ShellParts, update: Update) -> None:
+    """Answer an update Telegram sent again, handled before ("Already done."): it comes
+    again only when the first handling was not confirmed to Telegram (the worker died, or
+    the confirmation was lost), and that answer may not have gone out."""
+    chat = update.effective_chat
+    if chat is not None:
+        text = parts.chats.text_offline(chat, update.effective_user, "answer.duplicate")
+        parts.replies.reply(update, text)

@@ -12,7 +12,7 @@ from bot.engine.errors import GameError
 from bot.engine.round import BetCancelled, BetPlaced, BidPlaced, Grabbed, Phase
 from bot.money import parse_amount
 from bot.service.game import CommandResult
-from bot.telegram.handlers.base import ShellParts, amount_argument, sender
+from bot.telegram.handlers.base import ShellParts, already_done, amount_argument, sender
 from bot.telegram.lookups import person_of
 from bot.telegram.views import ButtonPress
 
@@ -76,7 +76,8 @@ class PlayHandlers:
         amount = 0 if off else await self._bet_amount(update, context, "/autobet 20")
         change = await self.service.set_autobet(chat_id, person, amount, update_id=update_id)
         if change is None:
-            return  # Telegram sent it again: it was answered the first time
+            already_done(self.parts, update)
+            return
         if change.placed is not None:
             self.parts.progress.publish(chat_id, change.placed)
         if change.after is None:
@@ -141,7 +142,7 @@ class PlayHandlers:
         chats = self.parts.chats
         again = await self.service.same_again(chat_id, person, round_id, update_id=update_id)
         if again is None:
-            self.parts.replies.reply(update, await chats.text(chat_id, "answer.duplicate"))
+            already_done(self.parts, update)
         elif again.placed is not None:
             self.parts.progress.publish(chat_id, again.placed)
             await self._confirm(update, chat_id, again.placed)
@@ -168,10 +169,7 @@ class PlayHandlers:
     async def _confirm(self, update: Update, chat_id: int, result: CommandResult) -> None:
         chats = self.parts.chats
         if result.duplicate:
-            # Telegram sent the update again: a button still wants its toast; a message
-            # was answered the first time.
-            if update.callback_query is not None:
-                self.parts.replies.reply(update, await chats.text(chat_id, "answer.duplicate"))
+            already_done(self.parts, update)
             return
         for event in result.events:
             if isinstance(event, BidPlaced):

@@ -14,7 +14,7 @@ from telegram.constants import ChatType
 from bot.engine.errors import GameError
 from bot.engine.verification import RevealedShoe, verify_round
 from bot.rules.fairness import CLIENT_SEED_MAX
-from bot.telegram.handlers.base import ShellParts, sender
+from bot.telegram.handlers.base import ShellParts, already_done, sender
 from bot.telegram.handlers.info import private_language
 from bot.telegram.i18n import translate
 from bot.telegram.parsing import MAX_ROUND_ID, ascii_number
@@ -58,7 +58,8 @@ class VerifyHandlers:
         params: dict[str, Any] = {"most": CLIENT_SEED_MAX}
         if args:
             seed = await self.service.set_client_seed(person, " ".join(args), update_id=update_id)
-            if seed is None:  # the update was handled before
+            if seed is None:
+                already_done(self.parts, update)
                 return
             key = "seed.set"
             params["seed"] = seed
