@@ -48,17 +48,32 @@ class DeliveryUseCases(ServiceCore):
         went out."""
         return await self._lease(round_id, Message.RESULTS, lease_ms, renew=True)
 
-    async def set_board_message(self, round_id: int, message_id: int) -> None:
-        """Record that Telegram has a round's board (``BOARD_REFUSED``: it refused it)."""
-        await self.store.delivery_records.set_board_message(round_id, message_id)
+    async def set_board_message(
+        self, round_id: int, message_id: int, phase: Phase | None = None
+    ) -> None:
+        """Record that Telegram has a round's board, showing ``phase`` (``BOARD_REFUSED``,
+        no phase: it refused it)."""
+        shown = None if phase is None else phase.value
+        await self.store.delivery_records.set_board_message(round_id, message_id, shown)
 
-    async def replace_board_message(self, round_id: int, old: int, new: int) -> bool:
-        """Record that Telegram has a new board message in place of ``old``, which is
-        remembered until ``replaced_board_gone``; False if another worker replaced ``old``
-        first (then ``new`` is a second board, to be taken down)."""
+    async def replace_board_message(self, round_id: int, old: int, new: int, phase: Phase) -> bool:
+        """Record that Telegram has a new board message showing ``phase`` in place of
+        ``old``, which is remembered until ``replaced_board_gone``; False if another worker
+        replaced ``old`` first (then ``new`` is a second board, to be taken down)."""
         return await self.store.delivery_records.replace_board_message(
-            round_id, old, new, now_ms=self.clock()
+            round_id, old, new, phase.value, now_ms=self.clock()
         )
+
+    async def mark_phase_shown(self, round_id: int, message_id: int, phase: Phase) -> None:
+        """Record that the round's board, ``message_id``, shows ``phase`` (nothing if the
+        board is another message by now)."""
+        await self.store.delivery_records.mark_phase_shown(round_id, message_id, phase.value)
+
+    async def unshown_phases(self) -> list[tuple[int, int, Phase]]:
+        """Open rounds whose posted board does not show their phase yet: (round id, chat
+        id, phase). A phase just begun is among them until its worker has shown it."""
+        rows = await self.store.delivery_lookup.unshown_phases()
+        return [(round_id, chat_id, Phase(phase)) for round_id, chat_id, phase in rows]
 
     async def replaced_board_gone(self, round_id: int, message_id: int) -> None:
         """Record that a replaced board message is deleted, or has no buttons left."""

@@ -15,6 +15,7 @@ only a crash between Telegram's answer and recording it repeats one.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from enum import Enum
 from typing import Any
 
@@ -22,6 +23,8 @@ from bot.store.db import Database
 from bot.store.models import OPEN_PHASES_SQL, REPLACED_BOARD_SQL, UNCLOSED_SQL
 from bot.store.round_sql import Positional
 
+#: A statement's parameters: ids, times, a phase's name.
+Params = Mapping[str, int | str | None]
 #: ``board_message_id`` of a round whose board Telegram refused: it is not tried again.
 BOARD_REFUSED = 0
 
@@ -57,15 +60,19 @@ _LEASES = {
 }
 #: A new board message is not closed yet, whatever the one it replaced was.
 _SET_BOARD_MESSAGE = (
-    "UPDATE rounds SET board_message_id = :message_id, board_closed_at_ms = NULL "
-    "WHERE id = :round_id"
+    "UPDATE rounds SET board_message_id = :message_id, board_phase = :phase, "
+    "board_closed_at_ms = NULL WHERE id = :round_id"
 )
 #: A new phase's board in place of ``:old`` (unless another worker replaced that first),
 #: the old one remembered until it is taken down.
 _REPLACE_BOARD_MESSAGE = (
-    "UPDATE rounds SET board_message_id = :message_id, board_closed_at_ms = NULL, "
-    "replaced_board_message_id = :old, board_replaced_at_ms = :now "
+    "UPDATE rounds SET board_message_id = :message_id, board_phase = :phase, "
+    "board_closed_at_ms = NULL, replaced_board_message_id = :old, board_replaced_at_ms = :now "
     "WHERE id = :round_id AND board_message_id = :old"
+)
+#: The board ``:message_id`` (still the round's) shows ``:phase``.
+_MARK_PHASE_SHOWN = (
+    "UPDATE rounds SET board_phase = :phase WHERE id = :round_id AND board_message_id = :message_id"
 )
 _FORGET_REPLACED_BOARD = (
     "UPDATE rounds SET replaced_board_message_id = NULL, board_replaced_at_ms = NULL "
@@ -87,6 +94,7 @@ _POSTGRES = {
         *_LEASES.values(),
         _SET_BOARD_MESSAGE,
         _REPLACE_BOARD_MESSAGE,
+        _MARK_PHASE_SHOWN,
         _FORGET_REPLACED_BOARD,
         _MARK_ANNOUNCED,
         _MARK_BOARD_CLOSED,
@@ -111,18 +119,31 @@ class DeliveryRecords:
         params = {"round_id": round_id, "now": now_ms, "claimed_until": now_ms + lease_ms}
         return await self._update(_LEASES[message, renew], params) == 1
 
-    async def set_board_message(self, round_id: int, message_id: int) -> None:
-        """Telegram has the round's board (``BOARD_REFUSED``: it refused it)."""
-        await self._update(_SET_BOARD_MESSAGE, {"round_id": round_id, "message_id": message_id})
+    async def set_board_message(self, round_id: int, message_id: int, phase: str | None) -> None:
+        """Telegram has the round's board, showing ``phase`` (``BOARD_REFUSED``, no phase:
+        it refused it)."""
+        params: Params = {"round_id": round_id, "message_id": message_id, "phase": phase}
+        await self._update(_SET_BOARD_MESSAGE, params)
 
     async def replace_board_message(
-        self, round_id: int, old: int, new: int, *, now_ms: int
+        self, round_id: int, old: int, new: int, phase: str, *, now_ms: int
     ) -> bool:
-        """Telegram has a new board message, ``new``, in place of ``old``, which is to be
-        taken down; False (nothing written) if the board is no longer ``old``: another
-        worker replaced it first, and ``new`` is a second board."""
-        params = {"round_id": round_id, "old": old, "message_id": new, "now": now_ms}
+        """Telegram has a new board message, ``new``, showing ``phase``, in place of
+        ``old``, which is to be taken down; False (nothing written) if the board is no
+        longer ``old``: another worker replaced it first, and ``new`` is a second board."""
+        params: Params = {
+            "round_id": round_id,
+            "old": old,
+            "message_id": new,
+            "phase": phase,
+            "now": now_ms,
+        }
         return await self._update(_REPLACE_BOARD_MESSAGE, params) == 1
+
+    async def mark_phase_shown(self, round_id: int, message_id: int, phase: str) -> None:
+        """The board ``message_id`` shows ``phase`` (nothing if it is no longer the board)."""
+        params: Params = {"round_id": round_id, "message_id": message_id, "phase": phase}
+        await self._update(_MARK_PHASE_SHOWN, params)
 
     async def forget_replaced_board(self, round_id: int, message_id: int) -> None:
         """The replaced board ``message_id`` is deleted, or has no buttons left."""
@@ -143,9 +164,9 @@ class DeliveryRecords:
         }
         await self._update(_MARK_BOARD_CLOSED, params)
 
-    async def _update(self, statement: str, params: dict[str, int]) -> int:
+    async def _update(self, statement: str, params: Params) -> int:
         """Run one ``UPDATE`` of a round row (by its id); the rows it changed (0 or 1)."""
-        return await self.db.write_one(statement, _POSTGRES[statement], params)
+        return await self.db.write_one(statement, _POSTGRES[statement], dict(params))
 
 
 #: Open rounds whose board is not posted and that no worker is posting (a lease ran out,
@@ -183,6 +204,13 @@ SELECT id, chat_id, replaced_board_message_id FROM rounds
 WHERE {REPLACED_BOARD_SQL} AND board_replaced_at_ms <= :replaced_before
 ORDER BY id
 """
+#: Open rounds whose board (posted, not refused) does not show their phase yet.
+_UNSHOWN_PHASES = f"""
+SELECT id, chat_id, phase FROM rounds
+WHERE {OPEN_PHASES_SQL} AND board_message_id > 0
+  AND (board_phase IS NULL OR board_phase <> phase)
+ORDER BY id
+"""
 _BOARD_MESSAGE = "SELECT board_message_id FROM rounds WHERE id = :round_id"
 _PHASE = "SELECT phase FROM rounds WHERE id = :round_id"
 _READS_POSTGRES = {
@@ -192,6 +220,7 @@ _READS_POSTGRES = {
         _UNANNOUNCED,
         _UNCLOSED_BOARDS,
         _REPLACED_BOARDS,
+        _UNSHOWN_PHASES,
         _BOARD_MESSAGE,
         _PHASE,
     )
@@ -256,6 +285,12 @@ class DeliveryLookup:
         worker that replaced it."""
         rows = await self._read_all(_REPLACED_BOARDS, {"replaced_before": now_ms - grace_ms})
         return [(round_id, chat_id, message_id) for round_id, chat_id, message_id in rows]
+
+    async def unshown_phases(self) -> list[tuple[int, int, str]]:
+        """Open rounds whose posted board does not show their phase: (round id, chat id,
+        phase), by id (a phase just begun is among them until its worker shows it)."""
+        rows = await self._read_all(_UNSHOWN_PHASES, {})
+        return [(round_id, chat_id, str(phase)) for round_id, chat_id, phase in rows]
 
     async def _read_all(self, statement: str, params: dict[str, int]) -> list[Any]:
         return await self.db.read_all(statement, _READS_POSTGRES[statement], params)

@@ -220,6 +220,9 @@ class RoundRow(Base):
     #: nothing to edit; an ended round without it may still show live buttons, and the
     #: sweep edits it once no worker is about to.
     board_closed_at_ms: Mapped[int | None]
+    #: The open phase the board last showed once Telegram took it: an open round whose
+    #: phase it does not show is shown again by the sweep once no worker is about to.
+    board_phase: Mapped[str | None] = mapped_column(String(16))
     #: The board message a new phase's replaced, until it is deleted or its buttons are
     #: taken off, and since when: the sweep does that for a worker that died first.
     replaced_board_message_id: Mapped[int | None]

@@ -97,6 +97,11 @@ class Board:
         #: is timed again: ``RoundProgress.window_moved``).
         self.window_moved: Callable[[CommandResult], None] | None = None
         self._shown: TTLCache[int, Rendered] = TTLCache(BOARDS_CACHED, BOARD_CACHE_SECONDS)
+        #: The phase each round's board was last recorded showing (by this process).
+        self._phase_recorded: TTLCache[int, Phase] = TTLCache(BOARDS_CACHED, BOARD_CACHE_SECONDS)
+        #: Rounds whose board the sweep found not showing their phase, and since when (a
+        #: phase is shown again once that lasted a lease: its worker died, or failed).
+        self._unshown_since: dict[tuple[int, Phase], float] = {}
         #: When each chat's board was last edited, while that still holds its next edit back.
         self._edited_at: TTLCache[int, float] = TTLCache(BOARDS_CACHED, edit_seconds)
         #: Rounds with an edit on its way: later changes ride along with it.
@@ -114,6 +119,8 @@ class Board:
         """Entries kept now, per round or per chat (each bounded, or transient)."""
         return {
             "shown": len(self._shown),
+            "phase_recorded": len(self._phase_recorded),
+            "unshown_since": len(self._unshown_since),
             "edited_at": len(self._edited_at),
             "edit_pending": len(self._edit_pending),
             "delivering": len(self._delivering),
@@ -186,7 +193,7 @@ class Board:
         group as an edit does not, and delete the old one. Only a board this worker or
         another has posted is reposted: one still being posted shows the phase anyway; nor
         one whose phase is over when its turn comes (what ended it shows itself)."""
-        self.outbox.put(state.chat_id, partial(self._repost, state.chat_id, state.id, state.phase))
+        self._show_phase(state.chat_id, state.id, state.phase)
 
     def shoe_replaced(self, state: Round, started: RoundStarted) -> None:
         """Tell the group its shoe was replaced (or retired), revealing the old one's seed."""
@@ -196,8 +203,8 @@ class Board:
         """Queue the boards and results that should be out by now and that no worker is
         sending, and the last edits of ended rounds' boards not made: the worker that
         claimed one died (its lease ran out), or the worker that started or ended the
-        round never got to it (a lease after it did so); and the boards a new phase's
-        replaced that their worker did not take down."""
+        round never got to it (a lease after it did so); the boards a new phase's
+        replaced that their worker did not take down; and the phases no board shows."""
         grace = self.lease_ms
         for state, ended in await self.service.unannounced(unclaimed_grace_ms=grace):
             self.announce(state, ended)
@@ -207,6 +214,18 @@ class Board:
             self.close(chat_id, round_id)
         for round_id, chat_id, message_id in await self.service.replaced_boards(grace_ms=grace):
             self._take_down_replaced(chat_id, round_id, message_id)
+        self._show_unshown(await self.service.unshown_phases())
+
+    def _show_unshown(self, unshown: list[tuple[int, int, Phase]]) -> None:
+        """Show the phases boards have not shown for a lease's length (their worker died
+        before it showed them, or could not): a phase just begun is its worker's to show."""
+        now = time.monotonic()
+        found = {}
+        for round_id, chat_id, phase in unshown:
+            since = found[round_id, phase] = self._unshown_since.get((round_id, phase), now)
+            if now - since >= self.lease_ms / 1000:
+                self._show_phase(chat_id, round_id, phase)
+        self._unshown_since = found
 
     def forget_quiet(self) -> None:
         """Forget the boards and edit times whose time ran out."""
@@ -291,7 +310,7 @@ class Board:
             self._done_posting(chat_id, round_id)
 
     async def _post_claimed(self, chat_id: int, round_id: int) -> None:
-        message_id, shown = await self._keeping_lease(
+        message_id, shown, phase = await self._keeping_lease(
             self.service.renew_board_claim,
             round_id,
             partial(self._send_board, chat_id, round_id, None),
@@ -303,18 +322,19 @@ class Board:
             return
         self._shown[round_id] = shown
         self._edited_at[chat_id] = time.monotonic()
-        await self.service.set_board_message(round_id, message_id)
+        await self.service.set_board_message(round_id, message_id, phase)
+        self._phase_recorded[round_id] = phase
         await self._close_if_ended(chat_id, round_id)
 
     async def _send_board(
         self, chat_id: int, round_id: int, phase: Phase | None
-    ) -> tuple[int | None, Rendered | None]:
+    ) -> tuple[int | None, Rendered | None, Phase]:
         """Send a round's board as the round is once the chat's slot and the board's turn
         have come (again at each try), so that its countdown is the time really left;
         nothing if the round is over by then, or has left ``phase`` (what moved it on
-        shows itself). The message's id (``None``: refused) and what it shows (``None``:
-        nothing was sent)."""
-        shown: list[Rendered] = []
+        shows itself). The message's id (``None``: refused), what it shows (``None``:
+        nothing was sent) and the round's phase it shows."""
+        shown: list[tuple[Rendered, Phase]] = []
 
         async def waiting(seconds: float) -> None:
             # The board waits for the group's minute: its window waits too, so that the
@@ -330,13 +350,15 @@ class Board:
             state, text, markup = await self._render(round_id, shown_now=True, phase=phase)
             if not state.phase.is_open or (phase is not None and state.phase is not phase):
                 return None
-            shown.append((text, markup))
+            shown.append(((text, markup), state.phase))
             return text, markup
 
         message_id = await self.messenger.send_composed(
             chat_id, compose, priority=Priority.PHASE, round_id=round_id, waiting=waiting
         )
-        return message_id, (shown[0] if shown else None)
+        if not shown:
+            return message_id, None, phase or Phase.BIDDING
+        return message_id, shown[0][0], shown[0][1]
 
     async def _edit_later(self, chat_id: int, round_id: int) -> None:
         wait = self._edited_at.get(chat_id, 0.0) + self.edit_seconds - time.monotonic()
@@ -360,27 +382,35 @@ class Board:
         then the round's later changes ride along with this edit. Only the ``closing``
         edit shows a round that is over: any other edit whose turn comes after the end
         sends nothing."""
-        made: list[Edit] = []
+        made: list[tuple[Edit, Phase]] = []
 
         async def compose() -> Edit | None:
-            edit = await self._compose_edit(round_id, only_in, closing)
-            made[:] = [] if edit is None else [edit]
-            return edit
+            composed = await self._compose_edit(round_id, only_in, closing)
+            made[:] = [] if composed is None else [composed]
+            return None if composed is None else composed[0]
 
         with urgent() if priority <= Priority.PHASE else contextlib.nullcontext():
             shown = await self.messenger.edit_on_its_turn(
                 compose, priority=priority, round_id=round_id
             )
         if shown and made and not closing:
+            edit, phase = made[0]
+            await self._record_phase(round_id, edit.message_id, phase)
             # It showed the round open: if another worker ended the round (and made the
             # last edit) while this edit was on its way, it has just put buttons back.
-            await self._close_if_ended(made[0].chat_id, round_id)
+            await self._close_if_ended(edit.chat_id, round_id)
+
+    async def _record_phase(self, round_id: int, message_id: int, phase: Phase) -> None:
+        """Record that the round's board shows ``phase``, unless this process did so."""
+        if self._phase_recorded.get(round_id) is not phase:
+            await self.service.mark_phase_shown(round_id, message_id, phase)
+            self._phase_recorded[round_id] = phase
 
     async def _compose_edit(
         self, round_id: int, only_in: Phase | None, closing: bool
-    ) -> Edit | None:
-        """The board's edit to the round's current state, unless it shows it already, or
-        the edit is not for it (see ``_edit``)."""
+    ) -> tuple[Edit, Phase] | None:
+        """The board's edit to the round's current state, and the phase it shows, unless
+        it shows it already, or the edit is not for it (see ``_edit``)."""
         # Changes from now on need an edit of their own.
         self._edit_pending.discard(round_id)
         # A new phase's edit shows the phase to the group (its window opens now if late).
@@ -395,14 +425,33 @@ class Board:
         shown = self._shown.get(round_id)
         if not state.phase.is_open:  # the round's last edit: forget its board
             self._shown.pop(round_id, None)
+            self._phase_recorded.pop(round_id, None)
         if not message_id or shown == (text, markup):
             return None
         if state.phase.is_open:
             self._shown[round_id] = (text, markup)
         self._edited_at[state.chat_id] = time.monotonic()
-        return Edit(state.chat_id, message_id, text, markup)
+        return Edit(state.chat_id, message_id, text, markup), state.phase
+
+    def _show_phase(self, chat_id: int, round_id: int, phase: Phase) -> None:
+        """Queue showing a round's new phase (``_repost``), unless this process has it
+        queued already."""
+        key = (phase.value, round_id)
+        if key in self._delivering:
+            return
+        self._delivering.add(key)
+
+        async def job() -> None:
+            try:
+                await self._repost(chat_id, round_id, phase)
+            finally:
+                self._delivering.discard(key)
+
+        self.outbox.put(chat_id, job)
 
     async def _repost(self, chat_id: int, round_id: int, phase: Phase) -> None:
+        if self._phase_recorded.get(round_id) is phase:
+            return  # this process showed it meanwhile (the sweep's look came before)
         with urgent():
             busy_group = self.messenger.group_sends.room(chat_id) <= ROOM_KEPT_FOR_ROUNDS
             if busy_group or self.messenger.rate.backlog_seconds > REPOST_BACKLOG_SECONDS:
@@ -422,21 +471,23 @@ class Board:
             self._done_posting(chat_id, round_id)
 
     async def _replace_board(self, chat_id: int, round_id: int, phase: Phase, old: int) -> None:
-        new, shown = await self._send_board(chat_id, round_id, phase)
+        new, shown, _ = await self._send_board(chat_id, round_id, phase)
         if shown is None:
             return  # over by its turn: the step that ended it queued its own repost or edit
         if new is None:  # refused (logged): the old board shows the phase instead
             text, markup = shown
-            await self.messenger.edit(
+            if await self.messenger.edit(
                 chat_id, old, text, markup, priority=Priority.PHASE, round_id=round_id
-            )
+            ):
+                await self._record_phase(round_id, old, phase)
             return
         # The old board is remembered with the new one, until it is taken down: a worker
         # that dies before that leaves it to the sweep (``redeliver``), not live.
-        if not await self.service.replace_board_message(round_id, old, new):
+        if not await self.service.replace_board_message(round_id, old, new, phase):
             # Another worker replaced the old board first: this message is a second one.
             await self.messenger.take_down(chat_id, new, round_id=round_id)
             return
+        self._phase_recorded[round_id] = phase
         self._shown[round_id] = shown
         self._edited_at[chat_id] = time.monotonic()
         await self._close_if_ended(chat_id, round_id)

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import asyncio
 
-from bot.engine.round import RoundSettled, RoundVoided, VoidReason
-from bot.service.game import DELIVERY_LEASE_MS, GameService
+from bot.engine.round import Phase, RoundSettled, RoundVoided, VoidReason
+from bot.service.game import BOARD_REFUSED, DELIVERY_LEASE_MS, GameService
 from bot.store.db import Database
 from tests.conftest import Clock
 from tests.store.helpers import ADMIN, DEALER, GROUP, PLAYERS, TEST_SETTINGS, fund, open_table
@@ -221,19 +221,54 @@ async def test_a_replaced_board_is_remembered_until_taken_down_and_left_to_its_w
     started = await service.start_round(GROUP, actor=DEALER)
     assert started.round is not None
     round_id = started.round.id
-    await service.set_board_message(round_id, 7)
+    await service.set_board_message(round_id, 7, Phase.BIDDING)
 
-    assert await service.replace_board_message(round_id, 7, 8) is True
+    assert await service.replace_board_message(round_id, 7, 8, Phase.BIDDING) is True
     assert await service.board_message(round_id) == 8
     assert await service.replaced_boards(grace_ms=DELIVERY_LEASE_MS) == []  # its worker's
     clock.advance(DELIVERY_LEASE_MS / 1000)
     assert await service.replaced_boards(grace_ms=DELIVERY_LEASE_MS) == [(round_id, GROUP, 7)]
 
     # Another worker replaced 7 too, later: its message is not recorded as the board.
-    assert await service.replace_board_message(round_id, 7, 9) is False
+    assert await service.replace_board_message(round_id, 7, 9, Phase.BIDDING) is False
     assert await service.board_message(round_id) == 8
 
     await service.replaced_board_gone(round_id, 6)  # not the one remembered: nothing
     assert len(await service.replaced_boards(grace_ms=0)) == 1
     await service.replaced_board_gone(round_id, 7)
     assert await service.replaced_boards(grace_ms=0) == []
+
+
+async def test_an_open_round_whose_board_does_not_show_its_phase_is_found_until_recorded(
+    service: GameService, clock: Clock
+) -> None:
+    await open_table(service)
+    await fund(service, DEALER, 100_000)
+    started = await service.start_round(GROUP, actor=DEALER)
+    assert started.round is not None
+    round_id = started.round.id
+    assert await service.unshown_phases() == []  # no board yet: posting it shows the phase
+    await service.set_board_message(round_id, 7, Phase.BIDDING)
+    assert await service.unshown_phases() == []
+
+    await service.bid(GROUP, DEALER, 10_000)
+    clock.advance(TEST_SETTINGS.bid_seconds)
+    await service.advance(round_id)  # betting opens: the board still shows bidding
+    assert await service.unshown_phases() == [(round_id, GROUP, Phase.BETTING)]
+
+    await service.mark_phase_shown(round_id, 6, Phase.BETTING)  # not the board: nothing
+    assert len(await service.unshown_phases()) == 1
+    await service.mark_phase_shown(round_id, 7, Phase.BETTING)
+    assert await service.unshown_phases() == []
+
+    clock.advance(TEST_SETTINGS.bet_seconds)
+    await service.advance(round_id)  # nobody bet: over, nothing more to show
+    assert await service.unshown_phases() == []
+
+
+async def test_a_refused_board_has_no_phase_to_show(service: GameService) -> None:
+    await open_table(service)
+    started = await service.start_round(GROUP, actor=DEALER)
+    assert started.round is not None
+    await service.set_board_message(started.round.id, BOARD_REFUSED)
+    assert await service.unshown_phases() == []

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from bot.engine.round import RoundVoided
+from bot.engine.round import Phase, RoundVoided
 from bot.service.game import DELIVERY_LEASE_MS, GameService
 from bot.store.db import Database
 from bot.store.round_sql import Positional
@@ -183,7 +183,7 @@ async def test_a_sweep_with_nothing_to_do_opens_no_unit_of_work(
     await service.advance(ended)  # nobody bid: void ...
     await service.mark_announced(ended)  # ... and its results went out
     running = await _start(service)
-    await service.set_board_message(running, 42)
+    await service.set_board_message(running, 42, Phase.BIDDING)
     with trips(monkeypatch) as statements, units_of_work(monkeypatch) as opened:
         # What RoundProgress.catch_up and Board.redeliver read every second.
         assert await service.due_rounds() == []
@@ -192,5 +192,6 @@ async def test_a_sweep_with_nothing_to_do_opens_no_unit_of_work(
         assert await service.unposted_boards(unclaimed_grace_ms=DELIVERY_LEASE_MS) == []
         assert await service.unclosed_boards(grace_ms=DELIVERY_LEASE_MS) == []
         assert await service.replaced_boards(grace_ms=DELIVERY_LEASE_MS) == []
+        assert await service.unshown_phases() == []
     assert opened == Counter()
-    assert statements == Counter({"postgres" if db.dialect == "postgresql" else "sqlite": 6})
+    assert statements == Counter({"postgres" if db.dialect == "postgresql" else "sqlite": 7})

@@ -320,6 +320,8 @@ class FakeService:
         self.unclosed: set[int] = set()
         #: Board messages a new phase's replaced, not yet taken down: round -> message.
         self.replaced: dict[int, int] = {}
+        #: The phase each round's board was recorded showing.
+        self.board_phases: dict[int, Phase | None] = {}
         #: Awaited inside ``advance`` and ``unannounced`` (to hold them, or fail).
         self.on_advance: Callable[[int], Awaitable[None]] | None = None
         self.on_redeliver_lookup: Callable[[], Awaitable[None]] | None = None
@@ -368,18 +370,37 @@ class FakeService:
         self._note("renew_board_claim", round_id, lease_ms)
         return round_id not in self.board_messages
 
-    async def set_board_message(self, round_id: int, message_id: int) -> None:
+    async def set_board_message(
+        self, round_id: int, message_id: int, phase: Phase | None = None
+    ) -> None:
         self._note("set_board_message", round_id, message_id)
         self.board_messages[round_id] = message_id
+        self.board_phases[round_id] = phase
         self.board_claims.discard(round_id)
 
-    async def replace_board_message(self, round_id: int, old: int, new: int) -> bool:
+    async def replace_board_message(self, round_id: int, old: int, new: int, phase: Phase) -> bool:
         self._note("replace_board_message", round_id, old, new)
         if self.board_messages.get(round_id) != old:
             return False
         self.board_messages[round_id] = new
+        self.board_phases[round_id] = phase
         self.replaced[round_id] = old
         return True
+
+    async def mark_phase_shown(self, round_id: int, message_id: int, phase: Phase) -> None:
+        self._note("mark_phase_shown", round_id, message_id, phase)
+        if self.board_messages.get(round_id) == message_id:
+            self.board_phases[round_id] = phase
+
+    async def unshown_phases(self) -> list[tuple[int, int, Phase]]:
+        self._note("unshown_phases")
+        return [
+            (state.id, state.chat_id, state.phase)
+            for state in self.rounds.values()
+            if state.phase.is_open
+            and self.board_messages.get(state.id, 0) > 0
+            and self.board_phases.get(state.id) is not state.phase
+        ]
 
     async def replaced_board_gone(self, round_id: int, message_id: int) -> None:
         self._note("replaced_board_gone", round_id, message_id)

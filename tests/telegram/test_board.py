@@ -723,6 +723,76 @@ async def test_a_board_posted_anew_after_another_worker_replaced_the_old_one_is_
     assert shell.service.replaced == {}
 
 
+async def test_a_posted_board_and_a_new_phases_board_are_recorded_with_the_phase_they_show(
+    shell: BoardShell,
+) -> None:
+    await shell.posted()
+    assert shell.service.board_phases == {7: Phase.BIDDING}
+    opened = betting(shell.round)
+    shell.service.put(opened)
+
+    shell.board.repost(opened)
+    await shell.settle()
+
+    assert shell.service.board_phases == {7: Phase.BETTING}
+    assert await shell.service.unshown_phases() == []
+
+
+async def test_a_new_phase_shown_by_an_edit_is_recorded_once(shell: BoardShell) -> None:
+    await shell.posted()
+    opened = betting(shell.round)
+    shell.service.put(opened)
+    while shell.sends.room(GROUP) > ROOM_KEPT_FOR_ROUNDS:
+        shell.sends.take(GROUP)  # a busy minute: the phase is shown by an edit
+
+    shell.board.repost(opened)
+    await shell.settle()
+    bet = engine.bet(opened, BOB.id, 500, free_chips=10**9, now_ms=opened.deadline_ms - 1)
+    shell.change(bet.round)  # a bet list's edit: the board still shows betting
+    await shell.settle()
+
+    assert len(shell.bot.of("edit_message_text")) == 2
+    assert [c.args for c in shell.service.called("mark_phase_shown")] == [(7, 1, Phase.BETTING)]
+    assert shell.service.board_phases == {7: Phase.BETTING}
+
+
+async def test_a_new_phase_its_worker_never_showed_is_shown_by_the_sweep_after_a_lease(
+    shell: BoardShell,
+) -> None:
+    await shell.posted()
+    opened = betting(shell.round)
+    shell.service.put(opened)  # the worker that opened betting died before showing it
+
+    await shell.board.redeliver()  # found: its worker's for a lease (10 s here)
+    await shell.settle()
+    assert len(shell.bot.texts) == 1
+    shell.board.lease_ms = 0  # the lease ran out
+    await shell.board.redeliver()
+    await shell.board.redeliver()  # the next sweep, while the first is on its way
+    await shell.settle()
+
+    assert len(shell.bot.texts) == 2
+    assert "Betting" in shell.bot.texts[1]
+    assert shell.service.board_messages == {7: 2}
+    assert shell.service.board_phases == {7: Phase.BETTING}
+    assert [c.args["message_id"] for c in shell.bot.of("delete_message")] == [1]
+
+
+async def test_a_phase_this_process_showed_while_the_sweep_looked_is_not_shown_again(
+    shell: BoardShell,
+) -> None:
+    await shell.posted()
+    shell.board.lease_ms = 0
+    opened = betting(shell.round)
+    shell.service.put(opened)
+    shell.board.repost(opened)  # its worker's, queued
+    await shell.board.redeliver()  # the sweep finds it not shown yet, and queues it too
+    await shell.settle()
+
+    assert len(shell.bot.texts) == 2
+    assert shell.service.board_messages == {7: 2}
+
+
 # -- results and shoes --------------------------------------------------------------------
 
 
