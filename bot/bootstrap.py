@@ -1,7 +1,8 @@
 """The composition root: configuration → database → service → the Telegram shell on an
 ``Application``. Running for real, the webhook, the demo and the benches all start here;
 what differs between them (the HTTP transport, the rate limiter, an observer of
-deadlines, metrics) is a parameter, not a patch."""
+deadlines, metrics) is a parameter, not a patch. Migrations run from here too, so the
+shell never imports the store."""
 
 from __future__ import annotations
 
@@ -12,12 +13,29 @@ from bot.config import Config
 from bot.engine.round import Round
 from bot.service.game import CommandResult, GameService
 from bot.store.db import Database
+from bot.store.migrate import redact_url, upgrade, upgrade_async
 from bot.telegram.deadlines import DeadlineObserver
 from bot.telegram.shell import AnyApplication, GameBot, build_application
 from bot.web.metrics import BotMetrics
 
 if TYPE_CHECKING:  # only the shell imports python-telegram-bot (an import-linter contract)
     from telegram.request import BaseRequest
+
+
+def migrate(database_url: str) -> None:
+    """Bring the database at ``database_url`` to the newest schema (blocking); raises the
+    store's ``MigrationFailed`` with the first line of why."""
+    upgrade(database_url)
+
+
+async def migrate_async(database_url: str) -> None:
+    """``migrate`` from a running event loop."""
+    await upgrade_async(database_url)
+
+
+def shown_database(database_url: str) -> str:
+    """The database URL fit for a log line: the password hidden."""
+    return redact_url(database_url)
 
 
 @dataclass(frozen=True, slots=True)

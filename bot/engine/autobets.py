@@ -1,4 +1,4 @@
-"""Bets that stay in the box (seed 001): each player's standing bet placed for them as
+"""Bets that stay in the box (``docs/rules.md`` §1): each player's standing bet placed for them as
 betting opens. Pure.
 
 ``place_autobets`` takes a round whose betting window just opened, the group's standing

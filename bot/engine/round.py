@@ -825,8 +825,8 @@ def _finish(state: Round) -> Transition:
     return Transition(final, (RoundSettled(settlement, state.seed),), merge_postings(postings))
 
 
-#: Voids after which play goes on at once: the dealer's 0.01, and system errors (seed 000:
-#: "System errors ... will also trigger a re-deal").
+#: Voids after which play goes on at once: the dealer's 0.01, and system errors, which
+#: re-deal a round as the dealer's 0.01 does (``docs/rules.md`` §5).
 REDEAL_REASONS = (VoidReason.REDEAL, VoidReason.ERROR)
 
 

@@ -27,12 +27,12 @@ from bot.rules.envelope import MAX_AMOUNT as MAX_ENVELOPE
 from bot.rules.ruleset import LEGACY_NAMES, RULESETS, get_ruleset
 
 LANGUAGES = ("en", "zh")
-#: Who deals: players bid for the seat (seed 000), or the group's bank deals.
+#: Who deals: players bid for the seat (``docs/rules.md`` §1), or the group's bank deals.
 DEALERS = ("bid", "house")
 #: Whether a round's results come as a picture too (``on``) or as text alone (``off``).
 PICTURES = ("on", "off")
-#: What a card table starts with when an admin switches to it (seed 001: no commission,
-#: bets 1-500). Switching back to the envelope game restores the group's defaults.
+#: What a card table starts with when an admin switches to it (``docs/rules.md`` §7: no
+#: commission, bets 1-500). Switching back to the envelope game restores the group's defaults.
 CARD_TABLE_DEFAULTS: dict[str, int] = {
     "rake_bps": 0,
     "rebate_bps": 0,

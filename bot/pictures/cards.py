@@ -14,7 +14,8 @@ CARD_HEIGHT = 58
 #: Space between two cards of a group, and between the bull and the other two.
 CARD_GAP = 4
 GROUP_GAP = 14
-#: The gold ring around the bull's three cards (seed 001), and its distance from them.
+#: The gold ring around the bull's three cards (``docs/rules.md`` §7), and its distance
+#: from them.
 GOLD = (212, 163, 23)
 RING_WIDTH = 3
 RING_MARGIN = 4

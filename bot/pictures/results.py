@@ -23,9 +23,9 @@ FOOTER_LINE = 20
 #: Lines (the dealer's included) a single column holds before a second one is used.
 ONE_COLUMN_ROWS = 9
 #: The picture is saved as a palette PNG: its few flat colours and anti-aliased text fit
-#: in 256, and a palette image encodes several times faster than an RGB one, even
-#: counting the quantisation (which is fastest at 256 colours); compression level 1 is
-#: twice as fast as 3 for a tenth more bytes.
+#: in 256, and a palette image encodes faster than an RGB one, even counting the
+#: quantisation (fastest at 256 colours); compression level 1 spends far less CPU than
+#: the default for a few more bytes.
 PALETTE_COLOURS = 256
 PNG_COMPRESSION = 1
 

@@ -1,4 +1,4 @@
-"""The dealer's cards landing face down and turning over one by one (seed 001), as a GIF
+"""The dealer's cards landing face down and turning over one by one (``docs/rules.md`` §7), as a GIF
 sent before the results: one message that plays at its own pace on every client, where
 turning the cards by editing the board would take five edits spaced by the board's edit
 interval out of the group's budget, and hold the results back meanwhile."""

@@ -1,4 +1,5 @@
-"""Niu Niu (Bull Bull): five cards from a fresh 52-card deck, player against dealer (seed 001).
+"""Niu Niu (Bull Bull): five cards from a fresh 52-card deck, player against dealer
+(``docs/rules.md`` §7).
 
 Card values: A = 1, 2-9 their number, 10 J Q K = 10. A *bull* is three cards whose values
 add up to a multiple of 10; the other two give the points, the last digit of their sum
@@ -259,7 +260,8 @@ def _four_of(hand: Hand) -> str:
 
 
 class BullBullRuleset(CardRuleset[Hand]):
-    """Niu Niu (Bull Bull), seed 001: a fresh deck each round, payouts 1x/2x/3x/5x both ways.
+    """Niu Niu (Bull Bull), ``docs/rules.md`` §7: a fresh deck each round, payouts
+    1x/2x/3x/5x both ways.
 
     Five cards each, round-robin, bettors in bet order and the dealer last. A winner is
     paid by their own hand's multiplier, a loser pays by the dealer's.

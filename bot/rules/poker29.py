@@ -15,11 +15,11 @@ Every left multiple of 10 of a hand leaves the same right points (the five cards
 minus a multiple of 10), so the best division only chooses which three cards go left: the
 first three, in dealt order, that make one (an Ultimate Niu-Niu is divided the same way).
 
-Comparing: the kinds first, then the right hand's points (9 high). In the original rules
-(seed 002, ``poker29``) a tie is then broken card by card: each hand sorted high to low by
-rank (K > Q > J > 10 > ... > A) and then suit (spades > hearts > diamonds > clubs), the
-first card that differs decides; identical hands (possible with six decks) push. In the
-Vietnamese rules (seed 004, ``poker29_vn``) equal kind and points push at once.
+Comparing (``docs/rules.md`` §7): the kinds first, then the right hand's points (9 high).
+In the original rules (``poker29``) a tie is then broken card by card: each hand sorted
+high to low by rank (K > Q > J > 10 > ... > A) and then suit (spades > hearts > diamonds >
+clubs), the first card that differs decides; identical hands (possible with six decks) push. In the
+Vietnamese rules (``poker29_vn``) equal kind and points push at once.
 
 A player who wins is paid by their own kind (Ultimate 5x, Niu-Niu 3x, Big Point 2x, Small
 Point and High Card 1x); a player who loses loses the stake (1x); a push returns it.
@@ -194,8 +194,9 @@ _SET_CARDS, _SET_KIND, _SET_POINTS, _SET_STRENGTH = slot_setters(Hand)
 
 
 def evaluate_cards(cards: Sequence[Card], *, card_tie_break: bool = True) -> Hand:
-    """The hand five cards make (in dealt order); ``card_tie_break=False`` for the rules of
-    seed 004, whose ``strength`` is only (kind, points). ``ValueError`` unless five cards."""
+    """The hand five cards make (in dealt order); ``card_tie_break=False`` for the
+    Vietnamese rules (``poker29_vn``), whose ``strength`` is only (kind, points).
+    ``ValueError`` unless five cards."""
     kind, points, kind_rank = _CLASSES[rank_key(cards)]
     a, b, c, d, e = cards
     hand: Hand = new(Hand)
@@ -266,8 +267,8 @@ def decide(a: Hand, b: Hand) -> Decision:
 class Poker29Ruleset(CardRuleset[Hand]):
     """Niu-Niu Poker 2.9 from a 6-deck shoe: payouts by the player's pattern, losses 1x.
 
-    ``card_tie_break`` True plays seed 002 (``poker29``: equal kind and points go card by
-    card); False plays seed 004 (``poker29_vn``: they push).
+    ``card_tie_break`` True plays ``poker29`` (equal kind and points go card by card); False
+    plays ``poker29_vn`` (they push); ``docs/rules.md`` §7.
     """
 
     largest_loss_multiplier = LOSS_MULTIPLIER

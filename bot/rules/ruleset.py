@@ -131,7 +131,7 @@ class Ruleset(Protocol[HandT]):
 
 
 class RedEnvelopeRuleset:
-    """68 NiuNiu: hands from envelope amounts (seed 000).
+    """68 NiuNiu: hands from envelope amounts (``docs/rules.md`` §2-§5).
 
     A winner is paid by their own multiplier, a loser pays by the dealer's. A dealer who
     grabs 0.01 re-deals the round; a player who grabs 0.01 cannot lose (免死).

@@ -1,4 +1,4 @@
-"""Standing bets (seed 001: "your bet stays in the box between rounds").
+"""Standing bets: a bet that stays in the box between rounds (``docs/rules.md`` §1).
 
 A player sets one with ``/autobet``, or for one round with the results' "same again"; as
 each round's betting opens, the group's standing bets are placed in one unit of work, each

@@ -188,10 +188,8 @@ IDLE_CONNECTION_SECONDS = 300.0
 
 #: The hot path's statements are few, fixed in shape and found by key (a round, a player,
 #: an update), so a plan made once for any parameters serves them all. Left to choose,
-#: the server may plan a statement again at each execution (it does so whenever its
-#: estimate of the shared plan looks worse), and planning the read costs more than
-#: running it (2.3 ms against 0.45 ms in ``EXPLAIN ANALYZE``): on ``bench_bot.py
-#: --groups 300`` bets per second rose from about 400 to 450-520 with this.
+#: the server may plan a statement again at each execution (whenever its estimate of the
+#: shared plan looks worse), and for these reads planning costs more than running.
 _GENERIC_PLANS = {"plan_cache_mode": "force_generic_plan"}
 
 
@@ -203,8 +201,8 @@ class DriverPool:
     next lease as it is.
 
     Written by hand, not asyncpg's pool: a lease of that pool costs as much of the event
-    loop's CPU as a statement (its proxy object, and a task to shield every release:
-    about 70 us against 2 us here), and the hot path leases once for every command.
+    loop's CPU as a statement (its proxy object, and a task to shield every release),
+    and the hot path leases once for every command.
     Nothing is reset at release: the hot path leaves no session state behind (no SET,
     LISTEN or advisory lock; its transactions close in their block). A connection that
     may be mid-statement (its lease ended by a cancellation, a timeout or a broken
@@ -319,8 +317,8 @@ CHECKPOINT_EVERY_COMMITS = 32
 class WalCheckpoints:
     """Checkpoints SQLite's write-ahead log on a connection and a thread of its own, every
     ``every`` commits of the hot path's writer, so that no command pays for one: left to
-    SQLite, the commit that takes the log past 1,000 pages copies it into the database
-    file itself, which held that bet up by ~10 ms (``bench/bench_store.py``'s p99).
+    SQLite, the commit that takes the log past its limit copies it into the database
+    file itself, and the command behind that commit waits for the copy.
     PASSIVE: it copies what no reader still needs and waits for neither the writer nor
     the readers. SQLite's own checkpoint stays as the safety net (the general path's
     commits are not counted here).

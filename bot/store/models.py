@@ -427,7 +427,7 @@ class ConsoleSessionRow(Base):
 
 
 class AutobetRow(Base):
-    """A player's standing bet in a group (seed 001: the bet stays in the box), placed
+    """A player's standing bet in a group (``docs/rules.md`` §1: the bet stays in the box), placed
     for them as each round's betting opens. ``ruleset`` is the game it was set for (a
     table that changes game stops it); ``once`` is the results' "same again", for one
     round; ``last_round_id`` is the last round it was considered for, so that no round

@@ -9,9 +9,9 @@ the update, stores the player, inserts the round and clears the table's pending 
 On SQLite it is one call on the writer's thread (``WriteBatches``); on PostgreSQL a
 transaction through the bare driver.
 
-Through the ORM's unit of work a start took nine statements and some forty hops to the
-driver's thread, about 10 ms of the event loop's CPU (``bench/bench_bot.py``: the
-deadline tables' ``/newround`` was a quarter of its load). A start this path does not
+Through the ORM's unit of work a start took many statements, each a hop to the driver's
+thread, and the event loop's CPU with them: where rounds start often, starts were much
+of the bot's load. A start this path does not
 cover raises ``NotOnHotPath`` before anything is written: a shoe to retire or create (a
 card game's first round, or one after its shoe was spent), or the house's account to
 create (a table opened before opening created it). The caller then starts the round on

@@ -1,13 +1,12 @@
 """The garbage collector of a long-running bot process, tuned once it has started.
 
 By default CPython's oldest generation is collected now and then by walking every object
-the process holds: at 300 busy groups that is a pause of a few hundred milliseconds in
-which no deadline fires and no command is answered (``bench/bench_bot.py`` measured
-fifteen such pauses, 2.9 s in all, during 14 s of bets, and deadlines 264-345 ms late at
-p99 because of them). What exists once the bot has started (modules, the application,
-compiled statements) lives as long as the process: frozen, collections skip it. Young
-collections run less often, so fewer short-lived objects (an update, its reply) survive
-into the generations that are walked again and again.
+the process holds: with many busy groups that is a long pause in which no deadline fires
+and no command is answered, and deadlines go late because of it. What exists once the bot
+has started (modules, the application, compiled statements) lives as long as the process:
+frozen, collections skip it. Young collections run less often, so fewer short-lived
+objects (an update, its reply) survive into the generations that are walked again and
+again.
 """
 
 from __future__ import annotations

@@ -25,14 +25,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from bot.bootstrap import assemble
+from bot.bootstrap import assemble, migrate_async
 from bot.config import Config
 from bot.engine.round import HOUSE_DEALER, Phase, Round
 from bot.engine.settings import Settings
 from bot.fakegram.server import FakeTelegram
 from bot.money import format_amount, parse_amount
 from bot.service.game import GameService
-from bot.store.migrate import upgrade_async
 from bot.telegram.serving import running
 
 GROUP = -1001234567890
@@ -223,7 +222,7 @@ async def run_demo(
     rng = random.Random(seed)
     with tempfile.TemporaryDirectory(prefix="niuniu-demo-") as folder:
         url = f"sqlite+aiosqlite:///{Path(folder) / 'demo.db'}"
-        await upgrade_async(url)
+        await migrate_async(url)
         async with FakeTelegram() as fake:
             config = Config(
                 database_url=url,

@@ -2,9 +2,8 @@
 
 Drawing a round's results and encoding them holds Python's interpreter lock for many
 milliseconds (FreeType's text, the PNG's palette): in a thread of the bot's process that
-held up every update and deadline meanwhile (``bench/bench_real_groups.py``: with
-pictures on, a bet took ten times as long to be recorded and the bot's CPU rose by a
-quarter). In a process of its own the bot's event loop keeps its core.
+held up every update and deadline meanwhile (``bench/bench_real_groups.py`` shows
+how much, with pictures on and off). In a process of its own the bot's event loop keeps its core.
 
 One process, drawing one picture at a time, forked from a server that has Pillow and the
 pictures' modules loaded (``forkserver``: not forked from the bot's process, whose threads

@@ -1,14 +1,12 @@
 """The Bot API's transport: python-telegram-bot's requests sent with aiohttp.
 
-python-telegram-bot ships one transport, on httpx. On this machine a Bot API call
-through it cost about 2.6 ms of the event loop's CPU, through this one 0.44 ms, and the
-same request on plain asyncio streams 0.14 ms (``bench/bench_http.py``: 16 calls in
-flight to a local server). A bot under load makes dozens of calls a second (toasts,
-boards, answers, ``getUpdates``): through httpx those were most of its CPU
-(``bench/bench_real_groups.py``: the toasts alone were a quarter of the event loop's
-time). Written by hand because no maintained package provides this transport; it does
-what ``HTTPXRequest`` does, with the same parameters (form-encoded, or multipart with
-files) and the same errors (``TimedOut``, ``NetworkError``).
+python-telegram-bot ships one transport, on httpx, which costs the event loop several
+times the CPU a call through aiohttp does (``bench/bench_http.py`` measures both). A bot
+under load makes dozens of calls a second (toasts, boards, answers, ``getUpdates``), so
+through httpx those calls were most of its CPU. Written by hand because no maintained
+package provides this transport; it does what ``HTTPXRequest`` does, with the same
+parameters (form-encoded, or multipart with files) and the same errors (``TimedOut``,
+``NetworkError``).
 
 A server error whose answer is not JSON (a proxy's "502 Bad Gateway" page) is a
 ``NetworkError`` here, worded as python-telegram-bot words a 5xx that Telegram answered
@@ -44,7 +42,7 @@ class AiohttpRequest(BaseRequest):
     a file: an upload the server stops taking fails as ``TimedOut``, as with httpx.
     A proxy comes from the environment (``HTTPS_PROXY``, ``NO_PROXY``), as httpx takes
     it, looked up once per host: aiohttp's own lookup (``trust_env``) reads the
-    environment at every call, which cost 0.26 ms, more than half of a call's CPU.
+    environment at every call, which costs more than the rest of the call.
     """
 
     def __init__(

@@ -13,9 +13,8 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from functools import partial
 
-from bot.bootstrap import assemble
+from bot.bootstrap import assemble, migrate, shown_database
 from bot.config import Config
-from bot.store.migrate import redact_url, upgrade
 from bot.telegram.collector import tune_garbage_collector
 from bot.telegram.pictures import DRAWING
 from bot.telegram.serving import ALLOWED_UPDATES, UpdateIntake, running
@@ -117,7 +116,7 @@ def run_bot(config: Config) -> None:
     """Migrate the database, then serve updates until SIGINT or SIGTERM."""
     token = config.require_token()
     configure_logging(config.log_level, [token], config.log_format)
-    upgrade(config.database_url)
+    migrate(config.database_url)
     asyncio.run(serve(config))
 
 
@@ -195,7 +194,7 @@ async def serve(config: Config) -> None:
                     "serving @%s in %s mode, database %s",
                     application.bot.username,
                     config.mode,
-                    redact_url(config.database_url),
+                    shown_database(config.database_url),
                 )
                 await stop.wait()
             finally:

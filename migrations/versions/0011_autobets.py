@@ -1,5 +1,5 @@
-"""Standing bets (seed 001: the bet stays in the box): a player's ``/autobet`` in a group,
-or the results' "same again" for one round, placed for them as betting opens.
+"""Standing bets (``docs/rules.md`` §1: the bet stays in the box): a player's ``/autobet``
+in a group, or the results' "same again" for one round, placed for them as betting opens.
 
 Revision ID: 0011
 Revises: 0010
