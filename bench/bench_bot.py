@@ -3,8 +3,8 @@
     python bench/bench_bot.py [--groups 100] [--players 20] [--database-url URL]
 
 The bot is built by the composition root (``bot.bootstrap.assemble``; only the HTTP
-transport is one that answers the Bot API from memory: no network), started as
-``bot.telegram.demo`` starts it, and fed synthetic updates through
+transport is one that answers the Bot API from memory, ``memory_telegram.py``: no
+network), started as ``bot.telegram.demo`` starts it, and fed synthetic updates through
 ``application.update_queue``: the real path through ``ChatOrderedProcessor`` and the
 handlers. Every group plays in its own asyncio task, one update in flight at a time (a
 closed loop), all groups at once.
@@ -45,7 +45,6 @@ import contextlib
 import cProfile
 import io
 import itertools
-import json
 import logging
 import pstats
 import resource
@@ -58,7 +57,6 @@ from collections.abc import (
     AsyncIterator,
     Awaitable,
     Callable,
-    Container,
     Iterable,
     Iterator,
     Sequence,
@@ -67,9 +65,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from memory_telegram import TOKEN, MemoryTelegram, TelegramStats, memory_builder, message_update
 from telegram import Update
-from telegram.ext import Application, ApplicationBuilder, TypeHandler
-from telegram.request import BaseRequest, RequestData
+from telegram.ext import Application, TypeHandler
 
 from bot.bootstrap import Assembly, assemble
 from bot.config import Config
@@ -84,16 +82,6 @@ from bot.telegram.collector import tune_garbage_collector
 from bot.telegram.ordering import ChatLocks, ChatOrderedProcessor
 from bot.telegram.shell import GameBot
 
-TOKEN = "123456:BENCH-not-a-real-token"
-BOT_USER: dict[str, Any] = {
-    "id": 123456,
-    "is_bot": True,
-    "first_name": "NiuNiu bench",
-    "username": "niuniu_bench_bot",
-    "can_join_groups": True,
-    "can_read_all_group_messages": True,
-    "supports_inline_queries": False,
-}
 ADMIN = Person(900_000_001, "Bench admin", "bench_admin")
 CREDIT_CENTS = 1_000_000  # 10,000.00 chips per player: far more than any bench bet holds
 DEALER_BID = "500"
@@ -109,114 +97,7 @@ LATENESS_TARGET_MS = 250.0
 FLOOR_AIM = 3.0
 
 
-# -- the in-memory Bot API ---------------------------------------------------------------
-
-
-@dataclass
-class TelegramStats:
-    """What the bot asked of "Telegram", shared by the transports of one application."""
-
-    calls: Counter[str] = field(default_factory=Counter)
-    replies: int = 0
-    message_ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
-
-
-def _chat(chat_id: int) -> dict[str, Any]:
-    if chat_id < 0:
-        return {"id": chat_id, "type": "supergroup", "title": f"Bench {chat_id}"}
-    return {"id": chat_id, "type": "private", "first_name": f"User {chat_id}"}
-
-
-def _user(user_id: int) -> dict[str, Any]:
-    return {"id": user_id, "is_bot": False, "first_name": f"User {user_id}"}
-
-
-class MemoryTelegram(BaseRequest):
-    """A ``BaseRequest`` that answers the Bot API methods the bot uses from memory.
-
-    Parameters are JSON-encoded as the HTTP transport would, and answers are JSON bytes
-    that PTB parses as usual; only the network is missing.
-    """
-
-    def __init__(self, stats: TelegramStats, admins: Container[int] = frozenset()) -> None:
-        self.stats = stats
-        self.admins = admins
-
-    @property
-    def read_timeout(self) -> float | None:
-        return None
-
-    async def initialize(self) -> None:
-        """Nothing to open."""
-
-    async def shutdown(self) -> None:
-        """Nothing to close."""
-
-    async def do_request(
-        self,
-        url: str,
-        method: str,
-        request_data: RequestData | None = None,
-        read_timeout: Any = None,
-        write_timeout: Any = None,
-        connect_timeout: Any = None,
-        pool_timeout: Any = None,
-    ) -> tuple[int, bytes]:
-        endpoint = url.rsplit("/", 1)[-1]
-        params: dict[str, Any] = {}
-        if request_data is not None:
-            _ = request_data.json_parameters  # what an HTTP transport would encode
-            params = request_data.parameters
-        self.stats.calls[endpoint] += 1
-        result = self._answer(endpoint, params)
-        return 200, json.dumps({"ok": True, "result": result}).encode()
-
-    def _answer(self, endpoint: str, params: dict[str, Any]) -> Any:
-        now = int(time.time())
-        if endpoint == "getMe":
-            return BOT_USER
-        if endpoint == "getUpdates":
-            return []
-        if endpoint == "sendMessage":
-            chat_id = int(params["chat_id"])
-            if "reply_parameters" in params or "reply_to_message_id" in params:
-                self.stats.replies += 1
-            return {
-                "message_id": next(self.stats.message_ids),
-                "date": now,
-                "chat": _chat(chat_id),
-                "from": BOT_USER,
-                "text": params.get("text", ""),
-            }
-        if endpoint == "editMessageText":
-            if "chat_id" not in params:
-                return True  # an inline message
-            return {
-                "message_id": int(params["message_id"]),
-                "date": now,
-                "edit_date": now,
-                "chat": _chat(int(params["chat_id"])),
-                "from": BOT_USER,
-                "text": params.get("text", ""),
-            }
-        if endpoint == "getChatMember":
-            user_id = int(params["user_id"])
-            if user_id in self.admins:
-                return {"status": "creator", "user": _user(user_id), "is_anonymous": False}
-            return {"status": "member", "user": _user(user_id)}
-        # answerCallbackQuery, setMyCommands, deleteWebhook, deleteMessage, ...
-        return True
-
-
-def memory_builder(
-    stats: TelegramStats, admins: frozenset[int]
-) -> ApplicationBuilder[Any, Any, Any, Any, Any, Any]:
-    """``Application.builder()`` with both transports in memory."""
-    return (
-        ApplicationBuilder()
-        .request(MemoryTelegram(stats, admins))
-        .get_updates_request(MemoryTelegram(stats, admins))
-    )
+# -- the bot over the in-memory Bot API ----------------------------------------------
 
 
 def build_bench_bot(
@@ -235,29 +116,6 @@ def build_bench_bot(
 
 
 # -- updates and the closed loop ---------------------------------------------------------
-
-
-def message_update(
-    update_id: int, message_id: int, chat_id: int, user_id: int, text: str
-) -> dict[str, Any]:
-    """A Telegram-shaped update of a message from ``user_id`` in ``chat_id``; a leading
-    ``/command`` gets its ``bot_command`` entity."""
-    message: dict[str, Any] = {
-        "message_id": message_id,
-        "date": int(time.time()),
-        "chat": _chat(chat_id),
-        "from": {
-            "id": user_id,
-            "is_bot": False,
-            "first_name": f"Player {user_id}",
-            "username": f"p{user_id}",
-        },
-        "text": text,
-    }
-    if text.startswith("/"):
-        command = text.split()[0]
-        message["entities"] = [{"type": "bot_command", "offset": 0, "length": len(command)}]
-    return {"update_id": update_id, "message": message}
 
 
 class UpdateFactory:
@@ -579,6 +437,31 @@ async def running(
                 await application.stop()
 
 
+@dataclass
+class BenchRun:
+    """The bot under bench and what feeds and watches it, for the parts of ``bench_bot``."""
+
+    plan: Plan
+    config: Config
+    service: GameService
+    application: Application[Any, Any, Any, Any, Any, Any]
+    stats: TelegramStats
+    probe: DeadlineProbe
+    tracker: Tracker
+    updates: UpdateFactory
+
+
+@dataclass
+class Load:
+    """What part 1's load measured, and the deadline tables' rounds it ran over."""
+
+    bets: Samples
+    deadline_updates: Samples
+    deadline_rounds: list[int]
+    started_ms: float
+    ended_ms: float
+
+
 async def bench_bot(args: argparse.Namespace, url: str, out: Output) -> BotResults:
     """Parts 1 and 2: bets through the bot, deadlines under that load."""
     plan = Plan(args.groups, args.players, args.deadline_rounds)
@@ -594,242 +477,281 @@ async def bench_bot(args: argparse.Namespace, url: str, out: Output) -> BotResul
     stats = TelegramStats()
     probe = DeadlineProbe()
     assembly = build_bench_bot(config, database, stats, probe)
-    application, game, service = assembly.application, assembly.game, assembly.service
-    tracker = Tracker(application)
-    updates = UpdateFactory(first_update_id=time.time_ns() // 1000)
+    application = assembly.application
+    run = BenchRun(
+        plan,
+        config,
+        assembly.service,
+        application,
+        stats,
+        probe,
+        Tracker(application),
+        UpdateFactory(first_update_id=time.time_ns() // 1000),
+    )
     profile_text = ""
-
     try:
-        async with running(application, game):
-            clock = time.perf_counter()
-            for group in range(plan.groups):
-                users = [plan.dealer(group)] + [plan.player(group, p) for p in range(plan.players)]
-                await credit_all(service, plan.bet_chat(group), users)
-            for index in range(plan.deadline_rounds):
-                chat_id = plan.deadline_chat(index)
-                await credit_all(service, chat_id, [plan.deadline_bidder(index)])
-                await service.change_setting(
-                    chat_id, ADMIN, "bid_seconds", str(DEADLINE_BID_SECONDS)
-                )
-            out.line(
-                f"setup: {plan.groups + plan.deadline_rounds} tables opened and "
-                f"{plan.groups * (plan.players + 1) + plan.deadline_rounds} players credited "
-                f"through the service in {time.perf_counter() - clock:.1f} s"
-            )
-
-            # Each bet table: /newround and the dealer's /bid through the bot; the bidding
-            # deadline (1 s) is then applied by the bot's JobQueue job. A table whose /bid
-            # missed the window (its round is voided for want of bids) starts again.
-            clock = time.perf_counter()
-            setup = Samples()
-            round_ids: dict[int, int] = {}
-            pending = list(range(plan.groups))
-            restarts = 0
-            for _attempt in range(SETUP_ATTEMPTS):
-                if not pending:
-                    break
-                tried = await closed_loop(
-                    [
-                        [
-                            updates.message(plan.bet_chat(group), plan.dealer(group), "/newround"),
-                            updates.message(
-                                plan.bet_chat(group), plan.dealer(group), f"/bid {DEALER_BID}"
-                            ),
-                        ]
-                        for group in pending
-                    ],
-                    tracker.send,
-                    # A few tables at a time, so that the /bid lands inside its 1 s window.
-                    concurrency=SETUP_CONCURRENCY,
-                )
-                setup.latency += tried.latency
-                states = [await service.current_round(plan.bet_chat(g)) for g in pending]
-                await asyncio.gather(
-                    *(probe.wait_fired(state.id, 30) for state in states if state is not None)
-                )
-                missed = []
-                for group in pending:
-                    state = await service.current_round(plan.bet_chat(group))
-                    if state is None or state.phase is not Phase.BETTING:
-                        missed.append(group)
-                    else:
-                        round_ids[group] = state.id
-                restarts += len(missed)
-                pending = missed
-            if pending:
-                raise SystemExit(f"{len(pending)} bench tables never reached betting")
-            setup_fired = [probe.by_round[r] for r in round_ids.values()]
-            out.line(
-                f"setup: {plan.groups} rounds started and bid for through the bot "
-                f"({setup.count} updates, median {ms(median(setup.latency)).strip()}, "
-                f"max {ms(max(setup.latency)).strip()}), moved to betting by their deadline "
-                f"jobs; {restarts} restarted after their /bid missed the 1 s bidding window; "
-                f"{time.perf_counter() - clock:.1f} s"
-            )
+        async with running(application, assembly.game):
+            await open_tables(run, out)
+            setup_fired = await start_bet_rounds(run, out)
             await asyncio.sleep(0.5)
-
-            # The load: every bettor's /bet, each table in order, all tables at once; the
-            # deadline tables start rounds as the bets progress.
-            total_bets = plan.groups * plan.players
-            done_bets = 0
-            deadline_rounds: list[int] = []
-            tables_started = 0
-
-            def every_deadline_applied() -> bool:
-                return tables_started == plan.deadline_rounds and all(
-                    r in probe.by_round for r in deadline_rounds
-                )
-
-            def bets_of(group: int) -> Iterator[dict[str, Any]]:
-                # Pass after pass, each bettor changing their bet, until every deadline of
-                # the deadline tables has been applied: on a machine fast enough to place
-                # one pass before they fall due, they would otherwise fall on an idle bot.
-                for bet_pass in itertools.count():
-                    if bet_pass > 0 and (
-                        every_deadline_applied()
-                        or time.perf_counter() - flood_started > LONGEST_FLOOD_SECONDS
-                    ):
-                        return
-                    for p in range(plan.players):
-                        amount = 5 + (p % 10) * 5 + bet_pass % 2  # a change each pass
-                        yield updates.message(
-                            plan.bet_chat(group), plan.player(group, p), f"/bet {amount}"
-                        )
-
-            streams = [bets_of(group) for group in range(plan.groups)]
-            flood_started = time.perf_counter()
-            deadline_updates = Samples()
-            # Deadline table k starts when 60% x k / count of the bets are done, so that
-            # its deadline (3 s later) falls while the bets flow.
-            thresholds = [
-                total_bets * 0.6 * k / max(1, plan.deadline_rounds)
-                for k in range(plan.deadline_rounds)
-            ]
-            triggers = [asyncio.Event() for _ in thresholds]
-            triggered = 0
-
-            def trigger() -> None:
-                nonlocal triggered
-                while triggered < len(thresholds) and done_bets >= thresholds[triggered]:
-                    triggers[triggered].set()
-                    triggered += 1
-
-            async def send_bet(data: dict[str, Any]) -> tuple[float, float]:
-                nonlocal done_bets
-                result = await tracker.send(data)
-                done_bets += 1
-                trigger()
-                return result
-
-            async def deadline_table(index: int) -> None:
-                await triggers[index].wait()
-                chat_id = plan.deadline_chat(index)
-                bidder = plan.deadline_bidder(index)
-                for text in ("/newround", f"/bid {DEALER_BID}"):
-                    latency, handling = await tracker.send(updates.message(chat_id, bidder, text))
-                    deadline_updates.latency.append(latency)
-                    deadline_updates.handling.append(handling)
-                    if text == "/newround" and probe.rounds_of_chat.get(chat_id):
-                        # The round scheduled by /newround (whether or not the bid makes it).
-                        deadline_rounds.append(probe.rounds_of_chat[chat_id][-1])
-                nonlocal tables_started
-                tables_started += 1
-
             profiler = cProfile.Profile() if args.profile == "load" else None
-            load_started_ms = time.time_ns() / 1e6
-            starters = [
-                asyncio.create_task(deadline_table(index)) for index in range(plan.deadline_rounds)
-            ]
-            trigger()
-            if profiler is not None:
-                profiler.enable()
-            bets = await closed_loop(streams, send_bet)
-            if profiler is not None:
-                profiler.disable()
-            load_ended_ms = time.time_ns() / 1e6
-            await asyncio.gather(*starters)
-            moved = await asyncio.gather(
-                *(probe.wait_fired(r, DEADLINE_WAIT_SECONDS) for r in deadline_rounds)
-            )
-            for round_id, applied in zip(deadline_rounds, moved, strict=True):
-                if not applied:
-                    await explain_missed(out, probe, service, application, round_id)
-
-            placed = 0
-            for group in range(plan.groups):
-                state = await service.current_round(plan.bet_chat(group))
-                placed += len(state.bets) if state is not None else 0
-
-            out.line()
-            out.line(
-                f"1. bets: {plan.groups} tables x {plan.players} bettors, each table's /bet "
-                f"updates in order, all tables at once"
-            )
-            out.header()
-            out.timings("/bet through the Application", bets)
-            out.timings("deadline tables' /newround, /bid", deadline_updates)
-            p50, p99 = ms(median(bets.latency)).strip(), ms(percentile(bets.latency, 99)).strip()
-            out.line(
-                f"  => {bets.rate:.1f} bets/s; time per bet (queued → handled) median {p50}, "
-                f"p99 {p99}"
-            )
-            passes = bets.count / total_bets
-            out.line(
-                f"  passes: {passes:.2f} (each bettor bet, then changed their bet, until every "
-                f"deadline table's deadline had been applied)"
-            )
-            out.line(
-                f"  sanity: {placed} of {total_bets} bets stored; the bot replied {stats.replies} "
-                f"times (refusals, and stakes confirmed while a group's minute had room)"
-            )
-
-            under_load = [
-                f
-                for f in (probe.by_round[r] for r in deadline_rounds if r in probe.by_round)
-                if load_started_ms <= f.deadline_ms <= load_ended_ms
-            ]
-            after_load = [
-                probe.by_round[r]
-                for r in deadline_rounds
-                if r in probe.by_round and probe.by_round[r] not in under_load
-            ]
-            out.line()
-            out.line(
-                f"2. deadline lateness (RoundProgress.advance entered − deadline_ms; "
-                f"target ≤ {LATENESS_TARGET_MS:.0f} ms)"
-            )
-            for label, fired in (
-                ("bidding deadlines during the bets", under_load),
-                ("  the same, after the bets ended", after_load),
-                ("setup: bet tables' bidding", setup_fired),
-            ):
-                print_lateness(out, label, fired)
-            out.line(
-                f"  advance calls that found nothing due: {probe.noop_entries} "
-                f"(sweep or a second timer for a deadline already applied)"
-            )
+            load = await run_load(run, profiler)
+            await await_deadlines(run, load, out)
+            await report_bets(run, load, out)
+            report_lateness(run, load, setup_fired, out)
             if profiler is not None:
                 profile_text = profile_report(profiler, args.profile_lines)
-
-            # One at a time: table 0's bettors change their bets, one update in flight, after
-            # the load's board edits have drained.
-            await asyncio.sleep(config.board_edit_seconds + 0.5)
-            serial_stream = [
-                updates.message(
-                    plan.bet_chat(0), plan.player(0, n % plan.players), f"/bet {100 + n}"
-                )
-                for n in range(args.serial)
-            ]
             profiler = cProfile.Profile() if args.profile == "serial" else None
+            serial = await run_serial(run, args.serial, profiler)
             if profiler is not None:
-                profiler.enable()
-            serial = await closed_loop([serial_stream], tracker.send)
-            if profiler is not None:
-                profiler.disable()
                 profile_text = profile_report(profiler, args.profile_lines)
     finally:
         await database.dispose()
-    return BotResults(bets, serial, stats, profile_text, round(bets.count / plan.groups))
+    return BotResults(load.bets, serial, stats, profile_text, round(load.bets.count / plan.groups))
+
+
+async def open_tables(run: BenchRun, out: Output) -> None:
+    """Open every table and credit its players through the service."""
+    plan, clock = run.plan, time.perf_counter()
+    for group in range(plan.groups):
+        users = [plan.dealer(group)] + [plan.player(group, p) for p in range(plan.players)]
+        await credit_all(run.service, plan.bet_chat(group), users)
+    for index in range(plan.deadline_rounds):
+        chat_id = plan.deadline_chat(index)
+        await credit_all(run.service, chat_id, [plan.deadline_bidder(index)])
+        await run.service.change_setting(chat_id, ADMIN, "bid_seconds", str(DEADLINE_BID_SECONDS))
+    out.line(
+        f"setup: {plan.groups + plan.deadline_rounds} tables opened and "
+        f"{plan.groups * (plan.players + 1) + plan.deadline_rounds} players credited "
+        f"through the service in {time.perf_counter() - clock:.1f} s"
+    )
+
+
+async def start_bet_rounds(run: BenchRun, out: Output) -> list[Fired]:
+    """Each bet table: /newround and the dealer's /bid through the bot; the bidding deadline
+    (1 s) is then applied by the bot's JobQueue job. A table whose /bid missed the window
+    (its round is voided for want of bids) starts again. Returns those deadlines."""
+    plan, clock = run.plan, time.perf_counter()
+    setup = Samples()
+    round_ids: dict[int, int] = {}
+    pending = list(range(plan.groups))
+    restarts = 0
+    for _attempt in range(SETUP_ATTEMPTS):
+        if not pending:
+            break
+        tried = await closed_loop(
+            [
+                [
+                    run.updates.message(plan.bet_chat(group), plan.dealer(group), "/newround"),
+                    run.updates.message(
+                        plan.bet_chat(group), plan.dealer(group), f"/bid {DEALER_BID}"
+                    ),
+                ]
+                for group in pending
+            ],
+            run.tracker.send,
+            # A few tables at a time, so that the /bid lands inside its 1 s window.
+            concurrency=SETUP_CONCURRENCY,
+        )
+        setup.latency += tried.latency
+        states = [await run.service.current_round(plan.bet_chat(g)) for g in pending]
+        await asyncio.gather(
+            *(run.probe.wait_fired(state.id, 30) for state in states if state is not None)
+        )
+        missed = []
+        for group in pending:
+            state = await run.service.current_round(plan.bet_chat(group))
+            if state is None or state.phase is not Phase.BETTING:
+                missed.append(group)
+            else:
+                round_ids[group] = state.id
+        restarts += len(missed)
+        pending = missed
+    if pending:
+        raise SystemExit(f"{len(pending)} bench tables never reached betting")
+    out.line(
+        f"setup: {plan.groups} rounds started and bid for through the bot "
+        f"({setup.count} updates, median {ms(median(setup.latency)).strip()}, "
+        f"max {ms(max(setup.latency)).strip()}), moved to betting by their deadline "
+        f"jobs; {restarts} restarted after their /bid missed the 1 s bidding window; "
+        f"{time.perf_counter() - clock:.1f} s"
+    )
+    return [run.probe.by_round[r] for r in round_ids.values()]
+
+
+class DeadlineTables:
+    """The deadline tables of part 2: table k starts its round (/newround, /bid) once
+    60% x k / count of the bets are done, so that its deadline (3 s later) falls while the
+    bets flow."""
+
+    def __init__(self, run: BenchRun) -> None:
+        self.run = run
+        total_bets = run.plan.groups * run.plan.players
+        self.thresholds = [
+            total_bets * 0.6 * k / max(1, run.plan.deadline_rounds)
+            for k in range(run.plan.deadline_rounds)
+        ]
+        self.triggers = [asyncio.Event() for _ in self.thresholds]
+        self.triggered = 0
+        self.started = 0
+        self.rounds: list[int] = []
+        self.samples = Samples()
+
+    def bets_done(self, done: int) -> None:
+        """Start the tables whose threshold ``done`` bets have reached."""
+        while self.triggered < len(self.thresholds) and done >= self.thresholds[self.triggered]:
+            self.triggers[self.triggered].set()
+            self.triggered += 1
+
+    def every_deadline_applied(self) -> bool:
+        return self.started == len(self.thresholds) and all(
+            r in self.run.probe.by_round for r in self.rounds
+        )
+
+    async def play(self, index: int) -> None:
+        """Table ``index``: wait for its threshold, then start a round and bid."""
+        await self.triggers[index].wait()
+        chat_id = self.run.plan.deadline_chat(index)
+        bidder = self.run.plan.deadline_bidder(index)
+        rounds_of_chat = self.run.probe.rounds_of_chat
+        for text in ("/newround", f"/bid {DEALER_BID}"):
+            latency, handling = await self.run.tracker.send(
+                self.run.updates.message(chat_id, bidder, text)
+            )
+            self.samples.latency.append(latency)
+            self.samples.handling.append(handling)
+            if text == "/newround" and rounds_of_chat.get(chat_id):
+                # The round scheduled by /newround (whether or not the bid makes it).
+                self.rounds.append(rounds_of_chat[chat_id][-1])
+        self.started += 1
+
+
+def bets_of(
+    run: BenchRun, group: int, tables: DeadlineTables, flood_started: float
+) -> Iterator[dict[str, Any]]:
+    """Table ``group``'s /bet updates: pass after pass, each bettor changing their bet,
+    until every deadline of the deadline tables has been applied: on a machine fast enough
+    to place one pass before they fall due, they would otherwise fall on an idle bot."""
+    for bet_pass in itertools.count():
+        if bet_pass > 0 and (
+            tables.every_deadline_applied()
+            or time.perf_counter() - flood_started > LONGEST_FLOOD_SECONDS
+        ):
+            return
+        for p in range(run.plan.players):
+            amount = 5 + (p % 10) * 5 + bet_pass % 2  # a change each pass
+            yield run.updates.message(
+                run.plan.bet_chat(group), run.plan.player(group, p), f"/bet {amount}"
+            )
+
+
+async def run_load(run: BenchRun, profiler: cProfile.Profile | None) -> Load:
+    """The load: every bettor's /bet, each table in order, all tables at once; the
+    deadline tables start rounds as the bets progress."""
+    tables = DeadlineTables(run)
+    done_bets = 0
+
+    async def send_bet(data: dict[str, Any]) -> tuple[float, float]:
+        nonlocal done_bets
+        result = await run.tracker.send(data)
+        done_bets += 1
+        tables.bets_done(done_bets)
+        return result
+
+    flood_started = time.perf_counter()
+    streams = [bets_of(run, group, tables, flood_started) for group in range(run.plan.groups)]
+    started_ms = time.time_ns() / 1e6
+    starters = [asyncio.create_task(tables.play(index)) for index in range(len(tables.triggers))]
+    tables.bets_done(done_bets)
+    if profiler is not None:
+        profiler.enable()
+    bets = await closed_loop(streams, send_bet)
+    if profiler is not None:
+        profiler.disable()
+    ended_ms = time.time_ns() / 1e6
+    await asyncio.gather(*starters)
+    return Load(bets, tables.samples, tables.rounds, started_ms, ended_ms)
+
+
+async def await_deadlines(run: BenchRun, load: Load, out: Output) -> None:
+    """Wait for the deadline tables' deadlines; say what became of any not applied."""
+    moved = await asyncio.gather(
+        *(run.probe.wait_fired(r, DEADLINE_WAIT_SECONDS) for r in load.deadline_rounds)
+    )
+    for round_id, applied in zip(load.deadline_rounds, moved, strict=True):
+        if not applied:
+            await explain_missed(out, run.probe, run.service, run.application, round_id)
+
+
+async def report_bets(run: BenchRun, load: Load, out: Output) -> None:
+    """Print part 1: the bets' timings and how many were stored."""
+    plan, bets = run.plan, load.bets
+    total_bets = plan.groups * plan.players
+    placed = 0
+    for group in range(plan.groups):
+        state = await run.service.current_round(plan.bet_chat(group))
+        placed += len(state.bets) if state is not None else 0
+    out.line()
+    out.line(
+        f"1. bets: {plan.groups} tables x {plan.players} bettors, each table's /bet "
+        f"updates in order, all tables at once"
+    )
+    out.header()
+    out.timings("/bet through the Application", bets)
+    out.timings("deadline tables' /newround, /bid", load.deadline_updates)
+    p50, p99 = ms(median(bets.latency)).strip(), ms(percentile(bets.latency, 99)).strip()
+    out.line(
+        f"  => {bets.rate:.1f} bets/s; time per bet (queued → handled) median {p50}, p99 {p99}"
+    )
+    passes = bets.count / total_bets
+    out.line(
+        f"  passes: {passes:.2f} (each bettor bet, then changed their bet, until every "
+        f"deadline table's deadline had been applied)"
+    )
+    out.line(
+        f"  sanity: {placed} of {total_bets} bets stored; the bot replied {run.stats.replies} "
+        f"times (refusals, and stakes confirmed while a group's minute had room)"
+    )
+
+
+def report_lateness(run: BenchRun, load: Load, setup_fired: list[Fired], out: Output) -> None:
+    """Print part 2: how late the deadlines fired, under the load and after it."""
+    by_round = run.probe.by_round
+    fired = [by_round[r] for r in load.deadline_rounds if r in by_round]
+    under_load = [f for f in fired if load.started_ms <= f.deadline_ms <= load.ended_ms]
+    after_load = [f for f in fired if f not in under_load]
+    out.line()
+    out.line(
+        f"2. deadline lateness (RoundProgress.advance entered − deadline_ms; "
+        f"target ≤ {LATENESS_TARGET_MS:.0f} ms)"
+    )
+    for label, rows in (
+        ("bidding deadlines during the bets", under_load),
+        ("  the same, after the bets ended", after_load),
+        ("setup: bet tables' bidding", setup_fired),
+    ):
+        print_lateness(out, label, rows)
+    out.line(
+        f"  advance calls that found nothing due: {run.probe.noop_entries} "
+        f"(sweep or a second timer for a deadline already applied)"
+    )
+
+
+async def run_serial(run: BenchRun, count: int, profiler: cProfile.Profile | None) -> Samples:
+    """One at a time: table 0's bettors change their bets, one update in flight, after
+    the load's board edits have drained."""
+    await asyncio.sleep(run.config.board_edit_seconds + 0.5)
+    plan = run.plan
+    serial_stream = [
+        run.updates.message(plan.bet_chat(0), plan.player(0, n % plan.players), f"/bet {100 + n}")
+        for n in range(count)
+    ]
+    if profiler is not None:
+        profiler.enable()
+    serial = await closed_loop([serial_stream], run.tracker.send)
+    if profiler is not None:
+        profiler.disable()
+    return serial
 
 
 @dataclass
@@ -992,6 +914,37 @@ async def bench_commit(url: str, groups: int, players: int, serial: int) -> tupl
     return samples, one_at_a_time
 
 
+async def report_floor(
+    args: argparse.Namespace, url: str, dialect: str, results: BotResults, out: Output
+) -> None:
+    """Part 4: the floor measured with the bets' concurrency and one at a time, and the
+    bets' ratio to it."""
+    bets = results.bets
+    per_table = results.bets_per_table
+    noop, noop_serial = await bench_noop(args.groups, per_table, args.serial)
+    commit, commit_serial = await bench_commit(url, args.groups, per_table, args.serial)
+    out.line()
+    out.line(
+        f"4. the floor: the same {noop.count} updates with the same concurrency "
+        f"({args.groups} tables at once, in order within a table)"
+    )
+    out.header()
+    out.timings("no-op handler (Application)", noop)
+    out.timings(f"one commit per update ({dialect})", commit)
+    out.timings("/bet (from 1.)", bets)
+    print_ratio(out, bets, noop, commit)
+    out.line()
+    out.line(
+        f"   and one update at a time ({args.serial} updates; table 0's bettors change "
+        f"their bets after the load)"
+    )
+    out.header()
+    out.timings("no-op handler (Application)", noop_serial)
+    out.timings(f"one commit per update ({dialect})", commit_serial)
+    out.timings("/bet, changing a bet", results.serial)
+    print_ratio(out, results.serial, noop_serial, commit_serial)
+
+
 async def main_async(args: argparse.Namespace) -> int:
     out = Output()
     started = time.perf_counter()
@@ -1017,39 +970,17 @@ async def main_async(args: argparse.Namespace) -> int:
         )
         out.line()
         results = await bench_bot(args, url, out)
-        bets, stats = results.bets, results.stats
+        calls = results.stats.calls
         out.line(
             "  Bot API calls: "
-            + ", ".join(f"{name} {count}" for name, count in sorted(stats.calls.items()))
+            + ", ".join(f"{name} {count}" for name, count in sorted(calls.items()))
         )
 
         peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         out.line()
         out.line(f"3. peak memory (ru_maxrss): {peak_mib:.1f} MiB")
 
-        per_table = results.bets_per_table
-        noop, noop_serial = await bench_noop(args.groups, per_table, args.serial)
-        commit, commit_serial = await bench_commit(url, args.groups, per_table, args.serial)
-        out.line()
-        out.line(
-            f"4. the floor: the same {noop.count} updates with the same concurrency "
-            f"({args.groups} tables at once, in order within a table)"
-        )
-        out.header()
-        out.timings("no-op handler (Application)", noop)
-        out.timings(f"one commit per update ({dialect})", commit)
-        out.timings("/bet (from 1.)", bets)
-        print_ratio(out, bets, noop, commit)
-        out.line()
-        out.line(
-            f"   and one update at a time ({args.serial} updates; table 0's bettors change "
-            f"their bets after the load)"
-        )
-        out.header()
-        out.timings("no-op handler (Application)", noop_serial)
-        out.timings(f"one commit per update ({dialect})", commit_serial)
-        out.timings("/bet, changing a bet", results.serial)
-        print_ratio(out, results.serial, noop_serial, commit_serial)
+        await report_floor(args, url, dialect, results, out)
         profile_text = results.profile_text
     out.line()
     out.line(

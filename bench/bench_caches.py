@@ -5,7 +5,7 @@ process's memory flat, as many groups write and then go quiet.
                                  [--concurrency 200] [--database-url URL]
 
 The bot is built by its composition root (``bot.bootstrap.assemble``) over
-``bench_bot.py``'s in-memory Telegram (no rate limiter: the fake Telegram has none, and
+``memory_telegram.py``'s in-memory Telegram (no rate limiter: the fake Telegram has none, and
 PTB's limiter would pace 10,000 groups' answers at 30 a second) and fed updates through
 ``application.update_queue``, as ``bench_bot.py`` does. Each burst is ``--chats`` groups
 never seen before, ``--concurrency`` of them at a time, each one's updates one after the
@@ -67,7 +67,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from bench_bot import TOKEN, MemoryTelegram, TelegramStats, Tracker, message_update
+from bench_bot import Tracker
+from memory_telegram import TOKEN, MemoryTelegram, TelegramStats, message_update
 
 from bot.bootstrap import assemble
 from bot.config import Config

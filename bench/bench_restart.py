@@ -6,7 +6,7 @@
 Opens ``--rounds`` tables and starts a round in each through the service; the first
 ``--overdue`` share of them started two minutes ago, so their bidding deadline has
 passed, the others just now. Then the bot is built by its composition root
-(``bot.bootstrap.assemble``, with ``bench_bot.py``'s in-memory Telegram: no network, no
+(``bot.bootstrap.assemble``, with ``memory_telegram.py``'s in-memory Telegram: no network, no
 patching) and started as on a restart. It prints:
 
 1. the SQL statements ``GameBot.start`` issues to load and reschedule the open rounds
@@ -45,7 +45,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench_bot import ADMIN, TOKEN, MemoryTelegram, TelegramStats, bench_commit
+from bench_bot import ADMIN, bench_commit
+from memory_telegram import TOKEN, MemoryTelegram, TelegramStats
 from sqlalchemy import event
 
 from bot.bootstrap import assemble

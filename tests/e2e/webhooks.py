@@ -1,6 +1,6 @@
 """Webhook delivery for several workers: Telegram's push, and a load balancer in front.
 
-``FakeTelegram`` records ``setWebhook`` but does not push (``bot/fakegram/server.py``), so
+``FakeTelegram`` records ``setWebhook`` but does not push (``bot/fakegram/updates.py``), so
 :class:`WebhookPush` plays Telegram's side here: it takes the updates the fake queued and
 posts each to one URL until it is answered 200, again after any failure, as Telegram
 redelivers an update a webhook did not take. The URL is :class:`RoundRobin`'s, the load
@@ -67,15 +67,14 @@ class WebhookPush:
     async def _take(self) -> None:
         """Move the fake's queued updates to their chat's queue once a webhook is set (the
         fake keeps them meanwhile, as Telegram does)."""
-        fake: Any = self.fake  # its queue is private: the fake only serves getUpdates
         while True:
-            if fake._webhook is not None and fake._pending:
-                taken, fake._pending = fake._pending, []
-                for queued in taken:
-                    if fake._is_allowed(queued.kind):
-                        self.taken += 1
-                        self._queue_of(queued.update).put_nowait(queued.update)
-            await fake._changed.wait(1.0)
+            version = self.fake.version
+            for update in self.fake.take_webhook_updates():
+                self.taken += 1
+                self._queue_of(update).put_nowait(update)
+            if await self.fake.wait_for_change(version, 1.0) == version:
+                # Unchanged: a second went by, or the fake stopped and no longer waits.
+                await asyncio.sleep(0.1)
 
     def _queue_of(self, update: JsonDict) -> asyncio.Queue[JsonDict]:
         body = update.get("message") or update.get("callback_query", {}).get("message") or {}
