@@ -24,7 +24,7 @@ from bot.store.models import Base
 NOT_NEGATIVE = "ck_accounts_not_negative"
 #: A second open round in a chat.
 ONE_OPEN_ROUND = "uq_rounds_one_open_per_chat"
-#: A ledger transaction whose postings do not sum to zero (migration 0020).
+#: A ledger transaction whose postings do not sum to zero (migration 0021).
 SUM_TO_ZERO = "postings_sum_to_zero"
 #: A balance changed (or an account opened) otherwise than by postings.
 BALANCE_IS_POSTED = "accounts_balance_is_posted"

@@ -2,7 +2,7 @@
 
 A transaction is written with its postings as its ``legs``; the database writes the
 postings, refuses them unless they sum to zero and adds them to the balances (migration
-0020), so Python's check here is the first word and the database's the last.
+0021), so Python's check here is the first word and the database's the last.
 
 Repositories never commit; the caller's unit of work does, so postings land in the same
 database transaction as the state change that causes them.

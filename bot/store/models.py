@@ -77,7 +77,7 @@ class Account(Base):
     the mint (admins' credits come from it) or the bank (the dealer when the house deals).
 
     ``balance`` is the sum of the account's postings, kept by the database: a trigger adds
-    each new posting, and any other change of it is refused (migration 0020).
+    each new posting, and any other change of it is refused (migration 0021).
     """
 
     __tablename__ = "accounts"
@@ -96,7 +96,7 @@ class Account(Base):
 
 class LedgerTransaction(Base):
     """One balanced movement of chips: its postings sum to zero (the database refuses a
-    commit where they do not: migration 0020)."""
+    commit where they do not: migration 0021)."""
 
     __tablename__ = "ledger_transactions"
     __table_args__ = (

@@ -12,7 +12,7 @@ statement.
 PostgreSQL's write is one statement of data-modifying CTEs, each fed by arrays and
 conditioned on the compare-and-set; SQLite has no such CTEs, so its write is several
 statements on the writer's thread (one hop all the same). Neither writes a balance: the
-database adds each posting to its account's (migration 0020).
+database adds each posting to its account's (migration 0021).
 """
 
 from __future__ import annotations
@@ -323,7 +323,7 @@ SQLITE_OUTCOME = (
     f" VALUES (:round_id, {', '.join(f':{name}' for name, _ in OUTCOME_COLUMNS)})"
 )
 #: The transaction with its postings as ``legs`` (JSON): SQLite's triggers write the
-#: postings from them and add them to the balances (migration 0020).
+#: postings from them and add them to the balances (migration 0021).
 SQLITE_TRANSACTION = (
     "INSERT INTO ledger_transactions"
     " (chat_id, kind, round_id, actor_id, memo, created_at_ms, legs)"

@@ -1,4 +1,4 @@
-"""The database enforces the ledger (migration 0020): a hand-written unbalanced
+"""The database enforces the ledger (migration 0021): a hand-written unbalanced
 transaction, a balance changed otherwise than by postings, and a posting changed after
 the fact are refused by the database itself, on SQLite and PostgreSQL, and recognised by
 name; a balanced one is accepted and moves the balances by its postings."""

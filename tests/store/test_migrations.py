@@ -246,7 +246,7 @@ def test_a_database_with_played_rounds_upgrades_to_head_keeping_them(
     assert asyncio.run(_scalar(empty_database_url, HELD_OF_PLAYER_5)) == 0
     # 0006 counted the round's bets and grabs.
     assert asyncio.run(_scalar(empty_database_url, ROUND_COUNTS)) == 11
-    # The bank is an account kind now, and still never below zero (0020: an account
+    # The bank is an account kind now, and still never below zero (0021: an account
     # opens at zero, and only postings move it).
     bank = "INSERT INTO accounts (chat_id, kind, user_id, balance) VALUES (-7, 'bank', 0, 0)"
     asyncio.run(_execute(empty_database_url, [bank]))

@@ -26,8 +26,8 @@ transaction's legs are being posted, which no statement of a writer's can interl
 These triggers name ``accounts``, ``postings`` and ``ledger_transactions``: later
 migrations must change those tables in place, not with batch mode's copy (see 0010).
 
-Revision ID: 0020
-Revises: 0019
+Revision ID: 0021
+Revises: 0020
 Create Date: 2026-12-03 09:00:00
 """
 
@@ -38,8 +38,8 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0020"
-down_revision: str | None = "0019"
+revision: str = "0021"
+down_revision: str | None = "0020"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
