@@ -1,9 +1,10 @@
 """Database errors recognised by the name of the constraint they violate.
 
-PostgreSQL (asyncpg) reports the name as an attribute of its error. SQLite reports it
-only in its fixed message format: ``CHECK constraint failed: NAME`` for a check, and
-``UNIQUE constraint failed: TABLE.COLUMN, ...`` for a unique key or index, whose name is
-then found in the schema by its table and columns.
+PostgreSQL (asyncpg) reports the name as an attribute of its error (the ledger's
+triggers raise with the name as their constraint's). SQLite reports it only in its fixed
+message format: ``CHECK constraint failed: NAME`` for a check, and ``UNIQUE constraint
+failed: TABLE.COLUMN, ...`` for a unique key or index, whose name is then found in the
+schema by its table and columns; the ledger's triggers abort with the name alone.
 """
 
 from __future__ import annotations
@@ -23,6 +24,15 @@ from bot.store.models import Base
 NOT_NEGATIVE = "ck_accounts_not_negative"
 #: A second open round in a chat.
 ONE_OPEN_ROUND = "uq_rounds_one_open_per_chat"
+#: A ledger transaction whose postings do not sum to zero (migration 0021).
+SUM_TO_ZERO = "postings_sum_to_zero"
+#: A balance changed (or an account opened) otherwise than by postings.
+BALANCE_IS_POSTED = "accounts_balance_is_posted"
+#: SQLite: a posting written apart from its transaction's legs, or legs set again.
+WITH_TRANSACTION = "postings_written_with_transaction"
+#: A posting updated or deleted.
+APPEND_ONLY = "postings_append_only"
+_LEDGER_TRIGGERS = frozenset({SUM_TO_ZERO, BALANCE_IS_POSTED, WITH_TRANSACTION, APPEND_ONLY})
 
 #: PostgreSQL's serialization failure, deadlock and statement timeout: worth trying again.
 TRANSIENT_SQLSTATES = frozenset({"40001", "40P01", "57014"})
@@ -124,6 +134,8 @@ def violated_constraint(error: BaseException) -> str | None:
         if isinstance(name, str):
             return name
     message = str(driver_error)
+    if message in _LEDGER_TRIGGERS:
+        return message
     if message.startswith(_SQLITE_CHECK):
         return message.removeprefix(_SQLITE_CHECK).strip()
     if message.startswith(_SQLITE_UNIQUE):

@@ -1,4 +1,8 @@
-"""The double-entry ledger: accounts, balanced transactions and cached balances.
+"""The double-entry ledger: accounts, balanced transactions and their balances.
+
+A transaction is written with its postings as its ``legs``; the database writes the
+postings, refuses them unless they sum to zero and adds them to the balances (migration
+0021), so Python's check here is the first word and the database's the last.
 
 Repositories never commit; the caller's unit of work does, so postings land in the same
 database transaction as the state change that causes them.
@@ -6,10 +10,11 @@ database transaction as the state change that causes them.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
-from sqlalchemy import bindparam, insert, select, update
+from sqlalchemy import insert, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -28,7 +33,6 @@ from bot.engine.round import (
 from bot.store.db import dialect_insert
 from bot.store.errors import NOT_NEGATIVE, violated_constraint
 from bot.store.models import Account, LedgerTransaction
-from bot.store.models import Posting as PostingRow
 
 #: A round's ledger transaction's kind, by the first event that says it.
 _KIND_OF_EVENT: dict[type, str] = {
@@ -66,12 +70,23 @@ def _owner(ref: AccountRef) -> tuple[str, int]:
     return ref.kind.value, ref.user_id or 0
 
 
-# A Core statement, so that one round trip updates every account (executemany).
-_ADD_TO_BALANCE = (
-    update(Account.__table__)  # type: ignore[arg-type]
-    .where(Account.__table__.c.id == bindparam("account"))
-    .values(balance=Account.__table__.c.balance + bindparam("delta"))
-)
+def _legs(merged: Sequence[Posting], ids: Mapping[AccountRef, int]) -> list[list[int]]:
+    """A transaction's postings as its ``legs`` column holds them, by account id: the
+    database adds them to the balances in that order, and a fixed order of row locks
+    keeps two concurrent transactions from deadlocking."""
+    return sorted([ids[posting.account], posting.amount] for posting in merged)
+
+
+@asynccontextmanager
+async def _chips_changed() -> AsyncIterator[None]:
+    """``RuleViolation("chips_changed")`` where a balance would go negative (the database
+    ``CHECK`` decides, inside the trigger that adds postings to balances)."""
+    try:
+        yield
+    except IntegrityError as error:
+        if violated_constraint(error) != NOT_NEGATIVE:
+            raise
+        raise RuleViolation("chips_changed") from None
 
 
 class Ledger:
@@ -134,38 +149,31 @@ class Ledger:
         actor_id: int | None = None,
         memo: str = "",
     ) -> int | None:
-        """Write one balanced transaction and update the cached balances; its id, or ``None``
-        when the postings net to nothing.
+        """Write one balanced transaction; its id, or ``None`` when the postings net to
+        nothing. The database writes its postings and adds them to the balances.
 
         Raises ``UnbalancedTransaction`` if the postings do not sum to zero and
-        ``RuleViolation("not_enough_chips")`` if a player's balance would go negative (the
+        ``RuleViolation("chips_changed")`` if a player's balance would go negative (the
         database ``CHECK`` decides, so a concurrent change cannot slip past).
         """
         merged = _balanced(kind, postings)
         if not merged:
             return None
         ids = await self.account_ids(chat_id, (posting.account for posting in merged))
-        transaction_id = await self.session.scalar(
-            insert(LedgerTransaction)
-            .values(
-                chat_id=chat_id,
-                kind=kind,
-                round_id=round_id,
-                actor_id=actor_id,
-                memo=memo[:256],
-                created_at_ms=now_ms,
+        row = {
+            "chat_id": chat_id,
+            "kind": kind,
+            "round_id": round_id,
+            "actor_id": actor_id,
+            "memo": memo[:256],
+            "created_at_ms": now_ms,
+            "legs": _legs(merged, ids),
+        }
+        async with _chips_changed():
+            transaction_id = await self.session.scalar(
+                insert(LedgerTransaction).values(row).returning(LedgerTransaction.id)
             )
-            .returning(LedgerTransaction.id)
-        )
         assert transaction_id is not None
-        await self.session.execute(
-            insert(PostingRow),
-            [
-                {"transaction_id": transaction_id, "account_id": ids[p.account], "amount": p.amount}
-                for p in merged
-            ],
-        )
-        await self._add_to_balances({ids[p.account]: p.amount for p in merged})
         return transaction_id
 
     async def post_each(
@@ -178,8 +186,8 @@ class Ledger:
         known_accounts: Mapping[AccountRef, int] | None = None,
     ) -> None:
         """Write several balanced transactions (``(kind, postings)`` each, in order) as
-        ``post`` writes one, in a fixed number of statements however many there are:
-        what placing a group's standing bets writes, a transaction per bet.
+        ``post`` writes one, in one statement however many there are: what placing a
+        group's standing bets writes, a transaction per bet.
         ``known_accounts``: account ids the caller read already (the rest are looked up)."""
         legs = [(kind, _balanced(kind, postings)) for kind, postings in transactions]
         legs = [(kind, merged) for kind, merged in legs if merged]
@@ -189,59 +197,21 @@ class Ledger:
         unknown = [p.account for _, merged in legs for p in merged if p.account not in ids]
         if unknown:
             ids.update(await self.account_ids(chat_id, unknown))
-        # One statement for every transaction. Transactions of one kind are rows alike
-        # (chat, round, time), so which id goes with which postings does not matter, and
-        # the order the ids come back in need not be the order of the rows.
-        created = await self.session.execute(
-            insert(LedgerTransaction)
-            .values(
-                [
-                    {
-                        "chat_id": chat_id,
-                        "kind": kind,
-                        "round_id": round_id,
-                        "actor_id": None,
-                        "memo": "",
-                        "created_at_ms": now_ms,
-                    }
-                    for kind, _ in legs
-                ]
-            )
-            .returning(LedgerTransaction.kind, LedgerTransaction.id)
-        )
-        ids_of_kind: dict[str, list[int]] = {}
-        for kind, transaction_id in sorted(created, key=lambda row: -row[1]):
-            ids_of_kind.setdefault(kind, []).append(transaction_id)
-        # Lowest id first, so that (ids being given in order) the ledger reads in bet order.
-        transaction_ids = [ids_of_kind[kind].pop() for kind, _ in legs]
-        await self.session.execute(
-            insert(PostingRow),
-            [
-                {"transaction_id": transaction_id, "account_id": ids[p.account], "amount": p.amount}
-                for transaction_id, (_, merged) in zip(transaction_ids, legs, strict=True)
-                for p in merged
-            ],
-        )
-        deltas: dict[int, int] = {}
-        for _, merged in legs:
-            for posting in merged:
-                account = ids[posting.account]
-                deltas[account] = deltas.get(account, 0) + posting.amount
-        await self._add_to_balances(deltas)
-
-    async def _add_to_balances(self, deltas: Mapping[int, int]) -> None:
-        """Add each account's delta to its cached balance; ``RuleViolation("chips_changed")``
-        if one would go negative (the database ``CHECK`` decides)."""
-        # A fixed order of row locks keeps two concurrent transactions from deadlocking.
-        try:
-            await self.session.execute(
-                _ADD_TO_BALANCE,
-                [{"account": account, "delta": deltas[account]} for account in sorted(deltas)],
-            )
-        except IntegrityError as error:
-            if violated_constraint(error) != NOT_NEGATIVE:
-                raise
-            raise RuleViolation("chips_changed") from None
+        # Rows are given ids in the order they are listed, so the ledger reads in bet order.
+        rows = [
+            {
+                "chat_id": chat_id,
+                "kind": kind,
+                "round_id": round_id,
+                "actor_id": None,
+                "memo": "",
+                "created_at_ms": now_ms,
+                "legs": _legs(merged, ids),
+            }
+            for kind, merged in legs
+        ]
+        async with _chips_changed():
+            await self.session.execute(insert(LedgerTransaction).values(rows))
 
     async def balance(self, chat_id: int, user_id: int) -> Balance:
         """A player's available and held chips in a group (zero where no account exists)."""
@@ -272,7 +242,7 @@ class Ledger:
         }
 
     async def account_balance(self, chat_id: int, ref: AccountRef) -> int:
-        """The cached balance of one account (0 if it does not exist)."""
+        """The balance of one account (0 if it does not exist)."""
         kind, user = _owner(ref)
         value = await self.session.scalar(
             select(Account.balance).where(

@@ -78,7 +78,8 @@ class Account(Base):
     """A ledger account of a group: a player's available or held chips, the house (rake),
     the mint (admins' credits come from it) or the bank (the dealer when the house deals).
 
-    ``balance`` caches the sum of the account's postings, updated in the same transaction.
+    ``balance`` is the sum of the account's postings, kept by the database: a trigger adds
+    each new posting, and any other change of it is refused (migration 0021).
     """
 
     __tablename__ = "accounts"
@@ -96,7 +97,8 @@ class Account(Base):
 
 
 class LedgerTransaction(Base):
-    """One balanced movement of chips: its postings sum to zero."""
+    """One balanced movement of chips: its postings sum to zero (the database refuses a
+    commit where they do not: migration 0021)."""
 
     __tablename__ = "ledger_transactions"
     __table_args__ = (
@@ -112,6 +114,9 @@ class LedgerTransaction(Base):
     actor_id: Mapped[int | None]
     memo: Mapped[str] = mapped_column(String(256), default="")
     created_at_ms: Mapped[int]
+    #: The postings as ``[[account_id, amount], ...]``, written with the row: the database
+    #: turns them into ``postings`` and clears them (on SQLite the only way to write any).
+    legs: Mapped[list[Any] | None] = mapped_column(JSON(none_as_null=True))
 
 
 class Posting(Base):

@@ -2,9 +2,10 @@
 
 One read brings everything the engine needs (``bot.store.round_sql`` says what); the
 engine decides; one write stores what changed: the compare-and-set on the round's
-version, the bet, bid, grabs or outcomes, the ledger transaction with its postings and
-balances, the shoe moved on, the table's next round and the processed update. On SQLite
-the whole transaction is one call on the writer's thread (``SqliteThread``).
+version, the bet, bid, grabs or outcomes, the ledger transaction with its postings (the
+database moves the balances), the shoe moved on, the table's next round and the processed
+update. On SQLite the whole transaction is one call on the writer's thread
+(``SqliteThread``).
 
 On PostgreSQL the two are two statements through the bare driver on a pooled connection,
 and a player's command runs them without BEGIN and COMMIT (two round trips, not four):
@@ -302,27 +303,17 @@ class RoundCommands:
     def _post_sqlite(
         connection: sqlite3.Connection, before: Round, write: RoundWrite, now: int
     ) -> None:
-        transaction_id = connection.execute(
-            sql.SQLITE_TRANSACTION,
-            {
-                "chat_id": before.chat_id,
-                "tx_kind": write.tx_kind,
-                "round_id": before.id,
-                "now": now,
-            },
-        ).lastrowid
-        connection.executemany(
-            sql.SQLITE_POSTING,
-            [
-                {"transaction_id": transaction_id, "account_id": account, "amount": amount}
-                for account, amount in write.legs
-            ],
-        )
+        # One statement: the database writes the postings from the legs and adds them to
+        # the balances (``write.legs`` is in account order, the order of the row locks).
+        parameters = {
+            "chat_id": before.chat_id,
+            "tx_kind": write.tx_kind,
+            "round_id": before.id,
+            "now": now,
+            "legs": json.dumps(write.legs),
+        }
         try:
-            connection.executemany(
-                sql.SQLITE_BALANCE,
-                [{"account_id": account, "amount": amount} for account, amount in write.legs],
-            )
+            connection.execute(sql.SQLITE_TRANSACTION, parameters)
         except sqlite3.IntegrityError as error:
             if violated_constraint(error) == NOT_NEGATIVE:
                 raise RuleViolation("chips_changed") from None

@@ -11,7 +11,8 @@ statement.
 
 PostgreSQL's write is one statement of data-modifying CTEs, each fed by arrays and
 conditioned on the compare-and-set; SQLite has no such CTEs, so its write is several
-statements on the writer's thread (one hop all the same).
+statements on the writer's thread (one hop all the same). Neither writes a balance: the
+database adds each posting to its account's (migration 0021).
 """
 
 from __future__ import annotations
@@ -241,11 +242,6 @@ _POSTGRES_PARTS = {
     SELECT tx.id, t.account_id, t.amount
     FROM tx, unnest(CAST(:accounts AS bigint[]), CAST(:amounts AS bigint[]))
          AS t(account_id, amount)
-), moved AS (
-    UPDATE accounts SET balance = accounts.balance + t.amount
-    FROM cas, unnest(CAST(:accounts AS bigint[]), CAST(:amounts AS bigint[]))
-         AS t(account_id, amount)
-    WHERE accounts.id = t.account_id
 )""",
     "shoe": """dealt AS (
     UPDATE shoes SET dealt = shoes.dealt + CAST(:shoe_cards AS integer),
@@ -326,15 +322,13 @@ SQLITE_OUTCOME = (
     f"INSERT INTO outcomes (round_id, {', '.join(name for name, _ in OUTCOME_COLUMNS)})"
     f" VALUES (:round_id, {', '.join(f':{name}' for name, _ in OUTCOME_COLUMNS)})"
 )
+#: The transaction with its postings as ``legs`` (JSON): SQLite's triggers write the
+#: postings from them and add them to the balances (migration 0021).
 SQLITE_TRANSACTION = (
-    "INSERT INTO ledger_transactions (chat_id, kind, round_id, actor_id, memo, created_at_ms)"
-    " VALUES (:chat_id, :tx_kind, :round_id, NULL, '', :now)"
+    "INSERT INTO ledger_transactions"
+    " (chat_id, kind, round_id, actor_id, memo, created_at_ms, legs)"
+    " VALUES (:chat_id, :tx_kind, :round_id, NULL, '', :now, :legs)"
 )
-SQLITE_POSTING = (
-    "INSERT INTO postings (transaction_id, account_id, amount)"
-    " VALUES (:transaction_id, :account_id, :amount)"
-)
-SQLITE_BALANCE = "UPDATE accounts SET balance = balance + :amount WHERE id = :account_id"
 SQLITE_DEAL = (
     "UPDATE shoes SET dealt = dealt + :shoe_cards,"
     " client_seeds = coalesce(client_seeds, :shoe_client_seeds)"

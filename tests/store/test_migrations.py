@@ -246,16 +246,19 @@ def test_a_database_with_played_rounds_upgrades_to_head_keeping_them(
     assert asyncio.run(_scalar(empty_database_url, HELD_OF_PLAYER_5)) == 0
     # 0006 counted the round's bets and grabs.
     assert asyncio.run(_scalar(empty_database_url, ROUND_COUNTS)) == 11
-    # The bank is an account kind now, and still never below zero.
-    bank = "INSERT INTO accounts (chat_id, kind, user_id, balance) VALUES (-7, 'bank', 0, 5)"
+    # The bank is an account kind now, and still never below zero (0021: an account
+    # opens at zero, and only postings move it).
+    bank = "INSERT INTO accounts (chat_id, kind, user_id, balance) VALUES (-7, 'bank', 0, 0)"
     asyncio.run(_execute(empty_database_url, [bank]))
-    with pytest.raises(Exception, match=r"(?i)check"):
-        asyncio.run(
-            _execute(
-                empty_database_url,
-                ["UPDATE accounts SET balance = -1 WHERE kind = 'bank'"],
-            )
-        )
+    bank_id = asyncio.run(
+        _scalar(empty_database_url, "SELECT id FROM accounts WHERE kind = 'bank'")
+    )
+    below_zero = (
+        "INSERT INTO ledger_transactions (id, chat_id, kind, created_at_ms, memo, legs) "
+        f"VALUES (2, -7, 'fund', 0, '', '[[1, 1], [{bank_id}, -1]]')"
+    )
+    with pytest.raises(Exception, match="ck_accounts_not_negative"):
+        asyncio.run(_execute(empty_database_url, [below_zero]))
 
 
 def test_an_open_rounds_board_being_posted_is_to_be_posted_again_after_0007(
