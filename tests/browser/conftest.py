@@ -28,7 +28,7 @@ from aiohttp import web
 from bot.service.game import GameService
 from bot.store.db import Database
 from bot.web.console import LinkSigner, build_console
-from tests.conftest import Clock, Seeds
+from tests.helpers.controls import Clock, Seeds
 from tests.store.helpers import TEST_SETTINGS
 from tests.web.conftest import OPERATOR, TOKEN, History, is_admin_of, play_history
 

@@ -8,7 +8,7 @@ import pytest
 from bot.rules import fairness
 from bot.service.game import GameService
 from bot.store.db import Database
-from tests.conftest import Clock, Seeds
+from tests.helpers.controls import Clock, Seeds
 from tests.store.helpers import TEST_SETTINGS
 
 

@@ -14,7 +14,7 @@ from bot.service.game import CommandResult, GameService, Person
 from bot.store import rounds
 from bot.store.db import Database
 from bot.store.models import Account, LedgerTransaction, Posting, RoundRow
-from tests.conftest import Clock
+from tests.helpers.controls import Clock
 
 GROUP = -1001
 DEALER = Person(1, "Dealer", "dealer")

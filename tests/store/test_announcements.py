@@ -10,7 +10,7 @@ import asyncio
 from bot.engine.round import RoundSettled, RoundVoided, VoidReason
 from bot.service.game import DELIVERY_LEASE_MS, GameService
 from bot.store.db import Database
-from tests.conftest import Clock
+from tests.helpers.controls import Clock
 from tests.store.helpers import ADMIN, DEALER, GROUP, PLAYERS, TEST_SETTINGS, fund, open_table
 
 

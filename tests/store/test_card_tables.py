@@ -29,7 +29,7 @@ from bot.rules.split import commitment, split_envelope
 from bot.service.game import GameService, Person
 from bot.store.db import Database
 from bot.store.models import Chat, ShoeRow
-from tests.conftest import Clock, Seeds
+from tests.helpers.controls import Clock, Seeds
 from tests.store.helpers import (
     ADMIN,
     DEALER,

@@ -13,7 +13,7 @@ from bot.rules.split import split_envelope
 from bot.service.game import GameService
 from bot.store.db import Database
 from bot.store.models import ShoeRow
-from tests.conftest import Clock
+from tests.helpers.controls import Clock
 from tests.store.helpers import ADMIN, DEALER, GROUP, PLAYERS
 from tests.store.test_card_tables import (
     betting_with_a_dealer,

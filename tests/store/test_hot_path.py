@@ -21,7 +21,7 @@ from bot.service.game import GameService
 from bot.store import round_changes, round_commands
 from bot.store.db import Database, SqliteThread
 from bot.store.ledger import Balance
-from tests.conftest import Clock
+from tests.helpers.controls import Clock
 from tests.store.helpers import ADMIN, DEALER, GROUP, PLAYERS, TEST_SETTINGS, fund, open_table
 
 

@@ -20,7 +20,7 @@ import pytest
 from bot.engine.round import Phase, RoundSettled
 from bot.service.game import GameService
 from bot.store.db import Database
-from tests.conftest import Clock, Seeds
+from tests.helpers.controls import Clock, Seeds
 from tests.store.helpers import (
     ADMIN,
     DEALER,
@@ -114,7 +114,7 @@ import asyncio, sys
 from bot.service.game import GameService
 from bot.store.db import Database
 from bot.store.round_commands import RoundCommands
-from tests.conftest import Clock, Seeds
+from tests.helpers.controls import Clock, Seeds
 from tests.store.helpers import ADMIN, DEALER, GROUP, PLAYERS, TEST_SETTINGS, fund, open_table
 
 

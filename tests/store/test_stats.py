@@ -9,7 +9,7 @@ from bot.engine.round import Phase, RoundSettled
 from bot.service.game import GameService
 from bot.store.db import Database
 from bot.store.models import Account, LedgerTransaction, Posting
-from tests.conftest import Clock
+from tests.helpers.controls import Clock
 from tests.store.helpers import (
     DEALER,
     GROUP,

@@ -13,7 +13,7 @@ from bot.service.game import GameService
 from bot.store.db import Database
 from bot.store.models import READINESS_PROBE_ID, ReadinessProbe
 from bot.store.rounds import StaleRound
-from tests.conftest import Clock, Seeds
+from tests.helpers.controls import Clock, Seeds
 from tests.store.helpers import ADMIN, DEALER, GROUP, PLAYERS, TEST_SETTINGS, fund, open_table
 
 OTHER_GROUP = GROUP - 1

@@ -18,7 +18,7 @@ from bot.service.game import GameService, Person
 from bot.store.db import Database
 from bot.web.console import LinkSigner, build_console
 from bot.web.console.limits import IPNetwork
-from tests.conftest import Clock, Seeds
+from tests.helpers.controls import Clock, Seeds
 from tests.store.helpers import ADMIN, DEALER, PLAYERS, TEST_SETTINGS, fund, play_envelope_round
 
 TOKEN = "123456:console-test-token"
