@@ -9,7 +9,7 @@ from bot.rules import fairness
 from bot.service.game import GameService
 from bot.store.db import Database
 from tests.helpers.controls import Clock, Seeds
-from tests.store.helpers import TEST_SETTINGS
+from tests.helpers.game import TEST_SETTINGS
 
 
 @pytest.fixture

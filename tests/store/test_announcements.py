@@ -11,7 +11,7 @@ from bot.engine.round import RoundSettled, RoundVoided, VoidReason
 from bot.service.game import DELIVERY_LEASE_MS, GameService
 from bot.store.db import Database
 from tests.helpers.controls import Clock
-from tests.store.helpers import ADMIN, DEALER, GROUP, PLAYERS, TEST_SETTINGS, fund, open_table
+from tests.helpers.game import ADMIN, DEALER, GROUP, PLAYERS, TEST_SETTINGS, fund, open_table
 
 
 async def _settle_a_round(service: GameService, clock: Clock) -> tuple[int, RoundSettled]:

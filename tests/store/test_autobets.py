@@ -18,7 +18,7 @@ from bot.engine.round import Phase, Round
 from bot.service.game import CommandResult, GameService, Person
 from bot.store.db import Database
 from tests.helpers.controls import Clock
-from tests.store.helpers import (
+from tests.helpers.game import (
     ADMIN,
     DEALER,
     GROUP,

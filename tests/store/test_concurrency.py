@@ -30,7 +30,7 @@ from bot.store.db import Database
 from bot.store.models import BetRow, LedgerTransaction, ShoeRow
 from tests.helpers.controls import Clock, Seeds
 from tests.helpers.databases import truncate
-from tests.store.helpers import (
+from tests.helpers.game import (
     ADMIN,
     DEALER,
     GROUP,

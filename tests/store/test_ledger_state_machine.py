@@ -52,7 +52,7 @@ from bot.store.db import Database
 from bot.store.models import LedgerTransaction, RoundRow, ShoeRow
 from tests.helpers.controls import Clock, Seeds
 from tests.helpers.databases import truncate
-from tests.store.helpers import ADMIN, TEST_SETTINGS, check_all
+from tests.helpers.game import ADMIN, TEST_SETTINGS, check_all
 
 T = TypeVar("T")
 

@@ -11,7 +11,7 @@ from bot.rules.split import commitment, split_envelope
 from bot.service.game import GameService
 from bot.store.db import Database
 from tests.helpers.controls import Clock
-from tests.store.helpers import (
+from tests.helpers.game import (
     ADMIN,
     DEALER,
     GROUP,

@@ -10,7 +10,7 @@ from bot.service.game import GameService
 from bot.store.db import Database
 from bot.store.models import Account, LedgerTransaction, Posting
 from tests.helpers.controls import Clock
-from tests.store.helpers import (
+from tests.helpers.game import (
     DEALER,
     GROUP,
     PLAYERS,

@@ -1,4 +1,5 @@
-"""Helpers for service tests: a service on a test database and ledger invariant checks."""
+"""Helpers for service tests: rounds played through the service, funds, and the ledger
+invariants checked in the database."""
 
 from __future__ import annotations
 
