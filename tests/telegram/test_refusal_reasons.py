@@ -40,7 +40,7 @@ def amount_refused(text: str) -> GameError:
 
 
 def setting_refused(error: SettingError) -> GameError:
-    """The error the service raises for ``error`` (tests/store check that it does)."""
+    """The error the service raises for ``error`` (tests/service check that it does)."""
     return GameError(f"bad_setting.{error.reason}", **error.params)
 
 
