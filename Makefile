@@ -43,7 +43,7 @@ endef
 help:
 	@echo "make demo   a few rounds offline: the real bot against a fake Telegram (ARGS=...)"
 	@echo "make test   lint, types, import contracts, then the tests (PYTEST_ARGS=...)"
-	@echo "make lint   ruff, ruff format --check, mypy --strict, lint-imports"
+	@echo "make lint   ruff, ruff format --check, mypy --strict (bot, test fakes), lint-imports"
 	@echo "make lock   regenerate requirements.lock and requirements-build.lock (LOCK_ARGS=--upgrade)"
 
 $(BIN)/python:
@@ -59,10 +59,13 @@ $(INSTALLED): pyproject.toml | $(BIN)/python
 demo: $(INSTALLED)
 	$(BIN)/niuniu-bot demo $(ARGS)
 
+# mypy checks the tests' fakes (tests/helpers) against the protocols they stand for, with
+# the shell's tests that use them.
 lint: $(INSTALLED)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy --strict bot
+	$(BIN)/mypy --strict tests/helpers tests/telegram
 	$(BIN)/lint-imports --no-logo
 
 test: lint

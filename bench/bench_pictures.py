@@ -2,7 +2,7 @@
 
 For each game, a round dealt by the house to 30 players (``--players``; Bull Bull seats
 9), settled by the
-engine from a fixed seed (``bench/picture_samples.py``): the median time to draw its
+engine from a fixed seed (``tests/helpers/picture_samples.py``): the median time to draw its
 results and encode them as a PNG (target: under 50 ms a picture), beside its floor
 measured in the same run, encoding a blank picture of the same size the same way, and
 their ratio; then the dealer's cards turning over as a GIF. Names, cards and glyphs are
@@ -24,12 +24,14 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from picture_samples import GAMES, sample_pictures
 from PIL import Image
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bot.pictures import fonts
 from bot.pictures.results import BACKGROUND, encode_png, render_results, size_of
 from bot.pictures.reveal import render_reveal
+from tests.helpers.picture_samples import GAMES, sample_pictures
 
 REPEATS = 15
 TARGET_MS = 50.0

@@ -23,7 +23,7 @@ It prints the kills and the rounds, and every figure that must be 0 (or at most 
 3. the most messages sent to one group within any 60 s (the fake's transcript);
 4. processes the workers started still running 10 s after the last kill (found in /proc
    by a mark in their environment);
-5. the ledger's checks (``tests/store/helpers.py``), chips lost (credited less what the
+5. the ledger's checks (``tests/helpers/game.py``), chips lost (credited less what the
    groups' accounts hold), and rounds still open at the end.
 """
 

@@ -10,9 +10,10 @@ from telegram import ChatMember, Update
 from telegram.error import TelegramError
 
 from bot.engine.errors import GameError
-from bot.service.game import GameService, Person
+from bot.service.game import Person
 from bot.telegram.lookups import person_of
 from bot.telegram.messenger import Messenger
+from bot.telegram.service_needs import ChatNotes
 
 log = logging.getLogger(__name__)
 
@@ -30,7 +31,7 @@ class AdminCheck:
 
     def __init__(
         self,
-        service: GameService,
+        service: ChatNotes,
         messenger: Messenger,
         operators: frozenset[int],
         *,

@@ -25,12 +25,13 @@ from bot.engine.round import (
 )
 from bot.engine.settings import MAX_WINDOW_SECONDS
 from bot.priority import urgent
-from bot.service.game import BOARD_REFUSED, CommandResult, GameService
+from bot.service.game import BOARD_REFUSED, CommandResult
 from bot.telegram.budget import ROOM_KEPT_FOR_ROUNDS, Priority
 from bot.telegram.delivery import ChatOutbox
 from bot.telegram.lookups import ChatSettings, People
 from bot.telegram.messenger import Edit, Messenger
 from bot.telegram.results import ResultsMessage
+from bot.telegram.service_needs import BoardService
 from bot.telegram.views import Views
 
 log = logging.getLogger(__name__)
@@ -73,7 +74,7 @@ class Board:
 
     def __init__(
         self,
-        service: GameService,
+        service: BoardService,
         messenger: Messenger,
         outbox: ChatOutbox,
         chats: ChatSettings,

@@ -14,8 +14,9 @@ from telegram import User as TelegramUser
 from telegram.constants import ChatType
 
 from bot.engine.settings import Settings
-from bot.service.game import GameService, Person
+from bot.service.game import Person
 from bot.telegram.i18n import language_for, translate
+from bot.telegram.service_needs import NamesSource, SettingsSource
 from bot.telegram.views import Views
 
 #: How long a group's settings are reused before they are read again (a change made by
@@ -44,7 +45,7 @@ class ChatSettings:
     settings are being read wait for that one read: a busy group's command, its board
     edit and its answers all ask at once when the cached settings run out."""
 
-    def __init__(self, service: GameService, *, seconds: float = SETTINGS_CACHE_SECONDS) -> None:
+    def __init__(self, service: SettingsSource, *, seconds: float = SETTINGS_CACHE_SECONDS) -> None:
         self.service = service
         self._cache: TTLCache[int, Settings] = TTLCache(SETTINGS_CACHED, seconds)
         self._reading: dict[int, asyncio.Future[Settings]] = {}
@@ -114,7 +115,7 @@ class People:
 
     def __init__(
         self,
-        service: GameService,
+        service: NamesSource,
         *,
         size: int = NAMES_CACHED,
         timer: Callable[[], float] = time.monotonic,

@@ -21,7 +21,7 @@ from bot.engine.round import (
     RoundVoided,
 )
 from bot.priority import urgent
-from bot.service.game import CommandResult, GameService
+from bot.service.game import CommandResult
 from bot.telegram.autobet_notices import AutobetNotices
 from bot.telegram.board import Board
 from bot.telegram.deadlines import DeadlineObserver, Deadlines
@@ -29,6 +29,7 @@ from bot.telegram.observers import ShellObserver, Unobserved
 from bot.telegram.ordering import ChatLocks
 from bot.telegram.outages import OutageLog, database_unavailable_here
 from bot.telegram.replies import Replies
+from bot.telegram.service_needs import ProgressService
 
 log = logging.getLogger(__name__)
 
@@ -55,7 +56,7 @@ class RoundProgress:
 
     def __init__(
         self,
-        service: GameService,
+        service: ProgressService,
         locks: ChatLocks,
         board: Board,
         deadlines: Deadlines,

@@ -11,9 +11,9 @@ from typing import Any
 
 from selenium.webdriver.common.by import By
 
-from tests.browser.conftest import ServedConsole, and_wait, screenshot
-from tests.store.helpers import ADMIN
-from tests.web.conftest import GROUP, OTHER
+from tests.helpers.browser import ServedConsole, and_wait, screenshot
+from tests.helpers.console import GROUP, OTHER
+from tests.helpers.game import ADMIN
 
 #: How long a download may take before the test gives up (not what is tested).
 DOWNLOAD_LIMIT_SECONDS = 30

@@ -25,7 +25,7 @@ from bot.rules import fairness
 from bot.rules.cards import Card, unpack
 from bot.rules.envelope import MAX_AMOUNT
 from bot.rules.ruleset import RULESETS, get_ruleset
-from tests.browser.conftest import PAGE_LIMIT_SECONDS, screenshot
+from tests.helpers.browser import PAGE_LIMIT_SECONDS, screenshot
 
 PAGE = Path(__file__).resolve().parents[2] / "docs" / "verify.html"
 ROUNDS_PER_GAME = 100

@@ -45,7 +45,7 @@ from bot.store.migrate import upgrade_async
 from bot.store.models import Account, RoundRow
 from tests.e2e.harness import FAST_GAME, BotProcess, sliding_max, write_config
 from tests.e2e.webhooks import RoundRobin, WebhookPush
-from tests.store.helpers import check_ledger
+from tests.helpers.game import check_ledger
 
 JsonDict = dict[str, Any]
 
@@ -112,7 +112,7 @@ class Figures:
     busiest_group: int = 0
     #: Processes the workers started that still ran after the last kill.
     strays: list[str] = field(default_factory=list)
-    #: What the ledger's checks found (``tests/store/helpers.py``), empty when they hold.
+    #: What the ledger's checks found (``tests/helpers/game.py``), empty when they hold.
     ledger_problems: list[str] = field(default_factory=list)
     #: Chips credited less the chips the groups' accounts hold (the mint's aside).
     chips_lost: int = 0

@@ -25,7 +25,6 @@ import pytest
 import pytest_asyncio
 
 from bot.engine.round import Phase
-from tests.browser.conftest import and_wait, headless_chromium, screenshot
 from tests.e2e.harness import (
     E2E,
     FAST_GAME,
@@ -37,6 +36,7 @@ from tests.e2e.harness import (
     start_round,
     user,
 )
+from tests.helpers.browser import and_wait, headless_chromium, screenshot
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 

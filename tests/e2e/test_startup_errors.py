@@ -23,8 +23,8 @@ import pytest
 from sqlalchemy.engine import make_url
 
 from bot.fakegram.server import FakeTelegram
-from tests.conftest import POSTGRES_ADMIN_URL, REQUIRE_POSTGRES
 from tests.e2e.harness import REPO_ROOT
+from tests.helpers.databases import POSTGRES_ADMIN_URL, REQUIRE_POSTGRES
 
 #: The token the fake Telegram knows, and one it does not: neither may ever be printed.
 TOKEN = "987654321:AAHfakeTelegramKnowsThis_secret-1"

@@ -16,8 +16,8 @@ from pathlib import Path
 import asyncpg
 import pytest
 
-from tests.conftest import POSTGRES_ADMIN_URL, REQUIRE_POSTGRES
 from tests.e2e.soak import GROUP_LIMIT, Figures, Plan, logs, scratch_database, soak
+from tests.helpers.databases import POSTGRES_ADMIN_URL, REQUIRE_POSTGRES
 
 pytestmark = [pytest.mark.asyncio(loop_scope="function"), pytest.mark.postgres]
 

@@ -1,8 +1,8 @@
 """Each game's results picture against its golden image (tests/golden), with the
 tolerance of ``tests/pictures/golden.py``; and that tolerance does catch a changed card.
 
-The pictures are of fixed rounds (``bench/picture_samples.py``: dealt by the house from a
-fixed seed, settled by the engine, named in the catalogue's words). After an intended
+The pictures are of fixed rounds (``tests/helpers/picture_samples.py``: dealt by the
+house from a fixed seed, settled by the engine, named in the catalogue's words). After an intended
 change of the pictures, write the goldens again with
 ``NIUNIU_UPDATE_GOLDENS=1 python -m pytest -n 0 tests/pictures/test_golden_pictures.py``
 and look at them.
@@ -22,10 +22,10 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from bench.picture_samples import sample_results
 from bot.pictures.fonts import missing_fonts
 from bot.pictures.model import Cards
 from bot.pictures.results import draw_results, render_results
+from tests.helpers.picture_samples import sample_results
 from tests.pictures.golden import TOLERANCE, worst_tile
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden"

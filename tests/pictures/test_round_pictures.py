@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import dataclasses
 
-from bench.picture_samples import settled_round
 from bot.money import format_signed
 from bot.pictures.model import Cards, Envelope, Outcome
 from bot.service.game import Person
 from bot.telegram.pictures import RoundPictures
 from bot.telegram.views import Views
+from tests.helpers.picture_samples import settled_round
 
 
 def test_a_card_round_shows_every_hand_with_the_bull_apart_in_the_groups_language() -> None:

@@ -1,26 +1,16 @@
-"""The service under test: the group defaults of ``helpers.TEST_SETTINGS`` on each database,
-with the test's clock and seeds."""
+"""The store's tests drive it through ``GameService`` where a round trip is what they
+count: the service with ``tests.helpers.game.TEST_SETTINGS`` on each database."""
 
 from __future__ import annotations
 
 import pytest
 
-from bot.rules import fairness
 from bot.service.game import GameService
 from bot.store.db import Database
-from tests.conftest import Clock, Seeds
-from tests.store.helpers import TEST_SETTINGS
+from tests.helpers.controls import Clock, Seeds
+from tests.helpers.game import TEST_SETTINGS
 
 
 @pytest.fixture
 def service(db: Database, clock: Clock, seeds: Seeds) -> GameService:
     return GameService(db, TEST_SETTINGS, clock=clock, seed_source=seeds)
-
-
-@pytest.fixture
-def v1_service(db: Database, clock: Clock, seeds: Seeds) -> GameService:
-    """The service dealing by seed derivation 1 (as rounds did before client seeds): a
-    queued seed alone pins the deal, as ``helpers.find_seed`` finds one."""
-    return GameService(
-        db, TEST_SETTINGS, clock=clock, seed_source=seeds, seed_derivation=fairness.V1
-    )

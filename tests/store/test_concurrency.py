@@ -28,8 +28,9 @@ from bot.engine.round import (
 from bot.service.game import CommandResult, GameService, Person
 from bot.store.db import Database
 from bot.store.models import BetRow, LedgerTransaction, ShoeRow
-from tests.conftest import Clock, Seeds, _truncate
-from tests.store.helpers import (
+from tests.helpers.controls import Clock, Seeds
+from tests.helpers.databases import truncate
+from tests.helpers.game import (
     ADMIN,
     DEALER,
     GROUP,
@@ -50,7 +51,7 @@ CROWD = [Person(1_000 + i, f"Crowd{i}") for i in range(20)]
 @pytest.fixture
 async def url(postgres_url: str) -> str:
     """The session's PostgreSQL database, emptied."""
-    await _truncate(postgres_url)
+    await truncate(postgres_url)
     return postgres_url
 
 

@@ -8,7 +8,7 @@ import asyncio
 
 from bot.service.group_sends import GroupSends
 from bot.store.db import Database
-from tests.conftest import Clock
+from tests.helpers.controls import Clock
 
 GROUP, OTHER_GROUP = -1001, -1002
 LIMIT = 5

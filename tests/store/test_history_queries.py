@@ -16,8 +16,8 @@ from bot.store import ledger, queries, rounds
 from bot.store.db import Database
 from bot.store.models import Account, LedgerTransaction, RoundRow
 from bot.store.models import Posting as PostingRow
-from tests.conftest import Clock
-from tests.store.helpers import ADMIN, DEALER, PLAYERS, TEST_SETTINGS
+from tests.helpers.controls import Clock
+from tests.helpers.game import ADMIN, DEALER, PLAYERS, TEST_SETTINGS
 
 P0, P1 = PLAYERS[:2]
 CHAT = -3001

@@ -6,11 +6,9 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter
-from collections.abc import Awaitable, Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Awaitable
 from typing import Any
 
-import asyncpg
 import pytest
 from sqlalchemy import text
 
@@ -19,44 +17,11 @@ from bot.engine.settings import Settings
 from bot.service import rounds as round_service
 from bot.service.game import GameService
 from bot.store import round_changes, round_commands
-from bot.store.db import Database, SqliteThread
+from bot.store.db import Database
 from bot.store.ledger import Balance
-from tests.conftest import Clock
-from tests.store.helpers import ADMIN, DEALER, GROUP, PLAYERS, TEST_SETTINGS, fund, open_table
-
-
-def counting(seen: Counter[str], name: str, original: Callable[..., Awaitable[Any]]) -> Any:
-    """``original`` counted in ``seen`` under ``name`` at each call (a statement of
-    transaction control under its own, e.g. ``postgres BEGIN``)."""
-
-    async def wrapper(*args: Any, **kwargs: Any) -> Any:
-        query = args[1] if len(args) > 1 and isinstance(args[1], str) else ""
-        first = query.split()[0].rstrip(";") if query.strip() else ""
-        transaction_control = first in ("BEGIN", "COMMIT", "ROLLBACK")
-        seen[f"{name} {first}" if transaction_control else name] += 1
-        return await original(*args, **kwargs)
-
-    return wrapper
-
-
-@contextmanager
-def trips(monkeypatch: pytest.MonkeyPatch) -> Iterator[Counter[str]]:
-    """Counts the hot path's statements to PostgreSQL, its calls on SQLite's writer
-    thread, and the commands that took the general path."""
-    seen: Counter[str] = Counter()
-
-    connection = asyncpg.connection.Connection
-    for method in ("fetch", "fetchrow", "fetchval", "execute"):
-        monkeypatch.setattr(
-            connection, method, counting(seen, "postgres", getattr(connection, method))
-        )
-    monkeypatch.setattr(SqliteThread, "run", counting(seen, "sqlite", SqliteThread.run))
-    monkeypatch.setattr(SqliteThread, "run_bare", counting(seen, "sqlite", SqliteThread.run_bare))
-    general = round_service.RoundUseCases._run_whole
-    monkeypatch.setattr(
-        round_service.RoundUseCases, "_run_whole", counting(seen, "general", general)
-    )
-    yield seen
+from tests.helpers.controls import Clock
+from tests.helpers.game import ADMIN, DEALER, GROUP, PLAYERS, TEST_SETTINGS, fund, open_table
+from tests.helpers.trips import trips
 
 
 async def _one_command(

@@ -9,7 +9,7 @@ import asyncio
 from bot.service.answers import KeptAnswers, NewAnswer
 from bot.store.db import Database
 from bot.store.unit_of_work import Store
-from tests.conftest import Clock
+from tests.helpers.controls import Clock
 
 GROUP = -1001
 CLAIM_MS = 10_000

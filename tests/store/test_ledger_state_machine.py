@@ -50,8 +50,9 @@ from bot.service.game import GameService, Person
 from bot.store import ledger
 from bot.store.db import Database
 from bot.store.models import LedgerTransaction, RoundRow, ShoeRow
-from tests.conftest import Clock, Seeds, _truncate
-from tests.store.helpers import ADMIN, TEST_SETTINGS, check_all
+from tests.helpers.controls import Clock, Seeds
+from tests.helpers.databases import truncate
+from tests.helpers.game import ADMIN, TEST_SETTINGS, check_all
 
 T = TypeVar("T")
 
@@ -388,7 +389,7 @@ def test_ledger_state_machine_on_sqlite(sqlite_template: Path, tmp_path: Path) -
 @pytest.mark.postgres
 def test_ledger_state_machine_on_postgres(postgres_url: str) -> None:
     async def prepare() -> str:
-        await _truncate(postgres_url)
+        await truncate(postgres_url)
         return postgres_url
 
     _run_machine(prepare)

@@ -28,7 +28,7 @@ from bot.store.db import Database
 from bot.store.migrate import alembic_config, upgrade
 from bot.store.models import Base
 from bot.store.rounds import RoundRepository
-from tests.conftest import _admin_execute, _postgres_url_for
+from tests.helpers.databases import admin_execute, postgres_url_for
 
 REPO = Path(__file__).resolve().parents[2]
 TABLES = {table.name for table in Base.metadata.sorted_tables}
@@ -60,11 +60,11 @@ def head_revision() -> str | None:
 def fresh_postgres_url(postgres_url: str) -> Iterator[str]:
     """A brand-new, empty PostgreSQL database (the session one is already migrated)."""
     name = f"niuniu_migrate_{uuid.uuid4().hex[:12]}"
-    asyncio.run(_admin_execute(f'CREATE DATABASE "{name}"'))
+    asyncio.run(admin_execute(f'CREATE DATABASE "{name}"'))
     try:
-        yield _postgres_url_for(name)
+        yield postgres_url_for(name)
     finally:
-        asyncio.run(_admin_execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        asyncio.run(admin_execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
 
 
 @pytest.fixture(params=["sqlite", "postgres"])

@@ -8,7 +8,7 @@ import pytest
 from bot.service import core
 from bot.service.game import GameService, Person
 from bot.store.db import Database
-from tests.store.helpers import TEST_SETTINGS
+from tests.helpers.game import TEST_SETTINGS
 
 
 async def test_people_remembered_stay_within_their_bound(

@@ -17,9 +17,9 @@ from bot.engine.round import Round, RoundStarted
 from bot.service import rounds as round_service
 from bot.service.game import GameService
 from bot.store.db import Database
-from tests.conftest import Clock
-from tests.store.helpers import ADMIN, DEALER, GROUP, TEST_SETTINGS, fund, open_table
-from tests.store.test_hot_path import counting, trips
+from tests.helpers.controls import Clock
+from tests.helpers.game import ADMIN, DEALER, GROUP, TEST_SETTINGS, fund, open_table
+from tests.helpers.trips import counting, trips
 
 OTHER_GROUP = GROUP - 1
 

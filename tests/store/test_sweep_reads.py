@@ -15,9 +15,9 @@ from bot.engine.round import Phase, RoundVoided
 from bot.service.game import DELIVERY_LEASE_MS, GameService
 from bot.store.db import Database
 from bot.store.round_sql import Positional
-from tests.conftest import Clock
-from tests.store.helpers import ADMIN, DEALER, GROUP, TEST_SETTINGS, fund, open_table
-from tests.store.test_hot_path import trips
+from tests.helpers.controls import Clock
+from tests.helpers.game import ADMIN, DEALER, GROUP, TEST_SETTINGS, fund, open_table
+from tests.helpers.trips import trips
 
 OTHER = -1002
 BID_MS = TEST_SETTINGS.bid_seconds * 1000

@@ -11,10 +11,10 @@ from telegram import Bot, ChatMember
 from telegram.error import NetworkError, TelegramError
 
 from bot.engine.errors import GameError
-from bot.service.game import GameService, Person
+from bot.service.game import Person
 from bot.telegram.admins import AdminCheck
 from bot.telegram.messenger import Messenger
-from tests.telegram.fakes import GROUP, OTHER_GROUP, FakeBot, FakeService, message_update, person
+from tests.helpers.telegram import GROUP, OTHER_GROUP, FakeBot, FakeService, message_update, person
 
 OPERATOR = 4242
 OWNER, ADMIN, PLAYER = 1, 2, 3
@@ -36,9 +36,7 @@ def service() -> FakeService:
 def admins(bot: FakeBot, service: FakeService) -> AdminCheck:
     messenger = Messenger()
     messenger.attach(cast(Bot, bot))
-    return AdminCheck(
-        cast(GameService, service), messenger, frozenset({OPERATOR}), cache_seconds=60.0
-    )
+    return AdminCheck(service, messenger, frozenset({OPERATOR}), cache_seconds=60.0)
 
 
 def asked(bot: FakeBot) -> list[tuple[int, int]]:

@@ -12,13 +12,13 @@ import pytest
 from telegram import Bot
 from telegram.error import NetworkError
 
-from bot.service.game import GameService, KeptRecord, NewAnswer
+from bot.service.game import KeptRecord, NewAnswer
 from bot.telegram.answers import AnswerKeeping
 from bot.telegram.delivery import ChatOutbox
 from bot.telegram.lookups import ChatSettings
 from bot.telegram.messenger import Messenger
 from bot.telegram.replies import Replies
-from tests.telegram.fakes import (
+from tests.helpers.telegram import (
     FAST_RETRIES,
     GROUP,
     FakeBot,
@@ -81,7 +81,7 @@ class KeepingShell:
         self.replies = Replies(
             messenger,
             self.outbox,
-            ChatSettings(cast(GameService, FakeService())),
+            ChatSettings(FakeService()),
             per_minute=1,
             clock=self.clock,
             retry_seconds=0.01,

@@ -11,11 +11,10 @@ import dataclasses
 import io
 
 import pytest
-from PIL import Image
+from PIL import Image, ImageSequence
 from telegram import InlineKeyboardMarkup
 from telegram.error import BadRequest, NetworkError, TelegramError, TimedOut
 
-from bench.picture_samples import people, settled_round
 from bot.engine.round import Round, RoundSettled
 from bot.telegram import results
 from bot.telegram.budget import ROOM_KEPT_FOR_ROUNDS
@@ -23,8 +22,9 @@ from bot.telegram.messenger import MAX_CAPTION_LENGTH
 from bot.telegram.pictures import RoundPictures
 from bot.telegram.results import caption_length
 from bot.telegram.views import ButtonPress, Views
-from tests.telegram.fakes import GROUP
-from tests.telegram.test_board import BoardShell
+from tests.helpers.picture_samples import people, settled_round
+from tests.helpers.telegram import GROUP
+from tests.helpers.telegram_shells import BoardShell
 
 
 def same_again(markup: InlineKeyboardMarkup | None) -> bool:
@@ -69,7 +69,8 @@ async def test_a_card_round_turns_the_dealers_cards_then_sends_the_photo_with_it
     shell, _, text = await announced("bullbull", 3)
     assert [call.method for call in shell.bot.calls] == ["send_animation", "send_photo"]
     [animation], [photo] = shell.bot.of("send_animation"), shell.bot.of("send_photo")
-    assert Image.open(io.BytesIO(animation.args["data"])).n_frames == 6
+    frames = ImageSequence.Iterator(Image.open(io.BytesIO(animation.args["data"])))
+    assert sum(1 for _ in frames) == 6
     assert Image.open(io.BytesIO(photo.args["data"])).format == "PNG"
     assert photo.args["caption"] == text
     # "Same again" rides on the photo, whose caption is the results; not on the cards.

@@ -21,6 +21,7 @@ from telegram.error import (
 )
 
 from bot.telegram.delivery import retrying_after_flood
+from bot.telegram.observers import ShellObserver
 from bot.telegram.retries import failure_kind
 from bot.telegram.serving import poll
 
@@ -29,7 +30,7 @@ from bot.telegram.serving import poll
 pytestmark = pytest.mark.filterwarnings("ignore:Deprecated since version v22.2")
 
 
-class Recorder:
+class Recorder(ShellObserver):
     """A ShellObserver that keeps the Bot API reports."""
 
     def __init__(self) -> None:
@@ -47,6 +48,12 @@ class Recorder:
 
     def bot_api_failed(self, method: str, kind: str) -> None:
         self.failed.append((method, kind))
+
+    def delivery_retried(self, message: str, failure: str) -> None:
+        pass
+
+    def delivery_failed(self, message: str, failure: str) -> None:
+        pass
 
 
 @pytest.mark.parametrize(

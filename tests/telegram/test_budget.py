@@ -8,7 +8,7 @@ import asyncio
 import pytest
 
 from bot.telegram.budget import Priority, SendBudget, SendRate
-from tests.telegram.fakes import GROUP, SecondsClock
+from tests.helpers.telegram import GROUP, SecondsClock
 
 
 async def test_waiting_messages_go_most_urgent_first_and_in_arrival_order_within_a_priority() -> (

@@ -8,6 +8,7 @@ import dataclasses
 from bot.engine import round as engine
 from bot.engine.round import Phase, Round, RoundSettled
 from bot.engine.settings import Settings
+from bot.rules._fivecard import FiveCardHand
 from bot.rules.cards import format_cards
 from bot.service.game import Person
 from bot.telegram.views import Views
@@ -51,7 +52,7 @@ def test_card_results_show_the_cards_and_name_the_house() -> None:
     state, ended = settled("bullbull", dealer="house")
     text = Views(state.settings).results(state, ended, PEOPLE)
     dealer = state.dealer_hand()
-    assert dealer is not None
+    assert isinstance(dealer, FiveCardHand)
     assert "Dealer (the house):" in text and format_cards(dealer.right) in text
     assert sum(symbol in text for symbol in "♠♥♦♣") >= 2
     assert state.seed.hex() in text  # a round's own seed is revealed as it ends

@@ -30,7 +30,7 @@ from bot.telegram.handlers.stats import StatsHandlers
 from bot.telegram.handlers.verify import VerifyHandlers
 from bot.telegram.i18n import translate
 from bot.telegram.shell import command_registry
-from tests.telegram.fakes import GROUP, FakeBot, message_update, person
+from tests.helpers.telegram import GROUP, FakeBot, message_update, person
 
 PRIVATE = 11
 ANN = person(PRIVATE, "Ann")

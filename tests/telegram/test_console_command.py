@@ -17,7 +17,7 @@ from bot.telegram.handlers.console import ConsoleHandlers
 from bot.telegram.i18n import translate
 from bot.web.console import LinkSigner
 from bot.web.console.signing import LINK_SECONDS
-from tests.telegram.fakes import GROUP, message_update, person
+from tests.helpers.telegram import GROUP, message_update, person
 
 TOKEN = "123456:console-command-token"
 NOW = 1_800_000_000

@@ -13,7 +13,7 @@ from telegram.ext import JobQueue
 from bot.engine.round import Round
 from bot.service.game import CommandResult
 from bot.telegram.deadlines import Deadlines
-from tests.telegram.fakes import (
+from tests.helpers.telegram import (
     GROUP,
     FakeJobQueue,
     MillisecondsClock,

@@ -20,7 +20,7 @@ from bot.store.db import Database
 from bot.telegram.i18n import translate
 from bot.telegram.outages import database_unavailable_here
 from bot.telegram.shell import GameBot
-from tests.telegram.fakes import GROUP, FakeBot, button_update, eventually, message_update
+from tests.helpers.telegram import GROUP, FakeBot, button_update, eventually, message_update
 
 CHINESE = User(5, "Eko", False, language_code="zh")
 

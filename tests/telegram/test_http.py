@@ -11,6 +11,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 from aiohttp import web
+from aiohttp.web_request import FileField
 from telegram import InputFile
 from telegram.error import NetworkError, TimedOut
 from telegram.request import RequestData
@@ -19,20 +20,21 @@ from telegram.request._requestparameter import RequestParameter
 from bot.telegram.http import AiohttpRequest
 
 
+def shown(value: str | bytes | bytearray | FileField) -> str:
+    """A form field as the echo server reports it: text as it is, a file by its name."""
+    if isinstance(value, str):
+        return value
+    assert isinstance(value, FileField), value
+    return f"file {value.filename}: " + value.file.read().decode()
+
+
 @pytest.fixture
 async def server() -> AsyncIterator[tuple[str, list[dict[str, str]]]]:
     seen: list[dict[str, str]] = []
 
     async def echo(request: web.Request) -> web.Response:
         form = await request.post()
-        seen.append(
-            {
-                name: value
-                if isinstance(value, str)
-                else f"file {value.filename}: " + value.file.read().decode()
-                for name, value in form.items()
-            }
-        )
+        seen.append({name: shown(value) for name, value in form.items()})
         return web.json_response({"ok": True, "result": True})
 
     async def slow(request: web.Request) -> web.Response:

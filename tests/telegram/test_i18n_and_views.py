@@ -54,7 +54,7 @@ def keys_the_code_uses() -> dict[str, set[bool]]:
     """Each key the code uses, and whether as a plural message (a set: a key used both
     ways is a mistake), as ``pybabel extract -F babel.cfg`` finds them."""
     with (ROOT / "babel.cfg").open() as config:
-        method_map, options_map = parse_mapping_cfg(config)
+        method_map, options_map = parse_mapping_cfg(config)  # type: ignore[no-untyped-call]
     uses: dict[str, set[bool]] = {}
     for _, _, message, _, _ in extract_from_dir(ROOT, method_map, options_map):
         key = message[0] if isinstance(message, tuple) else message
@@ -62,16 +62,21 @@ def keys_the_code_uses() -> dict[str, set[bool]]:
     return uses
 
 
+def _key(message: Message) -> str:
+    """A message's key: its singular for a plural message."""
+    key = message.id[0] if isinstance(message.id, tuple | list) else message.id
+    assert isinstance(key, str), message
+    return key
+
+
 def _messages(catalogue: Catalog) -> dict[str, Message]:
-    return {
-        message.id[0] if isinstance(message.id, tuple) else message.id: message
-        for message in catalogue
-        if message.id
-    }
+    return {_key(message): message for message in catalogue if message.id}
 
 
 def _texts(message: Message) -> list[str]:
-    return list(message.string) if isinstance(message.string, tuple | list) else [message.string]
+    """A message's translations: one, or one per plural form (missing ones empty)."""
+    texts = message.string if isinstance(message.string, tuple | list) else [message.string]
+    return [text or "" for text in texts]
 
 
 def _placeholders(text: str) -> set[str]:
@@ -176,7 +181,7 @@ def test_each_catalogue_compiles_with_its_plural_forms(language: str, plural_for
     for key, message in _messages(catalogue).items():
         if message.pluralizable:
             forms = [compiled.ngettext(key, key, n) for n in (1, 2)]
-            assert forms == [message.string[0], message.string[-1]], key
+            assert forms == [_texts(message)[0], _texts(message)[-1]], key
         else:
             assert compiled.gettext(key) == message.string, key
 

@@ -4,18 +4,17 @@ bounded, over the service."""
 from __future__ import annotations
 
 import asyncio
-from typing import cast
 
 import pytest
 from cachetools import Cache
 from telegram import User
 
 from bot.engine.settings import Settings
-from bot.service.game import GameService, Person
+from bot.service.game import Person
 from bot.telegram import lookups
 from bot.telegram.i18n import translate
 from bot.telegram.lookups import ChatSettings, People, person_of
-from tests.telegram.fakes import GROUP, OTHER_GROUP, FakeService, message_update, person
+from tests.helpers.telegram import GROUP, OTHER_GROUP, FakeService, message_update, person
 
 ANN, BOB, CAT = Person(11, "Ann", "ann"), Person(12, "Bob"), Person(13, "Cat")
 
@@ -36,7 +35,7 @@ def reads(service: FakeService, name: str) -> list[object]:
 
 
 async def test_a_groups_settings_are_read_once_and_reused(service: FakeService) -> None:
-    chats = ChatSettings(cast(GameService, service))
+    chats = ChatSettings(service)
 
     assert (await chats.get(GROUP)).language == "zh"
     await chats.get(GROUP)
@@ -46,7 +45,7 @@ async def test_a_groups_settings_are_read_once_and_reused(service: FakeService) 
 
 
 async def test_settings_changed_here_are_read_again_at_once(service: FakeService) -> None:
-    chats = ChatSettings(cast(GameService, service))
+    chats = ChatSettings(service)
     await chats.get(GROUP)
     service.chat_settings[GROUP] = Settings(language="en")
 
@@ -59,7 +58,7 @@ async def test_settings_changed_here_are_read_again_at_once(service: FakeService
 async def test_settings_changed_elsewhere_are_read_again_once_the_cache_is_stale(
     service: FakeService,
 ) -> None:
-    chats = ChatSettings(cast(GameService, service), seconds=0.01)
+    chats = ChatSettings(service, seconds=0.01)
     await chats.get(GROUP)
 
     await asyncio.sleep(0.02)
@@ -72,7 +71,7 @@ async def test_settings_are_kept_for_a_bounded_number_of_groups(
     service: FakeService, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(lookups, "SETTINGS_CACHED", 2)
-    chats = ChatSettings(cast(GameService, service))
+    chats = ChatSettings(service)
 
     for chat_id in (-1, -2, -3):
         await chats.get(chat_id)
@@ -83,7 +82,7 @@ async def test_settings_are_kept_for_a_bounded_number_of_groups(
 async def test_texts_and_views_are_in_the_groups_language_and_currency(
     service: FakeService,
 ) -> None:
-    chats = ChatSettings(cast(GameService, service))
+    chats = ChatSettings(service)
 
     text = await chats.text(GROUP, "error.bet_too_small", minimum=150)
     views = await chats.views(GROUP)
@@ -97,7 +96,7 @@ async def test_texts_and_views_are_in_the_groups_language_and_currency(
 
 
 async def test_names_seen_lately_need_no_lookup(service: FakeService) -> None:
-    people = People(cast(GameService, service))
+    people = People(service)
     fresh = Person(11, "Annie", "ann")  # Telegram shows a newer name than the database's
 
     people.saw(fresh)
@@ -107,7 +106,7 @@ async def test_names_seen_lately_need_no_lookup(service: FakeService) -> None:
 
 
 async def test_only_names_not_known_are_asked_for_each_once(service: FakeService) -> None:
-    people = People(cast(GameService, service))
+    people = People(service)
     people.saw(ANN)
 
     found = await people.names([12, 11, 12, 99, 13])
@@ -120,7 +119,7 @@ async def test_only_names_not_known_are_asked_for_each_once(service: FakeService
 
 
 async def test_names_are_kept_for_a_bounded_number_of_people(service: FakeService) -> None:
-    people = People(cast(GameService, service), size=2)
+    people = People(service, size=2)
 
     for someone in (ANN, BOB, CAT):
         people.saw(someone)
@@ -134,7 +133,7 @@ async def test_names_of_people_gone_quiet_are_forgotten_without_another_write(
     service: FakeService,
 ) -> None:
     now = [0.0]
-    people = People(cast(GameService, service), timer=lambda: now[0])
+    people = People(service, timer=lambda: now[0])
     people.saw(ANN)
     now[0] = lookups.NAMES_CACHE_SECONDS / 2
     people.saw(BOB)
@@ -158,7 +157,7 @@ def test_a_telegram_user_is_a_person_for_the_service() -> None:
 async def test_those_who_ask_while_the_settings_are_read_wait_for_that_one_read(
     service: FakeService,
 ) -> None:
-    chats = ChatSettings(cast(GameService, service))
+    chats = ChatSettings(service)
 
     found = await asyncio.gather(*(chats.get(GROUP) for _ in range(5)))
 
@@ -167,7 +166,7 @@ async def test_those_who_ask_while_the_settings_are_read_wait_for_that_one_read(
 
 
 async def test_settings_forgotten_while_being_read_are_read_again(service: FakeService) -> None:
-    chats = ChatSettings(cast(GameService, service))
+    chats = ChatSettings(service)
     first = asyncio.ensure_future(chats.get(GROUP))
     await asyncio.sleep(0)  # the read is on its way
     chats.forget(GROUP)  # a change was made meanwhile
@@ -186,7 +185,7 @@ async def test_a_groups_language_is_remembered_past_its_settings_time(
 ) -> None:
     # Read once, then the settings' time runs out and the database is unreachable: the
     # group is still answered in its own language.
-    chats = ChatSettings(cast(GameService, service), seconds=0.0)
+    chats = ChatSettings(service, seconds=0.0)
     await chats.get(GROUP)
     key = "error.database_unavailable"
 
@@ -198,7 +197,7 @@ async def test_a_groups_language_is_remembered_past_its_settings_time(
 
 
 def test_a_group_never_read_is_answered_in_the_users_language(service: FakeService) -> None:
-    chats = ChatSettings(cast(GameService, service))
+    chats = ChatSettings(service)
     key = "error.database_unavailable"
     chinese = User(5, "Eko", False, language_code="zh-hans")
     english = User(6, "Ann", False, language_code="en")
@@ -214,7 +213,7 @@ def test_a_group_never_read_is_answered_in_the_users_language(service: FakeServi
 async def test_a_private_chat_follows_the_users_language_not_a_groups(
     service: FakeService,
 ) -> None:
-    chats = ChatSettings(cast(GameService, service))
+    chats = ChatSettings(service)
     english = User(11, "Ann", False, language_code="en")
     private = message_update(11, english, "/balance").effective_chat
     assert private is not None

@@ -20,7 +20,7 @@ from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, Tele
 
 from bot.telegram.budget import GROUP_SENDS_PER_MINUTE, Priority, SendBudget
 from bot.telegram.messenger import MAX_MESSAGE_LENGTH, MAX_TOAST_LENGTH, Messenger, split_message
-from tests.telegram.fakes import (
+from tests.helpers.telegram import (
     FAST_RETRIES,
     GROUP,
     OTHER_GROUP,

@@ -19,7 +19,7 @@ from bot.store.db import Database
 from bot.telegram.delivery import ChatOutbox
 from bot.telegram.ordering import ChatLocks, ChatOrderedProcessor
 from bot.telegram.shell import GameBot
-from tests.telegram.fakes import GROUP, OTHER_GROUP, eventually, message_update, person, spin
+from tests.helpers.telegram import GROUP, OTHER_GROUP, eventually, message_update, person, spin
 
 ANN = person(11, "Ann")
 

@@ -8,7 +8,7 @@ import logging
 import pytest
 
 from bot.telegram.outages import OutageLog
-from tests.telegram.fakes import SecondsClock
+from tests.helpers.telegram import SecondsClock
 
 DOWN = ConnectionRefusedError(111, "Connect call failed")
 

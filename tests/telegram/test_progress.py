@@ -29,7 +29,7 @@ from bot.engine.round import (
     ShoeRef,
 )
 from bot.engine.settings import Settings
-from bot.service.game import CommandResult, GameService
+from bot.service.game import CommandResult
 from bot.telegram.board import Board
 from bot.telegram.deadlines import Deadlines
 from bot.telegram.delivery import ChatOutbox
@@ -43,7 +43,7 @@ from bot.telegram.progress import (
     RoundProgress,
 )
 from bot.telegram.replies import Replies
-from tests.telegram.fakes import (
+from tests.helpers.telegram import (
     GROUP,
     OTHER_GROUP,
     T0_MS,
@@ -94,7 +94,7 @@ class ProgressShell:
         messenger = Messenger()
         messenger.attach(cast(Bot, self.bot))
         self.outbox = ChatOutbox()
-        service = cast(GameService, self.service)
+        service = self.service
         chats = ChatSettings(service)
         self.board = Board(
             service,

@@ -19,10 +19,9 @@ from bot.engine.settings import ALIASES, ALL_SETTING_REASONS, SETTING_NAMES, Set
 from bot.fakegram.formatting import parse_html, strip_formatted
 from bot.money import AMOUNT_REASONS, TOO_LARGE
 from bot.telegram.parsing import parse_typed_amount
-from tests.telegram.fakes import GROUP, message_update, person
-from tests.telegram.test_replies import RepliesShell
-from tests.unit.test_money import AMOUNT_REFUSALS
-from tests.unit.test_settings import SETTING_REFUSALS
+from tests.helpers.refusals import AMOUNT_REFUSALS, SETTING_REFUSALS
+from tests.helpers.telegram import GROUP, message_update, person
+from tests.helpers.telegram_shells import RepliesShell
 
 ANN = person(11, "Ann")
 
@@ -41,7 +40,7 @@ def amount_refused(text: str) -> GameError:
 
 
 def setting_refused(error: SettingError) -> GameError:
-    """The error the service raises for ``error`` (tests/store check that it does)."""
+    """The error the service raises for ``error`` (tests/service check that it does)."""
     return GameError(f"bad_setting.{error.reason}", **error.params)
 
 

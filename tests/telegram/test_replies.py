@@ -11,79 +11,27 @@ only.
 from __future__ import annotations
 
 import asyncio
-from typing import cast
 
 import pytest
-from telegram import Bot
 
 from bot.engine.errors import GameError
 from bot.engine.settings import Settings
-from bot.service.game import GameService
 from bot.telegram.budget import Priority, SendBudget, SendRate
-from bot.telegram.delivery import ChatOutbox
 from bot.telegram.i18n import translate
-from bot.telegram.lookups import ChatSettings
-from bot.telegram.messenger import Messenger
-from bot.telegram.replies import CONFIRM_WITHIN_SECONDS, Replies
-from tests.telegram.fakes import (
-    FAST_RETRIES,
+from bot.telegram.replies import CONFIRM_WITHIN_SECONDS
+from tests.helpers.telegram import (
     GROUP,
     OTHER_GROUP,
-    Deliveries,
-    FakeBot,
-    FakeService,
     SecondsClock,
     button_update,
     eventually,
     message_update,
     person,
 )
+from tests.helpers.telegram_shells import RepliesShell
 
 ANN, BOB, CAT, DAN = person(11, "Ann"), person(12, "Bob"), person(13, "Cat"), person(14, "Dan")
 PRIVATE = 11  # Ann's private chat with the bot
-
-
-class RepliesShell:
-    """Replies over a fake Bot, with a group budget of ``per_minute`` replies."""
-
-    def __init__(self, per_minute: int) -> None:
-        self.bot = FakeBot()
-        self.service = FakeService()
-        self.clock = SecondsClock()
-        self.deliveries = Deliveries()
-        self.messenger = Messenger(
-            observer=self.deliveries, retrying=FAST_RETRIES, toast_retrying=FAST_RETRIES
-        )
-        self.messenger.attach(cast(Bot, self.bot))
-        self.outbox = ChatOutbox()
-        chats = ChatSettings(cast(GameService, self.service))
-        self.replies = Replies(
-            self.messenger,
-            self.outbox,
-            chats,
-            per_minute=per_minute,
-            clock=self.clock,
-            retry_seconds=0.01,
-        )
-
-    async def settle(self) -> None:
-        """Let everything queued go out (timers are not waited for)."""
-        await self.outbox.drain(5.0)
-
-    async def spend_budget(self) -> None:
-        """Use up the group's budget now: one reply per slot, each sent alone."""
-        for number in range(self.replies.budget.limit):
-            self.replies.reply(message_update(GROUP, ANN, f"/balance {number}"), f"spent {number}")
-            await self.settle()
-
-    def until_slot_almost_free(self) -> None:
-        """Move the clock to a hundredth of a second before the oldest send leaves the
-        window (the budget's timer then fires soon, in real time)."""
-        self.clock.advance(self.replies.budget.wait(GROUP) - 0.01)
-
-    def past_the_slot(self) -> None:
-        """Move the clock just past the moment the oldest send leaves the window."""
-        self.clock.advance(0.02)
 
 
 @pytest.fixture

@@ -14,10 +14,11 @@ from telegram.error import BadRequest, NetworkError, TimedOut
 from bot.telegram.answers import Answer, batches
 from bot.telegram.messenger import MAX_MESSAGE_LENGTH
 from bot.telegram.replies import ANSWER_GIVE_UP_SECONDS
-from tests.telegram.fakes import GROUP, button_update, eventually, message_update, person
-from tests.telegram.test_replies import PRIVATE, RepliesShell
+from tests.helpers.telegram import GROUP, button_update, eventually, message_update, person
+from tests.helpers.telegram_shells import RepliesShell
 
 ANN, BOB, CAT = person(11, "Ann"), person(12, "Bob"), person(13, "Cat")
+PRIVATE = ANN.id  # Ann's private chat with the bot
 
 
 @pytest.fixture

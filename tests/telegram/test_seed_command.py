@@ -13,7 +13,7 @@ from bot.service.game import Person
 from bot.telegram.handlers.base import ShellParts
 from bot.telegram.handlers.verify import VerifyHandlers
 from bot.telegram.i18n import translate
-from tests.telegram.fakes import message_update
+from tests.helpers.telegram import message_update
 
 
 class Replies:

@@ -3,6 +3,7 @@ took: one that went well, one that failed unexpectedly (the error handler logs i
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -13,9 +14,11 @@ from bot.service.game import GameService
 from bot.store.db import Database
 from bot.telegram.observers import Unobserved
 from bot.telegram.shell import GameBot
-from tests.telegram.fakes import message_update, person
+from tests.helpers.telegram import message_update, person
 
 GROUP = -100_123
+#: How long the handler that goes well takes: long beside one that returns at once.
+HANDLER_SECONDS = 0.2
 
 
 class Recorder(Unobserved):
@@ -36,7 +39,7 @@ async def test_each_update_is_reported_by_kind_whether_its_handler_ends_well_or_
     game = GameBot(Config(), GameService(database), observer=observer)
 
     async def fine(update: Any, context: Any) -> None:
-        pass
+        await asyncio.sleep(HANDLER_SECONDS)
 
     async def broken(update: Any, context: Any) -> None:
         raise RuntimeError("a bug")
@@ -48,4 +51,9 @@ async def test_each_update_is_reported_by_kind_whether_its_handler_ends_well_or_
     await database.dispose()
 
     assert [kind for kind, _ in observer.handled] == ["rules", "message"]
-    assert all(seconds >= 0 for _, seconds in observer.handled)
+    # The time reported is the handler's own: at least what it slept (the loop's timer may
+    # fire a hair early by another clock), and the failing one's, which returned at once,
+    # less than that.
+    (_, fine_seconds), (_, broken_seconds) = observer.handled
+    assert fine_seconds >= HANDLER_SECONDS * 0.9
+    assert broken_seconds < fine_seconds

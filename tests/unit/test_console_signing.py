@@ -3,8 +3,6 @@ session cookies, CSRF tokens, and the sign-in attempt limit."""
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import ipaddress
 
 import pytest
@@ -18,19 +16,14 @@ from bot.web.console.signing import (
     SignatureRefused,
     check_login_widget,
 )
+from tests.helpers.signing import widget_data as signed_widget_data
 
 TOKEN = "123456:unit-test-token"
 NOW = 1_800_000_000
 
 
 def widget_data(token: str = TOKEN, auth_date: int = NOW, **extra: str) -> dict[str, str]:
-    """Login Widget data signed as Telegram documents it (computed here independently)."""
-    fields = {"id": "42", "first_name": "Ann", "username": "ann", "auth_date": str(auth_date)}
-    fields.update(extra)
-    check = "\n".join(f"{k}={fields[k]}" for k in sorted(fields))
-    secret = hashlib.sha256(token.encode()).digest()
-    fields["hash"] = hmac.new(secret, check.encode(), hashlib.sha256).hexdigest()
-    return fields
+    return signed_widget_data(token, auth_date, **extra)
 
 
 def test_valid_widget_data_names_the_user() -> None:

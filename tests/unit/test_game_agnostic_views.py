@@ -14,7 +14,7 @@ import ast
 import pytest
 
 from bot.rules.ruleset import LEGACY_NAMES, RULESETS
-from tests.unit.test_purity import BOT_DIR, imported_modules, module_name
+from tests.helpers.imports import BOT_DIR, imported_modules, module_name
 
 RENDERERS = ("telegram/views.py", "cli.py", "engine/verification.py")
 #: The games' own modules: their hands and kinds are what a renderer must not test.

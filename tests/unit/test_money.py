@@ -20,6 +20,7 @@ from bot.money import (
     parse_amount,
     parse_bps,
 )
+from tests.helpers.refusals import AMOUNT_REFUSALS
 
 # --- parse_amount: what is accepted -------------------------------------------------------
 
@@ -109,29 +110,6 @@ def test_non_ascii_digits_are_rejected(text: str) -> None:
     refused = refusal(text)
     assert refused.reason == "digits"
     assert "digits 0-9" in str(refused)
-
-
-#: One refusal of each reason: what is typed, the reason, its parameters, and the English
-#: text ``str()`` gives (the CLI and the config file print it; it must not change).
-AMOUNT_REFUSALS = [
-    ("", "missing", {"typed": ""}, "an amount is missing"),
-    (" -5 ", "negative", {"typed": "-5"}, "'-5' is negative; amounts must be positive"),
-    (
-        "1,000",
-        "separators",
-        {"typed": "1,000"},
-        "'1,000': write amounts without separators, e.g. 1200.50",
-    ),
-    ("٣", "digits", {"typed": "٣"}, "'٣': write amounts with the digits 0-9"),
-    ("12.345", "decimals", {"typed": "12.345"}, "'12.345' has more than two decimals"),
-    ("abc", "not_amount", {"typed": "abc"}, "'abc' is not an amount; write e.g. 20 or 12.50"),
-    (
-        "99999999999",
-        "too_large",
-        {"typed": "99999999999", "maximum": "10000000.00"},
-        "'99999999999' is too large; the most is 10000000.00",
-    ),
-]
 
 
 @pytest.mark.parametrize(("text", "reason", "params", "message"), AMOUNT_REFUSALS)

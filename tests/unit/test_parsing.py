@@ -18,7 +18,7 @@ from bot.telegram.parsing import (
     parse_typed_amount,
     parse_user_id,
 )
-from tests.unit.test_money import AMOUNT_REFUSALS
+from tests.helpers.refusals import AMOUNT_REFUSALS
 
 # --- ascii_number --------------------------------------------------------------------------
 

@@ -11,7 +11,7 @@ import pytest
 from bot.engine import round as engine
 from bot.engine.errors import NotDue
 from bot.engine.round import WINDOW_LATE_MS, Phase, WindowMoved
-from tests.unit.test_round_engine import ALICE, RICH, SETTINGS, T0, betting, grabbing, started
+from tests.helpers.engine_rounds import ALICE, RICH, SETTINGS, T0, betting, grabbing, started
 
 
 @pytest.mark.parametrize(

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.store.helpers import ADMIN
-from tests.web import conftest
-from tests.web.conftest import GROUP, Console
+from tests.helpers import console as console_helpers
+from tests.helpers.console import GROUP, Console
+from tests.helpers.game import ADMIN
 
 BEYOND_64_BITS = "9999999999999999999"
 
@@ -75,7 +75,7 @@ async def test_telegram_is_not_asked_about_a_group_the_bot_does_not_have(
         asked.append(chat_id)
         return False
 
-    monkeypatch.setattr(conftest, "is_admin_of", is_admin_of)
+    monkeypatch.setattr(console_helpers, "is_admin_of", is_admin_of)
     await console.sign_in(ADMIN.id)
     asked.clear()
 
@@ -89,9 +89,9 @@ async def test_an_admin_who_never_played_nor_acted_in_their_group_sees_its_round
     console: Console, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     newcomer = 4242  # administers GROUP, holds no chips there, never used an admin command
-    admin_of = conftest.is_admin_of
+    admin_of = console_helpers.is_admin_of
     monkeypatch.setattr(
-        conftest,
+        console_helpers,
         "is_admin_of",
         lambda chat_id, user_id: (
             admin_of(chat_id, user_id) or (chat_id, user_id) == (GROUP, newcomer)

@@ -11,8 +11,8 @@ from sqlalchemy import select
 from bot.money import format_amount
 from bot.store.models import Account, LedgerTransaction
 from bot.store.models import Posting as PostingRow
-from tests.store.helpers import ADMIN, PLAYERS
-from tests.web.conftest import GROUP, Console
+from tests.helpers.console import GROUP, Console
+from tests.helpers.game import ADMIN, PLAYERS
 
 
 async def csv_rows(console: Console, path: str) -> list[dict[str, str]]:

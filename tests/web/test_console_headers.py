@@ -8,8 +8,8 @@ from aiohttp import ClientResponse
 
 from bot.service.console import ConsoleService
 from bot.web.console import LinkSigner
-from tests.store.helpers import ADMIN
-from tests.web.conftest import GROUP, OTHER, TOKEN, Console
+from tests.helpers.console import GROUP, OTHER, TOKEN, Console
+from tests.helpers.game import ADMIN
 
 EXPECTED = {
     "Cache-Control": "no-store",

@@ -6,8 +6,8 @@ from __future__ import annotations
 import html
 
 from bot.service.game import Person
-from tests.store.helpers import ADMIN, DEALER, PLAYERS
-from tests.web.conftest import EVE, GROUP, OPERATOR, OTHER, Console
+from tests.helpers.console import EVE, GROUP, OPERATOR, OTHER, Console
+from tests.helpers.game import ADMIN, DEALER, PLAYERS
 
 
 async def test_without_a_session_a_page_sends_the_browser_to_sign_in(console: Console) -> None:

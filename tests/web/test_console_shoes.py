@@ -7,8 +7,8 @@ from sqlalchemy import select
 
 from bot.engine.round import Phase
 from bot.store.models import ShoeRow
-from tests.store.helpers import ADMIN, DEALER, PLAYERS, fund
-from tests.web.conftest import OPERATOR, Console
+from tests.helpers.console import OPERATOR, Console
+from tests.helpers.game import ADMIN, DEALER, PLAYERS, fund
 
 CARDS = -3003
 

@@ -17,10 +17,10 @@ from bot.store.models import ConsoleSessionRow
 from bot.web.console import LinkSigner
 from bot.web.console.signin import FORM_COOKIE
 from bot.web.console.signing import SESSION_SECONDS, SessionSigner, check_login_widget
-from tests.conftest import Clock, Seeds
-from tests.store.helpers import ADMIN, PLAYERS, TEST_SETTINGS
-from tests.unit.test_console_signing import widget_data
-from tests.web.conftest import OPERATOR, TOKEN, Console, post_link, start_console
+from tests.helpers.console import OPERATOR, TOKEN, Console, post_link, start_console
+from tests.helpers.controls import Clock, Seeds
+from tests.helpers.game import ADMIN, PLAYERS, TEST_SETTINGS
+from tests.helpers.signing import widget_data
 
 
 async def test_a_link_signs_in_once(console: Console) -> None:

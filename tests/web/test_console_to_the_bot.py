@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from bot.engine.errors import GameError
-from tests.store.helpers import ADMIN, DEALER, PLAYERS
-from tests.web.conftest import GROUP, Console
+from tests.helpers.console import GROUP, Console
+from tests.helpers.game import ADMIN, DEALER, PLAYERS
 
 
 async def test_a_max_bet_lowered_in_the_console_refuses_a_larger_bet_next_round(

@@ -1,4 +1,5 @@
-"""Helpers for service tests: a service on a test database and ledger invariant checks."""
+"""Helpers for service tests: rounds played through the service, funds, and the ledger
+invariants checked in the database."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from bot.service.game import CommandResult, GameService, Person
 from bot.store import rounds
 from bot.store.db import Database
 from bot.store.models import Account, LedgerTransaction, Posting, RoundRow
-from tests.conftest import Clock
+from tests.helpers.controls import Clock
 
 GROUP = -1001
 DEALER = Person(1, "Dealer", "dealer")

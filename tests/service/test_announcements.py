@@ -10,8 +10,8 @@ import asyncio
 from bot.engine.round import Phase, RoundSettled, RoundVoided, VoidReason
 from bot.service.game import BOARD_REFUSED, DELIVERY_LEASE_MS, GameService
 from bot.store.db import Database
-from tests.conftest import Clock
-from tests.store.helpers import ADMIN, DEALER, GROUP, PLAYERS, TEST_SETTINGS, fund, open_table
+from tests.helpers.controls import Clock
+from tests.helpers.game import ADMIN, DEALER, GROUP, PLAYERS, TEST_SETTINGS, fund, open_table
 
 
 async def _settle_a_round(service: GameService, clock: Clock) -> tuple[int, RoundSettled]:

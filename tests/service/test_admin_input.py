@@ -15,7 +15,7 @@ from bot.engine.errors import GameError, RuleViolation
 from bot.service.game import MAX_USER_ID, GameService
 from bot.store.db import Database
 from bot.store.models import Account, AuditEntry, Chat, LedgerTransaction, ProcessedUpdate
-from tests.store.helpers import ADMIN, GROUP, TEST_SETTINGS, check_all
+from tests.helpers.game import ADMIN, GROUP, TEST_SETTINGS, check_all
 
 BAD_USER_IDS = [0, -1, GROUP, MAX_USER_ID + 1, 10**20, 2**63]
 

@@ -13,15 +13,15 @@ from bot.rules.split import split_envelope
 from bot.service.game import GameService
 from bot.store.db import Database
 from bot.store.models import ShoeRow
-from tests.conftest import Clock
-from tests.store.helpers import ADMIN, DEALER, GROUP, PLAYERS
-from tests.store.test_card_tables import (
+from tests.helpers.card_tables import (
     betting_with_a_dealer,
     close_betting,
     place,
     shoe_rows,
     table,
 )
+from tests.helpers.controls import Clock
+from tests.helpers.game import ADMIN, DEALER, GROUP, PLAYERS
 
 P0, P1, P2 = PLAYERS[:3]
 

@@ -1,6 +1,7 @@
 """Fakes for unit tests of the shell's collaborators: a ``Bot`` that records what it was
-asked and can refuse, a service with just the methods the collaborators call (real
-``Round`` and ``Settings`` objects in and out), a ``JobQueue`` whose jobs the test runs
+asked and can refuse, a service that implements the protocols of what the collaborators
+need of it (``bot.telegram.service_needs``; real ``Round`` and ``Settings`` objects in and
+out), a ``JobQueue`` whose jobs the test runs
 by hand, clocks the test moves, and Telegram updates.
 
 The e2e tests have the fake Bot API server (``bot.fakegram``); these fakes stand in for
@@ -16,7 +17,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from apscheduler.jobstores.base import JobLookupError
+from apscheduler.jobstores.base import JobLookupError  # type: ignore[import-untyped]
 from telegram import (
     CallbackQuery,
     Chat,
@@ -34,8 +35,16 @@ from bot.engine.errors import NotDue
 from bot.engine.round import Phase, Round, RoundSettled, RoundVoided, VoidReason
 from bot.engine.settings import Settings
 from bot.priority import is_urgent
+from bot.service.deliveries import DELIVERY_LEASE_MS
 from bot.service.game import CommandResult, Person
 from bot.telegram.retries import Retrying
+from bot.telegram.service_needs import (
+    BoardService,
+    ChatNotes,
+    NamesSource,
+    ProgressService,
+    SettingsSource,
+)
 
 GROUP = -1001
 #: Tries again at once and gives up soon: what a failure on the way does, in no time.
@@ -290,8 +299,9 @@ class ServiceCall:
 Ended = RoundSettled | RoundVoided
 
 
-class FakeService:
-    """The ``GameService`` methods the shell's collaborators call, over dictionaries.
+class FakeService(BoardService, ProgressService, SettingsSource, NamesSource, ChatNotes):
+    """What the shell's collaborators need of the service (each protocol of
+    ``bot.telegram.service_needs``), over dictionaries.
 
     Deliveries behave like the store's leases without time: a board or results can be
     claimed once until they are recorded as sent; renewing says whether they still are to
@@ -359,14 +369,14 @@ class FakeService:
 
     # -- deliveries --
 
-    async def claim_board(self, round_id: int, *, lease_ms: int) -> bool:
+    async def claim_board(self, round_id: int, *, lease_ms: int = DELIVERY_LEASE_MS) -> bool:
         self._note("claim_board", round_id, lease_ms)
         if round_id in self.board_messages or round_id in self.board_claims:
             return False
         self.board_claims.add(round_id)
         return True
 
-    async def renew_board_claim(self, round_id: int, *, lease_ms: int) -> bool:
+    async def renew_board_claim(self, round_id: int, *, lease_ms: int = DELIVERY_LEASE_MS) -> bool:
         self._note("renew_board_claim", round_id, lease_ms)
         return round_id not in self.board_messages
 
@@ -423,14 +433,16 @@ class FakeService:
         self._note("board_message", round_id)
         return self.board_messages.get(round_id)
 
-    async def claim_announcement(self, round_id: int, *, lease_ms: int) -> bool:
+    async def claim_announcement(self, round_id: int, *, lease_ms: int = DELIVERY_LEASE_MS) -> bool:
         self._note("claim_announcement", round_id, lease_ms)
         if round_id in self.announced or round_id in self.announcement_claims:
             return False
         self.announcement_claims.add(round_id)
         return True
 
-    async def renew_announcement_claim(self, round_id: int, *, lease_ms: int) -> bool:
+    async def renew_announcement_claim(
+        self, round_id: int, *, lease_ms: int = DELIVERY_LEASE_MS
+    ) -> bool:
         self._note("renew_announcement_claim", round_id, lease_ms)
         return round_id not in self.announced
 

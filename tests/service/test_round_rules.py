@@ -39,8 +39,8 @@ from bot.store import round_changes
 from bot.store import rounds as store_rounds
 from bot.store.db import Database
 from bot.store.models import Account, LedgerTransaction, Posting
-from tests.conftest import Clock, Seeds
-from tests.store.helpers import (
+from tests.helpers.controls import Clock, Seeds
+from tests.helpers.game import (
     ADMIN,
     DEALER,
     GROUP,

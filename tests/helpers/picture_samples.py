@@ -1,15 +1,14 @@
 """Settled rounds to draw: a house-dealt round of a game with N players, played through
 the pure engine from a fixed seed (so the same every time), and its picture's model as
-the bot builds it. Used by ``bench_pictures.py``, the golden-image tests and the README's
+the bot builds it. Used by ``bench/bench_pictures.py``, the golden-image tests and the README's
 pictures (``python bench/bench_pictures.py --write-docs``)."""
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 
 from bot.engine.round import Round, RoundSettled, ShoeRef, advance, bet, start_round
-from bot.engine.settings import CARD_TABLE_DEFAULTS, Settings
+from bot.engine.settings import Settings
 from bot.pictures.model import ResultsPicture
 from bot.rules.ruleset import get_ruleset
 from bot.service.game import Person
@@ -40,7 +39,7 @@ def settled_round(
     players = min(players, get_ruleset(game).max_bettors or players)
     settings = Settings(ruleset=game, dealer="house", language=language, max_bet=100_000)
     if not get_ruleset(game).uses_grabs:
-        settings = dataclasses.replace(settings, **CARD_TABLE_DEFAULTS)
+        settings = settings.with_table_defaults(settings)  # a card game's own
     seed = hashlib.sha256(f"{game}:{players}".encode()).digest()
     shoe = ShoeRef(1, seed, 0) if get_ruleset(game).shoe_decks else None
     state = start_round(

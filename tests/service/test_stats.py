@@ -9,8 +9,8 @@ from bot.engine.round import Phase, RoundSettled
 from bot.service.game import GameService
 from bot.store.db import Database
 from bot.store.models import Account, LedgerTransaction, Posting
-from tests.conftest import Clock
-from tests.store.helpers import (
+from tests.helpers.controls import Clock
+from tests.helpers.game import (
     DEALER,
     GROUP,
     PLAYERS,

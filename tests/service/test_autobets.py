@@ -17,8 +17,8 @@ from bot.engine.errors import GameError
 from bot.engine.round import Phase, Round
 from bot.service.game import CommandResult, GameService, Person
 from bot.store.db import Database
-from tests.conftest import Clock
-from tests.store.helpers import (
+from tests.helpers.controls import Clock
+from tests.helpers.game import (
     ADMIN,
     DEALER,
     GROUP,

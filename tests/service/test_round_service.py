@@ -10,8 +10,8 @@ from bot.engine.settlement import Result
 from bot.rules.split import commitment, split_envelope
 from bot.service.game import GameService
 from bot.store.db import Database
-from tests.conftest import Clock
-from tests.store.helpers import (
+from tests.helpers.controls import Clock
+from tests.helpers.game import (
     ADMIN,
     DEALER,
     GROUP,

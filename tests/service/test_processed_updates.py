@@ -10,8 +10,8 @@ from bot.engine.errors import RuleViolation
 from bot.service.game import GameService
 from bot.store.db import Database
 from bot.store.updates import RETENTION_MS
-from tests.conftest import Clock, Seeds
-from tests.store.helpers import ADMIN, DEALER, GROUP, PLAYERS, TEST_SETTINGS, fund, open_table
+from tests.helpers.controls import Clock, Seeds
+from tests.helpers.game import ADMIN, DEALER, GROUP, PLAYERS, TEST_SETTINGS, fund, open_table
 
 BOT_A = 111
 BOT_B = 222

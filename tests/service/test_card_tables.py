@@ -8,7 +8,6 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 import pytest
-from sqlalchemy import select
 
 from bot.engine.errors import GameError, RuleViolation
 from bot.engine.round import (
@@ -16,7 +15,6 @@ from bot.engine.round import (
     Grabbed,
     GrabbingStarted,
     Phase,
-    Round,
     RoundSettled,
     RoundStarted,
     RoundVoided,
@@ -29,8 +27,9 @@ from bot.rules.split import commitment, split_envelope
 from bot.service.game import GameService, Person
 from bot.store.db import Database
 from bot.store.models import Chat, ShoeRow
-from tests.conftest import Clock, Seeds
-from tests.store.helpers import (
+from tests.helpers.card_tables import betting_with_a_dealer, close_betting, place, shoe_rows, table
+from tests.helpers.controls import Clock, Seeds
+from tests.helpers.game import (
     ADMIN,
     DEALER,
     GROUP,
@@ -48,36 +47,6 @@ SECONDS = TEST_SETTINGS.bet_seconds
 async def _ledger_checked_after_each_test(db: Database) -> AsyncIterator[None]:
     yield
     await check_all(db)
-
-
-async def table(service: GameService, ruleset: str, dealer: str = "bid") -> None:
-    await service.set_open(GROUP, ADMIN, True)
-    await service.change_setting(GROUP, ADMIN, "ruleset", ruleset)
-    await service.change_setting(GROUP, ADMIN, "dealer", dealer)
-
-
-async def betting_with_a_dealer(service: GameService, clock: Clock, pool: int = 50_000) -> Round:
-    started = await service.start_round(GROUP, actor=ADMIN)
-    assert started.round is not None
-    await fund(service, DEALER, pool)
-    await service.bid(GROUP, DEALER, pool)
-    clock.advance(TEST_SETTINGS.bid_seconds)
-    result = await service.advance(started.round.id)
-    assert result.round is not None and result.round.phase is Phase.BETTING
-    return result.round
-
-
-async def place(service: GameService, bets: list[tuple[Person, int]], chips: int = 100_000) -> None:
-    for person, amount in bets:
-        await fund(service, person, chips)
-        await service.bet(GROUP, person, amount)
-
-
-async def close_betting(service: GameService, clock: Clock, round_id: int) -> tuple[object, ...]:
-    clock.advance(SECONDS)
-    result = await service.advance(round_id)
-    assert result.round is not None
-    return result.events
 
 
 async def available(service: GameService, person: Person) -> int:
@@ -187,11 +156,6 @@ async def test_bullbull_the_tenth_bet_gets_table_full(service: GameService, cloc
 
 
 # -- poker29 and its shoe --------------------------------------------------------------------
-
-
-async def shoe_rows(db: Database) -> list[ShoeRow]:
-    async with db.transaction() as session:
-        return list((await session.scalars(select(ShoeRow).order_by(ShoeRow.id))).all())
 
 
 async def test_poker29_deals_from_the_groups_shoe_across_rounds(

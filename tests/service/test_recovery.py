@@ -20,8 +20,8 @@ import pytest
 from bot.engine.round import Phase, RoundSettled
 from bot.service.game import GameService
 from bot.store.db import Database
-from tests.conftest import Clock, Seeds
-from tests.store.helpers import (
+from tests.helpers.controls import Clock, Seeds
+from tests.helpers.game import (
     ADMIN,
     DEALER,
     GROUP,
@@ -114,8 +114,8 @@ import asyncio, sys
 from bot.service.game import GameService
 from bot.store.db import Database
 from bot.store.round_commands import RoundCommands
-from tests.conftest import Clock, Seeds
-from tests.store.helpers import ADMIN, DEALER, GROUP, PLAYERS, TEST_SETTINGS, fund, open_table
+from tests.helpers.controls import Clock, Seeds
+from tests.helpers.game import ADMIN, DEALER, GROUP, PLAYERS, TEST_SETTINGS, fund, open_table
 
 
 async def main(url: str, start_ms: int) -> None:

@@ -13,13 +13,20 @@ from bot.service.game import GameService
 from bot.store.db import Database
 from bot.store.models import READINESS_PROBE_ID, ReadinessProbe
 from bot.store.rounds import StaleRound
-from tests.conftest import Clock, Seeds
-from tests.store.helpers import ADMIN, DEALER, GROUP, PLAYERS, TEST_SETTINGS, fund, open_table
+from tests.helpers.controls import Clock, Seeds
+from tests.helpers.game import ADMIN, DEALER, GROUP, PLAYERS, TEST_SETTINGS, fund, open_table
 
 OTHER_GROUP = GROUP - 1
 
 
-async def test_no_rounds_and_no_chips_held_in_an_empty_database(service: GameService) -> None:
+async def test_chips_credited_to_an_open_table_without_a_round_are_not_held(
+    service: GameService,
+) -> None:
+    """Chips that are only available, at a table with no round, are neither an open
+    round nor chips in play (the gauges read the held accounts and open rounds only)."""
+    await open_table(service)
+    await fund(service, DEALER, 100_000)
+    assert (await service.balance(GROUP, DEALER.id)).available == 100_000
     signs = await service.vital_signs()
     assert signs.open_rounds == {}
     assert signs.chips_held_cents == 0

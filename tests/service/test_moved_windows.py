@@ -7,8 +7,8 @@ from __future__ import annotations
 from bot.engine.round import Phase
 from bot.service.game import GameService
 from bot.store.db import Database
-from tests.conftest import Clock
-from tests.store.helpers import (
+from tests.helpers.controls import Clock
+from tests.helpers.game import (
     DEALER,
     GROUP,
     PLAYERS,
