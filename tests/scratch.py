@@ -123,8 +123,8 @@ def small_disk(size: str = "4m") -> Iterator[Path]:
 def fill(disk: Path) -> Path:
     """A new file that takes every free byte of ``disk``."""
     filler = disk / f"filler-{len(list(disk.glob('filler-*')))}"
-    with filler.open("wb") as file, contextlib.suppress(OSError):  # ENOSPC: full
+    # Unbuffered: closing the file then has nothing left to write (it would fail too).
+    with filler.open("wb", buffering=0) as file, contextlib.suppress(OSError):  # ENOSPC: full
         while True:
             file.write(bytes(64 << 10))
-            file.flush()
     return filler
