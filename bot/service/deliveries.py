@@ -17,6 +17,12 @@ from bot.store.deliveries import Message
 DELIVERY_LEASE_MS = 3_000
 
 
+#: How long past its deadline a phase that no board shows yet is held open (docs/rules.md
+#: §1): long enough for a restarted or another worker to show it (its window then opens
+#: anew), short of holding a round for good where Telegram never takes its board.
+UNSEEN_PHASE_HOLD_MS = 60_000
+
+
 class DeliveryUseCases(ServiceCore):
     """Boards and results on their way to the group."""
 
@@ -133,6 +139,19 @@ class DeliveryUseCases(ServiceCore):
         return await self.store.delivery_lookup.unposted_boards(
             now_ms=self.clock(), unclaimed_grace_ms=unclaimed_grace_ms
         )
+
+    async def phase_unseen(self, round_id: int, *, hold_ms: int = UNSEEN_PHASE_HOLD_MS) -> bool:
+        """Whether the round's deadline is to wait because no board shows its phase yet
+        (none was posted, or the one posted shows an earlier phase), for at most
+        ``hold_ms`` past it; a board Telegram refused shows nothing, and holds nothing."""
+        found = await self.store.delivery_lookup.board_shows(round_id)
+        if found is None:
+            return False
+        phase, deadline_ms, message_id, board_phase = found
+        if not Phase(phase).is_open or message_id == BOARD_REFUSED:
+            return False
+        shown = message_id is not None and board_phase == phase
+        return not shown and self.clock() < deadline_ms + hold_ms
 
     async def round_ended(self, round_id: int) -> bool:
         """Whether the round is over (settled or void), as one cheap read says."""

@@ -212,6 +212,9 @@ WHERE {OPEN_PHASES_SQL} AND board_message_id > 0
 ORDER BY id
 """
 _BOARD_MESSAGE = "SELECT board_message_id FROM rounds WHERE id = :round_id"
+_BOARD_SHOWS = (
+    "SELECT phase, deadline_ms, board_message_id, board_phase FROM rounds WHERE id = :round_id"
+)
 _PHASE = "SELECT phase FROM rounds WHERE id = :round_id"
 _READS_POSTGRES = {
     statement: Positional.of(statement)
@@ -222,6 +225,7 @@ _READS_POSTGRES = {
         _REPLACED_BOARDS,
         _UNSHOWN_PHASES,
         _BOARD_MESSAGE,
+        _BOARD_SHOWS,
         _PHASE,
     )
 }
@@ -242,6 +246,13 @@ class DeliveryLookup:
         params = {"round_id": round_id}
         row = await self.db.read_one(_BOARD_MESSAGE, _READS_POSTGRES[_BOARD_MESSAGE], params)
         return None if row is None else row[0]
+
+    async def board_shows(self, round_id: int) -> tuple[str, int, int | None, str | None] | None:
+        """The round's phase and deadline, its board's message id and the phase the board
+        shows (``None``: no such round)."""
+        params = {"round_id": round_id}
+        row = await self.db.read_one(_BOARD_SHOWS, _READS_POSTGRES[_BOARD_SHOWS], params)
+        return None if row is None else (str(row[0]), row[1], row[2], row[3])
 
     async def phase(self, round_id: int) -> str | None:
         """The round's phase as stored (``None``: no such round)."""

@@ -148,6 +148,11 @@ class RoundProgress:
         commands, and before other chats' commands waiting for the database."""
         entered_ms = time.time_ns() / 1e6
         async with self.locks.turn(chat_id, urgent=True):
+            with urgent():
+                if await self.service.phase_unseen(round_id):
+                    # docs/rules.md §1: no board shows the phase yet (its worker died, or
+                    # Telegram is unreachable); it opens anew when one does.
+                    return
             # GameService.advance is urgent itself (its database turn comes first too).
             result = await self.service.advance(round_id)
             if self.observer is not None:

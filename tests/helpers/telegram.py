@@ -330,6 +330,8 @@ class FakeService(BoardService, ProgressService, SettingsSource, NamesSource, Ch
         self.unclosed: set[int] = set()
         #: Board messages a new phase's replaced, not yet taken down: round -> message.
         self.replaced: dict[int, int] = {}
+        #: Rounds whose deadline waits for a board to show their phase.
+        self.unseen: set[int] = set()
         #: The phase each round's board was recorded showing.
         self.board_phases: dict[int, Phase | None] = {}
         #: Awaited inside ``advance`` and ``unannounced`` (to hold them, or fail).
@@ -473,6 +475,10 @@ class FakeService(BoardService, ProgressService, SettingsSource, NamesSource, Ch
         return list(self.unposted)
 
     # -- rounds --
+
+    async def phase_unseen(self, round_id: int, *, hold_ms: int = 60_000) -> bool:
+        self._note("phase_unseen", round_id)
+        return round_id in self.unseen
 
     async def advance(self, round_id: int) -> CommandResult:
         self._note("advance", round_id)

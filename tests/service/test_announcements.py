@@ -272,3 +272,42 @@ async def test_a_refused_board_has_no_phase_to_show(service: GameService) -> Non
     assert started.round is not None
     await service.set_board_message(started.round.id, BOARD_REFUSED)
     assert await service.unshown_phases() == []
+
+
+async def test_a_deadline_waits_while_no_board_shows_its_phase_for_at_most_the_hold(
+    service: GameService, clock: Clock
+) -> None:
+    """docs/rules.md §1: a window does not close before the group could see it."""
+    await open_table(service)
+    await fund(service, DEALER, 100_000)
+    started = await service.start_round(GROUP, actor=DEALER)
+    assert started.round is not None
+    round_id = started.round.id
+    await service.bid(GROUP, DEALER, 10_000)
+    clock.advance(TEST_SETTINGS.bid_seconds)
+    assert await service.phase_unseen(round_id) is True  # no board was ever posted
+    await service.set_board_message(round_id, 7, Phase.BIDDING)
+    assert await service.phase_unseen(round_id) is False
+
+    await service.advance(round_id)  # betting opens; the board still shows bidding
+    clock.advance(TEST_SETTINGS.bet_seconds)
+    assert await service.phase_unseen(round_id) is True
+    assert await service.phase_unseen(round_id, hold_ms=TEST_SETTINGS.bet_seconds * 1000) is True
+    clock.advance(60)
+    assert await service.phase_unseen(round_id, hold_ms=60_000) is False  # held long enough
+
+    clock.advance(-60)
+    await service.mark_phase_shown(round_id, 7, Phase.BETTING)
+    assert await service.phase_unseen(round_id) is False
+
+
+async def test_a_board_telegram_refused_holds_no_deadline(
+    service: GameService, clock: Clock
+) -> None:
+    await open_table(service)
+    started = await service.start_round(GROUP, actor=DEALER)
+    assert started.round is not None
+    await service.set_board_message(started.round.id, BOARD_REFUSED)
+    clock.advance(TEST_SETTINGS.bid_seconds)
+    assert await service.phase_unseen(started.round.id) is False
+    assert await service.phase_unseen(404) is False  # no such round

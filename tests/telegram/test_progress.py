@@ -489,6 +489,18 @@ async def test_a_timer_applies_its_deadline_publishes_it_and_tells_the_observer(
     assert shell.bot.of("edit_message_text") == []
 
 
+async def test_a_deadline_whose_phase_no_board_shows_yet_waits(shell: ProgressShell) -> None:
+    shell.service.unseen.add(7)  # its worker died before showing it, or Telegram is down
+
+    await shell.progress.advance(7, GROUP)
+
+    assert [call.args for call in shell.service.called("phase_unseen")] == [(7,)]
+    assert shell.service.called("advance") == []
+    shell.service.unseen.clear()  # shown (its window opened anew): applied when due
+    await shell.progress.advance(7, GROUP)
+    assert [call.args for call in shell.service.called("advance")] == [(7,)]
+
+
 async def test_a_deadline_the_sweep_found_is_not_by_timer(shell: ProgressShell) -> None:
     await shell.progress.advance(7, GROUP)
 
