@@ -33,11 +33,20 @@ class ServiceObserver(Protocol):
 
     def database_retried(self) -> None:
         """A round command's transaction runs again: the round changed under it (its
-        version moved on), or the hot path failed and the general path takes over."""
+        version moved on)."""
+
+    def command_failed(self, path: str) -> None:
+        """A round command failed other than by the rules or the database's
+        unavailability (a bug, or a row the database refused), on the ``hot`` or the
+        ``general`` path: nothing it asked was changed (a round whose step failed is
+        voided)."""
 
 
 class _Unobserved:
     def database_retried(self) -> None:
+        pass
+
+    def command_failed(self, path: str) -> None:
         pass
 
 

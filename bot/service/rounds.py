@@ -39,7 +39,7 @@ from bot.service.records import CommandResult, Person
 from bot.store.chats import ChatRecord
 from bot.store.errors import AlreadyProcessed, RoundAlreadyOpen, is_transient
 from bot.store.ledger import transaction_kind
-from bot.store.round_commands import Decide, Located, NotOnHotPath
+from bot.store.round_commands import Decide, Located, NotOnHotPath, StepFailed
 from bot.store.round_starts import StartRead
 from bot.store.rounds import StaleRound
 from bot.store.shoes import ShoeRecord
@@ -115,13 +115,14 @@ class RoundUseCases(ServiceCore):
         try:
             return await self._start_hot(chat_id, actor, update_id)
         except NotOnHotPath:
-            pass
+            pass  # decided from what the path read, before it wrote
         except (GameError, AlreadyProcessed, RoundAlreadyOpen):
             raise
         except Exception as error:
-            if is_transient(error):
-                raise
-            log.exception("round start: the hot path failed; the general path runs")
+            if not is_transient(error):
+                self.observer.command_failed("hot")
+                error.add_note(f"a round start in chat {chat_id}")
+            raise
         return await self._start_whole(chat_id, actor, update_id)
 
     async def _start_hot(
@@ -387,15 +388,19 @@ class RoundUseCases(ServiceCore):
             except AlreadyProcessed:
                 return CommandResult(duplicate=True)
             except NotOnHotPath:
-                hot = False
+                hot = False  # decided from what the path read, before it wrote
+            except StepFailed as failure:
+                self.observer.command_failed("hot")
+                cause = failure.__cause__
+                error = cause if isinstance(cause, Exception) else failure
+                return await self._void_after_error(failure.round_id, error)
             except GameError:
                 raise
             except Exception as error:
-                if not hot or is_transient(error):
-                    raise
-                log.exception("round command: the hot path failed; the general path runs")
-                self.observer.database_retried()
-                hot = False
+                if not is_transient(error):
+                    self.observer.command_failed("hot" if hot else "general")
+                    error.add_note(f"a round command in chat {chat_id} (round {round_id})")
+                raise
         raise RuntimeError(f"round command did not settle after {MAX_ATTEMPTS} attempts")
 
     async def _run_hot(

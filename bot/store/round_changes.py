@@ -41,6 +41,17 @@ class NotOnHotPath(Exception):
     Nothing was written."""
 
 
+class StepFailed(Exception):
+    """The step of a round the hot path read failed other than by the rules, a race or
+    the database's unavailability (a bug, or a row the database refused): nothing was
+    written. ``round_id`` names the round, which the caller voids rather than leave it to
+    fail at every try; ``__cause__`` says why."""
+
+    def __init__(self, round_id: int) -> None:
+        super().__init__(f"round {round_id}: its step failed on the hot path")
+        self.round_id = round_id
+
+
 @dataclass(frozen=True, slots=True)
 class RoundRead:
     """The read's answer: the round for the engine, the player's free chips, the ids of

@@ -18,20 +18,23 @@ passes over it instead of applying it a second time in vain.
 
 A step this path does not cover raises ``NotOnHotPath`` before anything is written (a
 re-deal, which starts the next round at once, or a posting to an account not created
-yet); the caller then runs the command on the general path.
+yet); the caller then runs the command on the general path. A step that fails otherwise
+(a bug, a row the database refuses) raises ``StepFailed`` naming its round, which the
+caller voids: never the general path, where the same bug would be hidden or repeated.
 """
 
 from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 import asyncpg
 
-from bot.engine.errors import RuleViolation
+from bot.engine.errors import GameError, RuleViolation
 from bot.engine.round import PartialRound, Round, Transition
 from bot.engine.settings import Settings
 from bot.store import round_sql as sql
@@ -40,6 +43,8 @@ from bot.store.errors import (
     NOT_NEGATIVE,
     AlreadyProcessed,
     TransientDatabaseError,
+    database_unavailable,
+    is_transient,
     transient_postgres_errors,
     violated_constraint,
 )
@@ -47,6 +52,7 @@ from bot.store.round_changes import (
     NotOnHotPath,
     RoundRead,
     RoundWrite,
+    StepFailed,
     parse_read,
     postgres_arrays,
     postgres_parts,
@@ -54,7 +60,7 @@ from bot.store.round_changes import (
 )
 from bot.store.rounds import StaleRound
 
-__all__ = ["Applied", "Decide", "Located", "NotOnHotPath", "RoundCommands"]
+__all__ = ["Applied", "Decide", "Located", "NotOnHotPath", "RoundCommands", "StepFailed"]
 
 #: What a command asks of the engine: the round (partial: the player's own bet and grab,
 #: and the counts), the player's free chips and the time; the engine's answer.
@@ -96,6 +102,21 @@ class _Job:
     decide: Decide
 
 
+@contextmanager
+def failing_as_step(round_id: int) -> Iterator[None]:
+    """The step of a round the read found: a failure that is not the rules' refusal, a
+    race to run again, a case for the general path or the database's unavailability is
+    ``StepFailed`` (the caller voids the round: a step that fails would fail again)."""
+    try:
+        yield
+    except (GameError, StaleRound, AlreadyProcessed, NotOnHotPath, TransientDatabaseError):
+        raise
+    except Exception as error:
+        if database_unavailable(error) or is_transient(error):
+            raise
+        raise StepFailed(round_id) from error
+
+
 class RoundCommands:
     """Runs a round command on the hot path (see the module's docstring)."""
 
@@ -114,17 +135,20 @@ class RoundCommands:
             found = self._settings[stored] = Settings.from_dict(json.loads(stored))
         return found
 
-    def _decide(self, row: Any, job: _Job) -> tuple[RoundRead, Transition, RoundWrite, int]:
+    def _read(self, row: Any, job: _Job) -> RoundRead:
         read = parse_read(row, job.params["user_id"], self.settings_of)
         if read.seen:
             raise AlreadyProcessed(job.params["update_id"])
+        return read
+
+    def _decide(self, read: RoundRead, job: _Job) -> tuple[Transition, RoundWrite, int]:
         # The clock is read once the command has its turn to write.
         now = job.clock()
         try:
             transition = job.decide(read.round, read.free_chips, now)
         except PartialRound:  # the read's guess of what the step needs fell short
             raise NotOnHotPath("the step needs every bet") from None
-        return read, transition, round_write(read, transition, now), now
+        return transition, round_write(read, transition, now), now
 
     async def run(
         self,
@@ -141,7 +165,7 @@ class RoundCommands:
         the write, so only if the command changed the round on PostgreSQL (on SQLite
         also when there was no round: harmless either way). Raises the engine's
         ``GameError`` (nothing is written), ``StaleRound``, ``AlreadyProcessed``,
-        ``NotOnHotPath`` or ``TransientDatabaseError``."""
+        ``NotOnHotPath``, ``TransientDatabaseError`` or ``StepFailed``."""
         job = _Job(
             by_chat=where.chat_id is not None,
             skip_locked=where.skip_locked,
@@ -193,7 +217,13 @@ class RoundCommands:
             ):
                 raise AlreadyProcessed(update_id)  # and the round has ended since
             return None
-        read, transition, write, now = self._decide(row, job)
+        read = self._read(row, job)
+        with failing_as_step(read.round.id):
+            return await self._postgres_step(driver, job, read)
+
+    async def _postgres_step(self, driver: Any, job: _Job, read: RoundRead) -> Applied:
+        update_id = job.params["update_id"]
+        transition, write, now = self._decide(read, job)
         before = read.round
         if write.shoe is not None and not job.skip_locked:
             # Only deadlines deal today, in a transaction; a command that dealt outside
@@ -251,8 +281,13 @@ class RoundCommands:
             return None
         # As a dict: ``sqlite3.Row`` finds a column by name by a case-blind search of them
         # all, and the parsing looks up some forty (a tenth of a bet's Python).
-        by_name = dict(zip(row.keys(), row, strict=True))
-        read, transition, write, now = self._decide(by_name, job)
+        read = self._read(dict(zip(row.keys(), row, strict=True)), job)
+        with failing_as_step(read.round.id):
+            return self._sqlite_step(connection, job, read)
+
+    def _sqlite_step(self, connection: sqlite3.Connection, job: _Job, read: RoundRead) -> Applied:
+        update_id = job.params["update_id"]
+        transition, write, now = self._decide(read, job)
         before = read.round
         round_id = before.id
         cas_values = {**write.round, "round_id": round_id, "old_version": before.version}

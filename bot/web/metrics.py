@@ -120,10 +120,19 @@ class BotMetrics:
         )
         self.database_retries = Counter(
             "niuniu_database_retries_total",
-            "Round commands whose transaction ran again (the round changed under it, or "
-            "the hot path failed).",
+            "Round commands whose transaction ran again (the round changed under it).",
             registry=registry,
         )
+        self.command_failures = Counter(
+            "niuniu_round_command_failures_total",
+            "Round commands that failed other than by the rules or an unavailable database "
+            "(a bug, or a row the database refused), by path (hot, general): nothing they "
+            "asked changed, and a round whose step failed was voided.",
+            ["path"],
+            registry=registry,
+        )
+        for path in ("hot", "general"):
+            self.command_failures.labels(path=path)
         self.outbox_depth = Gauge(
             "niuniu_outbox_depth",
             "Messages, edits and answers queued in the chats' outboxes, not yet started.",
@@ -225,6 +234,9 @@ class BotMetrics:
 
     def database_retried(self) -> None:
         self.database_retries.inc()
+
+    def command_failed(self, path: str) -> None:
+        self.command_failures.labels(path=path).inc()
 
 
 class _DatabaseGauges(Collector):

@@ -839,6 +839,10 @@ def _boom(*args: object, **kwargs: object) -> object:
     raise RuntimeError("injected failure")
 
 
+def _never(*args: object, **kwargs: object) -> object:
+    raise AssertionError("the general path ran after the hot path failed")
+
+
 @pytest.mark.parametrize(
     ("target", "when"),
     [
@@ -872,9 +876,9 @@ async def test_an_internal_error_in_a_transition_voids_with_full_refunds(
     elif target == "settle":
         monkeypatch.setattr(engine_round, "settle", _boom)
     else:
-        # Both paths that write outcomes fail: the hot path's write, then the general
-        # path's that the command falls back to.
-        monkeypatch.setattr(store_rounds, "outcome_rows", _boom)
+        # The hot path's write fails; the general path's is never tried (no fallback
+        # that would hide the failure): the round is voided.
+        monkeypatch.setattr(store_rounds, "outcome_rows", _never)
         monkeypatch.setattr(round_changes, "outcome_rows", _boom)
     with caplog.at_level(logging.ERROR, logger="bot.service"):
         if when == "last grab":

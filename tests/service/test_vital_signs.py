@@ -7,9 +7,10 @@ from typing import Any
 
 import pytest
 
-from bot.engine.round import Phase
+from bot.engine.round import Phase, VoidReason
 from bot.engine.settings import Settings
 from bot.service.game import GameService
+from bot.store import round_commands
 from bot.store.db import Database
 from bot.store.models import READINESS_PROBE_ID, ReadinessProbe
 from bot.store.rounds import StaleRound
@@ -88,13 +89,17 @@ async def test_the_readiness_probe_writes_its_row_each_time(db: Database) -> Non
 
 
 class RetryCounter:
-    """A service observer that counts the transactions run again."""
+    """A service observer that counts the transactions run again, and the failures."""
 
     def __init__(self) -> None:
         self.retries = 0
+        self.failures: list[str] = []
 
     def database_retried(self) -> None:
         self.retries += 1
+
+    def command_failed(self, path: str) -> None:
+        self.failures.append(path)
 
 
 async def test_a_command_whose_round_changed_under_it_runs_again_and_is_reported(
@@ -120,3 +125,48 @@ async def test_a_command_whose_round_changed_under_it_runs_again_and_is_reported
     result = await service.bid(GROUP, DEALER, 2_000)
     assert result.round is not None and result.round.high_bid == 2_000
     assert observer.retries == 1
+
+
+async def test_a_hot_path_step_that_fails_voids_its_round_and_is_counted_not_run_again(
+    db: Database, clock: Clock, seeds: Seeds, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    observer = RetryCounter()
+    service = GameService(db, TEST_SETTINGS, clock=clock, seed_source=seeds, observer=observer)
+    await open_table(service)
+    await fund(service, DEALER, 100_000)
+    started = await service.start_round(GROUP, actor=DEALER)
+    assert started.round is not None
+
+    def broken_write(*args: object, **kwargs: object) -> object:
+        raise RuntimeError("a bug in the hot path's write")
+
+    monkeypatch.setattr(round_commands, "round_write", broken_write)
+    result = await service.bid(GROUP, DEALER, 2_000)
+
+    assert result.round is not None and result.round.phase is Phase.VOID
+    assert result.round.void_reason is VoidReason.ERROR
+    assert observer.failures == ["hot"]
+    assert observer.retries == 0
+    assert (await service.balance(GROUP, DEALER.id)).available == 100_000
+
+
+async def test_a_command_that_fails_before_finding_its_round_is_an_error_naming_it(
+    db: Database, clock: Clock, seeds: Seeds, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    observer = RetryCounter()
+    service = GameService(db, TEST_SETTINGS, clock=clock, seed_source=seeds, observer=observer)
+    await open_table(service)
+    await fund(service, DEALER, 100_000)
+    await service.start_round(GROUP, actor=DEALER)
+
+    def broken_read(*args: object, **kwargs: object) -> object:
+        raise RuntimeError("a bug in reading the round")
+
+    monkeypatch.setattr(round_commands, "parse_read", broken_read)
+    with pytest.raises(RuntimeError, match="a bug in reading the round") as failure:
+        await service.bid(GROUP, DEALER, 2_000)
+
+    assert f"a round command in chat {GROUP} (round None)" in failure.value.__notes__
+    assert observer.failures == ["hot"]
+    current = await service.current_round(GROUP)
+    assert current is not None and current.phase is Phase.BIDDING and current.high_bid == 0
