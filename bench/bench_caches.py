@@ -251,8 +251,9 @@ def rows(application: AnyApplication, game: GameBot) -> list[Row]:
             f"{TITLES_CACHED:,}, {TITLES_CACHE_SECONDS:g} s",
             lambda: game.admins.sizes()["titles"],
         ),
-        Row("Board: message ids", "open rounds", lambda: game.board.sizes()["message_ids"]),
         Row("Board: shown", "open rounds", lambda: game.board.sizes()["shown"]),
+        Row("Board: phases recorded", "open rounds", lambda: game.board.sizes()["phase_recorded"]),
+        Row("Board: phases unshown", "rounds", lambda: game.board.sizes()["unshown_since"]),
         Row(
             "Board: edited at",
             f"{BOARDS_CACHED:,}, {config.board_edit_seconds:g} s",

@@ -99,7 +99,7 @@ class MemoryTelegram(BaseRequest):
             return BOT_USER
         if endpoint == "getUpdates":
             return []
-        if endpoint == "sendMessage":
+        if endpoint in ("sendMessage", "sendPhoto", "sendAnimation"):
             chat_id = int(params["chat_id"])
             if "reply_parameters" in params or "reply_to_message_id" in params:
                 self.stats.replies += 1
@@ -108,7 +108,7 @@ class MemoryTelegram(BaseRequest):
                 "date": now,
                 "chat": _chat(chat_id),
                 "from": BOT_USER,
-                "text": params.get("text", ""),
+                "text": params.get("text", params.get("caption", "")),
             }
         if endpoint == "editMessageText":
             if "chat_id" not in params:

@@ -54,6 +54,9 @@ from bot.telegram.progress import RoundProgress
 from bot.telegram.replies import Replies
 
 log = logging.getLogger(__name__)
+#: The handler group that runs after every other (python-telegram-bot runs one handler per
+#: group, groups in order): the one that waits for an update's answers to be written.
+LAST_GROUP = 1_000
 
 AnyApplication = Application[Any, Any, Any, Any, Any, Any]
 #: How often the caches give back what quiet chats and users held.
@@ -209,7 +212,7 @@ class GameBot:
         application.add_handler(CallbackQueryHandler(self._guard(self.play.button, BUTTON)))
         # After every other handler (and the error handler): the update is confirmed to
         # Telegram once this returns, so its waiting answers must be in the database.
-        application.add_handler(TypeHandler(Update, self._answers_written), group=1)
+        application.add_handler(TypeHandler(Update, self._answers_written), group=LAST_GROUP)
         application.add_error_handler(self.on_error)
 
     def _guard(self, handler: Handler, kind: str) -> Handler:
