@@ -57,11 +57,12 @@ class StrayCopies:
             self._newest[chat_id] = message_id
         after = self._lost_after.pop(chat_id, None)
         if after is not None:
-            self._disarm_between(chat_id, after, message_id)
+            self.disarm_between(chat_id, after, message_id)
 
-    def _disarm_between(self, chat_id: int, after: int, before: int) -> None:
-        """Take the buttons off any copy among the ids between ``after`` (the newest sent
-        before the lost answer) and ``before``."""
+    def disarm_between(self, chat_id: int, after: int, before: int) -> None:
+        """Take the buttons off any copy among the ids between ``after`` (the newest known
+        before the send that may have left one) and ``before`` (the next that went
+        through), at most ``IDS_LOOKED_AT`` of them, the newest."""
         if before - after <= 1:
             return
         ids = range(max(after + 1, before - IDS_LOOKED_AT), before)

@@ -686,21 +686,26 @@ async def test_a_new_phase_its_worker_never_showed_is_shown_by_the_sweep_after_a
 ) -> None:
     await shell.posted()
     opened = betting(shell.round)
-    shell.service.put(opened)  # the worker that opened betting died before showing it
+    shell.service.put(opened)  # the worker that opened betting died before showing it...
+    await shell.bot.send_message(GROUP, "its betting board, never recorded")  # ...or this
 
     await shell.board.redeliver()  # found: its worker's for a lease (10 s here)
     await shell.settle()
-    assert len(shell.bot.texts) == 1
+    assert len(shell.bot.texts) == 2
     shell.board.lease_ms = 0  # the lease ran out
     await shell.board.redeliver()
     await shell.board.redeliver()  # the next sweep, while the first is on its way
     await shell.settle()
 
-    assert len(shell.bot.texts) == 2
-    assert "Betting" in shell.bot.texts[1]
-    assert shell.service.board_messages == {7: 2}
+    assert len(shell.bot.texts) == 3
+    assert "Betting" in shell.bot.texts[2]
+    assert shell.service.board_messages == {7: 3}
     assert shell.service.board_phases == {7: Phase.BETTING}
     assert [c.args["message_id"] for c in shell.bot.of("delete_message")] == [1]
+    # What the dead worker may have sent lies between the two boards: no live buttons.
+    await eventually(lambda: bool(shell.bot.of("edit_message_reply_markup")))
+    (disarmed,) = shell.bot.of("edit_message_reply_markup")
+    assert disarmed.args == {"chat_id": GROUP, "message_id": 2, "reply_markup": None}
 
 
 async def test_a_phase_this_process_showed_while_the_sweep_looked_is_not_shown_again(

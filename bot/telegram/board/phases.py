@@ -49,10 +49,13 @@ class PhaseBoards:
         self.editor = editor
         self.closing = closing
 
-    def show_phase(self, chat_id: int, round_id: int, phase: Phase) -> None:
+    def show_phase(
+        self, chat_id: int, round_id: int, phase: Phase, *, taken_over: bool = False
+    ) -> None:
         """Queue showing a round's new phase (``_repost``), unless this process has it
-        queued already."""
-        send = partial(self._repost, chat_id, round_id, phase)
+        queued already. ``taken_over``: from a worker that died, which may have sent a
+        board of it that it did not live to record."""
+        send = partial(self._repost, chat_id, round_id, phase, taken_over)
         self.memory.queue_once((phase.value, round_id), partial(self.outbox.put, chat_id), send)
 
     def take_down_replaced(self, chat_id: int, round_id: int, message_id: int) -> None:
@@ -66,7 +69,9 @@ class PhaseBoards:
 
         self.memory.queue_once(("replaced", round_id), self.outbox.put_aside, send)
 
-    async def _repost(self, chat_id: int, round_id: int, phase: Phase) -> None:
+    async def _repost(
+        self, chat_id: int, round_id: int, phase: Phase, taken_over: bool = False
+    ) -> None:
         if self.memory.phase_recorded.get(round_id) is phase:
             return  # this process showed it meanwhile (the sweep's look came before)
         with urgent():
@@ -75,20 +80,24 @@ class PhaseBoards:
                 # Edited in: shown, unannounced.
                 await self.refresh.edit(round_id, Priority.PHASE, only_in=phase)
             else:
-                await self._post_new_phase(chat_id, round_id, phase)
+                await self._post_new_phase(chat_id, round_id, phase, taken_over)
 
-    async def _post_new_phase(self, chat_id: int, round_id: int, phase: Phase) -> None:
+    async def _post_new_phase(
+        self, chat_id: int, round_id: int, phase: Phase, taken_over: bool
+    ) -> None:
         old = await self.service.board_message(round_id)
         if not old or old == BOARD_REFUSED:
             return
         self.memory.edit_pending.discard(round_id)
         self.memory.posting.add(round_id)
         try:
-            await self._replace_board(chat_id, round_id, phase, old)
+            await self._replace_board(chat_id, round_id, phase, old, taken_over)
         finally:
             self.closing.done_posting(chat_id, round_id)
 
-    async def _replace_board(self, chat_id: int, round_id: int, phase: Phase, old: int) -> None:
+    async def _replace_board(
+        self, chat_id: int, round_id: int, phase: Phase, old: int, taken_over: bool
+    ) -> None:
         new, shown, _ = await self.posting.send_board(chat_id, round_id, phase)
         if shown is None:
             return  # over by its turn: the step that ended it queued its own repost or edit
@@ -110,3 +119,7 @@ class PhaseBoards:
         self.memory.edited_at[chat_id] = time.monotonic()
         await self.closing.close_if_ended(chat_id, round_id)
         self.take_down_replaced(chat_id, round_id, old)
+        if taken_over:
+            # A board the dead worker sent and did not record lies between the two (the
+            # round is open: no results of it there to lose their buttons).
+            self.messenger.strays.disarm_between(chat_id, old, new)

@@ -62,5 +62,5 @@ class BoardSweep:
         for round_id, chat_id, phase in unshown:
             since = found[round_id, phase] = self.unshown_since.get((round_id, phase), now)
             if now - since >= self.lease.lease_ms / 1000:
-                self.phases.show_phase(chat_id, round_id, phase)
+                self.phases.show_phase(chat_id, round_id, phase, taken_over=True)
         self.unshown_since = found
