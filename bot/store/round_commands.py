@@ -162,8 +162,8 @@ class RoundCommands:
     ) -> Applied | None:
         """Read, decide, write; ``None`` when there is no such round (or, skipping locked
         rows, another worker holds it). ``user_row`` (``users`` columns) is stored with
-        the write, so only if the command changed the round on PostgreSQL (on SQLite
-        also when there was no round: harmless either way). Raises the engine's
+        the write, so only if the command changed the round (as on the general path).
+        Raises the engine's
         ``GameError`` (nothing is written), ``StaleRound``, ``AlreadyProcessed``,
         ``NotOnHotPath``, ``TransientDatabaseError`` or ``StepFailed``."""
         job = _Job(
@@ -272,13 +272,15 @@ class RoundCommands:
 
     def _run_sqlite(self, connection: sqlite3.Connection, job: _Job) -> Applied | None:
         update_id = job.params["update_id"]
-        if job.user_row is not None:
-            connection.execute(sql.TOUCH_USER, job.user_row)
         row = connection.execute(sql.SQLITE_READS[job.by_chat], job.params).fetchone()
         if row is None:
             if update_id is not None and connection.execute(sql.SEEN, job.params).fetchone():
                 raise AlreadyProcessed(update_id)  # and the round has ended since
             return None
+        # Only with a round to write (a refusal's savepoint undoes it): as on the general
+        # path, a command refused for want of a round stores nobody.
+        if job.user_row is not None:
+            connection.execute(sql.TOUCH_USER, job.user_row)
         # As a dict: ``sqlite3.Row`` finds a column by name by a case-blind search of them
         # all, and the parsing looks up some forty (a tenth of a bet's Python).
         read = self._read(dict(zip(row.keys(), row, strict=True)), job)

@@ -126,8 +126,7 @@ async def test_a_players_first_command_is_stored_with_its_write_in_the_same_roun
     # Refused by the engine: nothing is written, the player's new name neither.
     with pytest.raises(RuleViolation):
         await service.bet(GROUP, newcomer, 10**9, update_id=501)
-    if db.dialect == "postgresql":
-        assert await _stored_name(db, newcomer.id) != "Newcomer"
+    assert await _stored_name(db, newcomer.id) != "Newcomer"
 
     placed = service.bet(GROUP, newcomer, TEST_SETTINGS.min_bet, update_id=502)
     assert await _one_command(db, monkeypatch, placed) == _per_command(db)
@@ -135,6 +134,18 @@ async def test_a_players_first_command_is_stored_with_its_write_in_the_same_roun
     # Stored as they are: the next command does not store them again.
     changed = service.bet(GROUP, newcomer, TEST_SETTINGS.min_bet * 2, update_id=503)
     assert await _one_command(db, monkeypatch, changed) == _per_command(db)
+
+
+async def test_a_command_refused_for_want_of_a_round_stores_nobody(
+    db: Database, clock: Clock, seeds: Any
+) -> None:
+    # As on the general path, whose unit of work the refusal rolls back (found by
+    # tests/service/test_paths_agree.py: SQLite's hot path stored the player first).
+    service = GameService(db, TEST_SETTINGS, clock=clock, seed_source=seeds)
+    await open_table(service)
+    with pytest.raises(RuleViolation, match="no_round"):
+        await service.bet(GROUP, PLAYERS[0], TEST_SETTINGS.min_bet, update_id=601)
+    assert await _stored_name(db, PLAYERS[0].id) is None
 
 
 async def test_chips_spent_since_the_read_refuse_the_bet_and_change_nothing(
