@@ -100,6 +100,11 @@ class AnswerKeeping:
         #: Answers to write, with their chats, and the task writing them.
         self._to_keep: list[tuple[int, Answer]] = []
         self._writing: asyncio.Task[None] | None = None
+        #: Answers given to ``keep`` so far, those of them written (or whose write
+        #: failed), and who waits until a number of them is (``written``).
+        self._queued = 0
+        self._through = 0
+        self._waiters: list[tuple[int, asyncio.Future[None]]] = []
         self._renewed_at = clock()
         self._tasks: set[asyncio.Task[None]] = set()
 
@@ -114,16 +119,20 @@ class AnswerKeeping:
         if self.store is None or answer.kept_id is not None:
             return
         self._to_keep.append((chat_id, answer))
+        self._queued += 1
         if self._writing is None or self._writing.done():
             self._writing = asyncio.get_running_loop().create_task(self._write())
 
     async def written(self) -> None:
         """Wait until the answers given to ``keep`` so far are written (or their write
-        failed): an update is confirmed to Telegram only then, so that a worker that dies
-        before has the update sent again rather than its answer lost."""
-        writing = self._writing
-        if writing is not None and not writing.done():
-            await asyncio.wait({writing})
+        failed), not those given later: an update is confirmed to Telegram only then, so
+        that a worker that dies before has the update sent again rather than its answer
+        lost."""
+        if self._through >= self._queued:
+            return
+        future = asyncio.get_running_loop().create_future()
+        self._waiters.append((self._queued, future))
+        await future
 
     def done(self, answers: Sequence[Answer]) -> None:
         """These answers went out (or are given up): forget their rows."""
@@ -168,25 +177,43 @@ class AnswerKeeping:
     async def _write(self) -> None:
         assert self.store is not None
         while self._to_keep:
-            waiting, self._to_keep = self._to_keep, []
-            waiting = [(chat_id, answer) for chat_id, answer in waiting if not answer.done]
-            if not waiting:
-                continue
-            new = [NewAnswer(chat_id, a.name, a.text, a.reply_to) for chat_id, a in waiting]
+            taken, self._to_keep = self._to_keep, []
             try:
-                ids = await self.store.keep(new)
-            except Exception as error:  # the database is down: kept in memory only
-                log.warning("%d answers not kept in the database: %s", len(new), error)
-                continue
-            sent_meanwhile = []
-            for (_, answer), row_id in zip(waiting, ids, strict=True):
-                if answer.done:
-                    sent_meanwhile.append(row_id)
-                else:
-                    answer.kept_id = row_id
-                    self._held[row_id] = answer
-            if sent_meanwhile:
-                await self._forget(sent_meanwhile)
+                await self._write_these(taken)
+            finally:
+                self._through += len(taken)
+                self._wake_waiters()
+
+    def _wake_waiters(self) -> None:
+        waiting = []
+        for through, future in self._waiters:
+            if through <= self._through:
+                if not future.done():
+                    future.set_result(None)
+            else:
+                waiting.append((through, future))
+        self._waiters = waiting
+
+    async def _write_these(self, taken: list[tuple[int, Answer]]) -> None:
+        assert self.store is not None
+        waiting = [(chat_id, answer) for chat_id, answer in taken if not answer.done]
+        if not waiting:
+            return
+        new = [NewAnswer(chat_id, a.name, a.text, a.reply_to) for chat_id, a in waiting]
+        try:
+            ids = await self.store.keep(new)
+        except Exception as error:  # the database is down: kept in memory only
+            log.warning("%d answers not kept in the database: %s", len(new), error)
+            return
+        sent_meanwhile = []
+        for (_, answer), row_id in zip(waiting, ids, strict=True):
+            if answer.done:
+                sent_meanwhile.append(row_id)
+            else:
+                answer.kept_id = row_id
+                self._held[row_id] = answer
+        if sent_meanwhile:
+            await self._forget(sent_meanwhile)
 
     async def _forget(self, ids: list[int]) -> None:
         assert self.store is not None

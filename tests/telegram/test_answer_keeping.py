@@ -237,3 +237,34 @@ async def test_an_answer_whose_send_is_slow_is_kept_until_telegram_has_it(
     await eventually(lambda: shell.bot.texts == ["You have RM5.00"])
     await shell.settle()
     assert shell.store.rows == {} and shell.keeping.held == 0
+
+
+async def test_an_update_waits_for_its_own_answers_write_not_for_those_that_come_later(
+    shell: KeepingShell, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await shell.spend_the_minute()
+    keep = shell.store.keep
+    first_in, later_go = asyncio.Event(), asyncio.Event()
+
+    async def slow_after_the_first(answers: Sequence[NewAnswer]) -> list[int]:
+        if first_in.is_set():
+            await later_go.wait()  # later answers' writes hang
+        first_in.set()
+        await asyncio.sleep(0.02)  # Bob's write takes a moment: Ann's answer comes meanwhile
+        return await keep(answers)
+
+    monkeypatch.setattr(shell.store, "keep", slow_after_the_first)
+    shell.replies.reply(message_update(GROUP, BOB, "/balance"), "You have RM0.00")
+    bobs = asyncio.create_task(shell.keeping.written())
+    await first_in.wait()
+    shell.replies.reply(message_update(GROUP, ANN, "/balance"), "You have RM5.00")
+    annes = asyncio.create_task(shell.keeping.written())
+
+    await asyncio.wait_for(bobs, 1.0)  # written: Ann's write, still hanging, holds it not
+    assert not annes.done()
+    later_go.set()
+    await asyncio.wait_for(annes, 1.0)
+    assert sorted(row.text for row in shell.store.rows.values()) == [
+        "You have RM0.00",
+        "You have RM5.00",
+    ]
