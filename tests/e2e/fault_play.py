@@ -279,6 +279,10 @@ class Figures:
     shown_by_results: int = 0
     #: Answers in the groups that answered none of the commands (led by a player's name).
     stray_answers: int = 0
+    #: What each message with live buttons went through, and the stray answers' lines:
+    #: to tell what left them.
+    live_histories: list[str] = field(default_factory=list)
+    stray_lines: list[str] = field(default_factory=list)
 
     @property
     def clean(self) -> bool:
@@ -309,7 +313,9 @@ class Figures:
         return (
             f"unanswered: {asked[:20]}\nphases never shown: {self.phases_unshown[:20]}\n"
             f"live buttons (round, message): {self.live_after_end[:20]}\n"
-            f"results lost: {self.results_lost[:20]}\nstill open: {self.still_open[:20]}"
+            f"results lost: {self.results_lost[:20]}\nstill open: {self.still_open[:20]}\n"
+            + "".join(f"  live: {history}\n" for history in self.live_histories[:10])
+            + "".join(f"  stray: {line}\n" for line in self.stray_lines[:10])
         )
 
 
@@ -431,6 +437,8 @@ async def audit(e2e: E2E, chosen: list[Table], play: Play) -> Figures:
     live: list[tuple[int, int]] = []
     lost: list[int] = []
     by_results = stray = 0
+    live_histories: list[str] = []
+    stray_lines: list[str] = []
     for table in chosen:
         chat = table.chat_id
         sends = e2e.sends(chat)
@@ -457,6 +465,7 @@ async def audit(e2e: E2E, chosen: list[Table], play: Play) -> Figures:
                     left.remove(asked)
                     break
         stray += sum(not line.used for line in lines)
+        stray_lines += [f"{chat} {line.name}: {line.text}" for line in lines if not line.used]
         state_messages = e2e.fake.messages(chat)
         for state in (s for s in rounds if s.chat_id == chat):
             game = texts.html(f"game.{get_ruleset(state.settings.ruleset).name}")
@@ -492,6 +501,9 @@ async def audit(e2e: E2E, chosen: list[Table], play: Play) -> Figures:
                     rid, _, rest = str(button.get("callback_data", "")).partition(":")
                     if rid == str(state.id) and rest.split(":")[0] in BOARD_ACTIONS:
                         live.append((state.id, message_id))
+                        live_histories.append(
+                            _history(e2e, chat, state.id, message_id, shown_entries)
+                        )
                         break
         unanswered.extend(left)
     return Figures(
@@ -504,7 +516,20 @@ async def audit(e2e: E2E, chosen: list[Table], play: Play) -> Figures:
         still_open=[state.id for state in rounds if state.phase.is_open],
         shown_by_results=by_results,
         stray_answers=stray,
+        live_histories=live_histories,
+        stray_lines=stray_lines,
     )
+
+
+def _history(e2e: E2E, chat: int, round_id: int, message_id: int, entries: list[JsonDict]) -> str:
+    """A message with live buttons: what happened to it, when, and what it shows now."""
+    steps = [
+        f"{entry['kind']}@{float(entry['time']):.1f}"
+        for entry in e2e.fake.transcript(chat)
+        if entry.get("message_id") == message_id
+    ]
+    first = str(e2e.fake.messages(chat)[message_id].get("text") or "").split("\n")[:2]
+    return f"round {round_id}, message {message_id} ({' / '.join(first)}): {', '.join(steps)}"
 
 
 async def settle_down(
