@@ -226,6 +226,8 @@ class GameBot:
             user = update.effective_user
             if user is not None:
                 self.people.saw(person_of(user))
+            if update.message is not None:  # a copy the bot sends later comes after it
+                self.messenger.strays.saw(update.message.chat_id, update.message.message_id)
             try:
                 await handler(update, context)
             except GameError as error:

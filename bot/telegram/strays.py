@@ -2,9 +2,10 @@
 Telegram may have taken it all the same, and then the try again (or, if the tries gave
 up, the board sent anew later) too. The copy's id was never learnt, and it would keep
 its buttons after its round ended. A chat's message ids count up, so the copy is one of
-the few ids between the newest this bot sent there before and the next message of the
-bot's that went through there: each of those loses its buttons (an edit of a message
-that is not the bot's, or has none, is refused, harmlessly).
+the few ids after the newest the bot knew there before (its own, or one it received),
+up to the next message of the bot's that went through there: each of those loses its
+buttons (an edit of a message that is not the bot's, or has none, is refused,
+harmlessly).
 
 Written by hand: the Bot API has no idempotent send, nor a way to look a message up.
 """
@@ -40,8 +41,14 @@ class StrayCopies:
         self._tasks: set[asyncio.Task[None]] = set()
 
     def newest(self, chat_id: int) -> int | None:
-        """The newest id of a message the bot sent to the chat, as far as it knows."""
+        """The newest id of a message in the chat, as far as the bot knows (its own, and
+        those it received)."""
         return self._newest.get(chat_id)
+
+    def saw(self, chat_id: int, message_id: int) -> None:
+        """A message the bot received in the chat: a copy it sends later comes after it."""
+        if message_id > self._newest.get(chat_id, 0):
+            self._newest[chat_id] = message_id
 
     def lost(self, chat_id: int, after: int | None) -> None:
         """A send with buttons to the chat lost its answer (a timeout): Telegram may have
@@ -62,10 +69,12 @@ class StrayCopies:
     def disarm_between(self, chat_id: int, after: int, before: int) -> None:
         """Take the buttons off any copy among the ids between ``after`` (the newest known
         before the send that may have left one) and ``before`` (the next that went
-        through), at most ``IDS_LOOKED_AT`` of them, the newest."""
+        through), at most ``IDS_LOOKED_AT`` of them, the oldest: the copy came soon after
+        ``after``, and the players' messages that came later (many, after an outage) are
+        between it and ``before``."""
         if before - after <= 1:
             return
-        ids = range(max(after + 1, before - IDS_LOOKED_AT), before)
+        ids = range(after + 1, min(before, after + 1 + IDS_LOOKED_AT))
         task = asyncio.get_running_loop().create_task(self._disarm(chat_id, ids))
         self._tasks.add(task)  # the loop keeps only weak references to tasks
         task.add_done_callback(self._tasks.discard)

@@ -20,6 +20,7 @@ from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, Tele
 
 from bot.telegram.budget import GROUP_SENDS_PER_MINUTE, Priority, SendBudget
 from bot.telegram.messenger import MAX_MESSAGE_LENGTH, MAX_TOAST_LENGTH, Messenger, split_message
+from bot.telegram.strays import IDS_LOOKED_AT, StrayCopies
 from tests.helpers.telegram import (
     FAST_RETRIES,
     GROUP,
@@ -663,3 +664,22 @@ async def test_a_copy_left_by_tries_that_gave_up_is_disarmed_by_the_next_message
     assert sent == copies + 2
     disarmed = sorted(call.args["message_id"] for call in bot.of("edit_message_reply_markup"))
     assert disarmed == list(range(2, copies + 2))
+
+
+async def test_a_copy_is_looked_for_right_after_the_newest_message_the_bot_knew_of() -> None:
+    """After an outage the next message that goes through comes after many of the
+    players': the copy is among the first ids after the newest one the bot had seen."""
+    bot = FakeBot()
+
+    async def no_wait() -> None:
+        pass
+
+    strays = StrayCopies(lambda: cast(Bot, bot), no_wait)
+    strays.sent(GROUP, 7)  # the bot's last message before
+    strays.saw(GROUP, 12)  # a player's, which the bot received
+    strays.lost(GROUP, strays.newest(GROUP))  # a board's answer lost: its copy is 13 or so
+    strays.sent(GROUP, 60)  # the next that went through, after 40-odd players' messages
+    await eventually(lambda: len(bot.of("edit_message_reply_markup")) == IDS_LOOKED_AT)
+
+    disarmed = [call.args["message_id"] for call in bot.of("edit_message_reply_markup")]
+    assert disarmed == list(range(13, 13 + IDS_LOOKED_AT))
