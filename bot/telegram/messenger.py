@@ -124,7 +124,9 @@ class Messenger:
         self.slots = GroupSlots(self.group_sends, shared_sends)
         #: Copies a lost answer may have left with live buttons (``bot.telegram.strays``).
         self.strays = StrayCopies(
-            lambda: self.bot, lambda: self.rate.acquire(Priority.EDIT, EDIT_COST)
+            lambda: self.bot,
+            lambda: self.rate.acquire(Priority.EDIT, EDIT_COST),
+            retrying=retrying,
         )
 
     def attach(self, bot: Bot) -> None:

@@ -20,6 +20,8 @@ from cachetools import LRUCache
 from telegram import Bot
 from telegram.error import TelegramError
 
+from bot.telegram.retries import MESSAGES, Delivery, Retrying, Unobserved, with_retries
+
 log = logging.getLogger(__name__)
 
 #: Chats whose newest message id from the bot is remembered.
@@ -31,10 +33,19 @@ IDS_LOOKED_AT = 10
 class StrayCopies:
     """Finds and disarms the copies a lost answer may have left (see the module)."""
 
-    def __init__(self, bot: Callable[[], Bot], turn: Callable[[], Awaitable[None]]) -> None:
+    def __init__(
+        self,
+        bot: Callable[[], Bot],
+        turn: Callable[[], Awaitable[None]],
+        *,
+        retrying: Retrying = MESSAGES,
+    ) -> None:
         self._bot = bot
         #: Waits for an edit's turn in the bot's rate.
         self._turn = turn
+        #: How long a take-off that fails on the way is tried again (a 502 or a reset
+        #: must not leave a copy live); refusals, most of the ids, are not counted.
+        self._retrying = retrying
         self._newest: LRUCache[int, int] = LRUCache(CHATS_REMEMBERED)
         #: Chats where a send with buttons lost its answer: the newest id before it.
         self._lost_after: LRUCache[int, int] = LRUCache(CHATS_REMEMBERED)
@@ -80,12 +91,17 @@ class StrayCopies:
         task.add_done_callback(self._tasks.discard)
 
     async def _disarm(self, chat_id: int, ids: range) -> None:
+        delivery = Delivery("closing", "editMessageReplyMarkup", chat_id)
         for message_id in ids:
-            await self._turn()
-            try:
+
+            async def take_off(message_id: int = message_id) -> None:
+                await self._turn()
                 await self._bot().edit_message_reply_markup(
                     chat_id=chat_id, message_id=message_id, reply_markup=None
                 )
+
+            try:
+                await with_retries(take_off, delivery, self._retrying, Unobserved())
                 log.info("chat %s: took the buttons off a copy, message %s", chat_id, message_id)
             except TelegramError:
                 pass  # not the bot's, not a copy, or gone: nothing to take off

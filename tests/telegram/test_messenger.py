@@ -683,3 +683,21 @@ async def test_a_copy_is_looked_for_right_after_the_newest_message_the_bot_knew_
 
     disarmed = [call.args["message_id"] for call in bot.of("edit_message_reply_markup")]
     assert disarmed == list(range(13, 13 + IDS_LOOKED_AT))
+
+
+async def test_taking_the_buttons_off_a_copy_is_tried_again_when_it_fails_on_the_way() -> None:
+    bot = FakeBot()
+
+    async def no_wait() -> None:
+        pass
+
+    strays = StrayCopies(lambda: cast(Bot, bot), no_wait, retrying=FAST_RETRIES)
+    bot.fail_next(NetworkError("Bad Gateway"), "edit_message_reply_markup")
+    strays.sent(GROUP, 4)
+    strays.lost(GROUP, 4)
+    strays.sent(GROUP, 6)  # the copy is 5
+    await eventually(lambda: bool(bot.of("edit_message_reply_markup")))
+
+    (disarmed,) = bot.of("edit_message_reply_markup")  # the try that went through
+    assert disarmed.args["message_id"] == 5
+    assert len([c for c in bot.calls if c.method == "edit_message_reply_markup"]) == 2
