@@ -11,8 +11,8 @@ An answer leaves its queue only once Telegram has it: one whose send failed on t
 again at the next slot, whole or split again, until ``ANSWER_GIVE_UP_SECONDS``. An answer
 that waits (or whose send is slow) is kept in the database meanwhile
 (``bot.telegram.answers``), so that one that waited when its worker died is sent by
-another, or by it once restarted. A toast
-that cannot reach Telegram while the press is fresh goes to the chat as an answer.
+another, or by it once restarted. A toast that cannot reach Telegram while the press is
+fresh goes to the chat as an answer.
 """
 
 from __future__ import annotations
