@@ -15,7 +15,6 @@ only a crash between Telegram's answer and recording it repeats one.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from enum import Enum
 from typing import Any
 
@@ -23,8 +22,6 @@ from bot.store.db import Database
 from bot.store.models import OPEN_PHASES_SQL, REPLACED_BOARD_SQL, UNCLOSED_SQL
 from bot.store.round_sql import Positional
 
-#: A statement's parameters: ids, times, a phase's name.
-Params = Mapping[str, int | str | None]
 #: ``board_message_id`` of a round whose board Telegram refused: it is not tried again.
 BOARD_REFUSED = 0
 
@@ -122,7 +119,7 @@ class DeliveryRecords:
     async def set_board_message(self, round_id: int, message_id: int, phase: str | None) -> None:
         """Telegram has the round's board, showing ``phase`` (``BOARD_REFUSED``, no phase:
         it refused it)."""
-        params: Params = {"round_id": round_id, "message_id": message_id, "phase": phase}
+        params = {"round_id": round_id, "message_id": message_id, "phase": phase}
         await self._update(_SET_BOARD_MESSAGE, params)
 
     async def replace_board_message(
@@ -131,7 +128,7 @@ class DeliveryRecords:
         """Telegram has a new board message, ``new``, showing ``phase``, in place of
         ``old``, which is to be taken down; False (nothing written) if the board is no
         longer ``old``: another worker replaced it first, and ``new`` is a second board."""
-        params: Params = {
+        params = {
             "round_id": round_id,
             "old": old,
             "message_id": new,
@@ -142,7 +139,7 @@ class DeliveryRecords:
 
     async def mark_phase_shown(self, round_id: int, message_id: int, phase: str) -> None:
         """The board ``message_id`` shows ``phase`` (nothing if it is no longer the board)."""
-        params: Params = {"round_id": round_id, "message_id": message_id, "phase": phase}
+        params = {"round_id": round_id, "message_id": message_id, "phase": phase}
         await self._update(_MARK_PHASE_SHOWN, params)
 
     async def forget_replaced_board(self, round_id: int, message_id: int) -> None:
@@ -164,9 +161,9 @@ class DeliveryRecords:
         }
         await self._update(_MARK_BOARD_CLOSED, params)
 
-    async def _update(self, statement: str, params: Params) -> int:
+    async def _update(self, statement: str, params: dict[str, Any]) -> int:
         """Run one ``UPDATE`` of a round row (by its id); the rows it changed (0 or 1)."""
-        return await self.db.write_one(statement, _POSTGRES[statement], dict(params))
+        return await self.db.write_one(statement, _POSTGRES[statement], params)
 
 
 #: Open rounds whose board is not posted and that no worker is posting (a lease ran out,

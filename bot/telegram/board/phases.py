@@ -98,9 +98,10 @@ class PhaseBoards:
     async def _replace_board(
         self, chat_id: int, round_id: int, phase: Phase, old: int, taken_over: bool
     ) -> None:
-        new, shown, _ = await self.posting.send_board(chat_id, round_id, phase)
-        if shown is None:
+        new, sent = await self.posting.send_board(chat_id, round_id, phase)
+        if sent is None:
             return  # over by its turn: the step that ended it queued its own repost or edit
+        shown, _ = sent
         if new is None:  # refused (logged): the old board shows the phase instead
             text, markup = shown
             if await self.messenger.edit(

@@ -46,12 +46,12 @@ class BoardPosting:
 
     async def send_board(
         self, chat_id: int, round_id: int, phase: Phase | None
-    ) -> tuple[int | None, Rendered | None, Phase]:
+    ) -> tuple[int | None, tuple[Rendered, Phase] | None]:
         """Send a round's board as the round is once the chat's slot and the board's turn
         have come (again at each try), so that its countdown is the time really left;
         nothing if the round is over by then, or has left ``phase`` (what moved it on
-        shows itself). The message's id (``None``: refused), what it shows (``None``:
-        nothing was sent) and the round's phase it shows."""
+        shows itself). The message's id (``None``: refused), and what it shows with the
+        round's phase it shows (``None``: nothing was sent)."""
         shown: list[tuple[Rendered, Phase]] = []
 
         async def waiting(seconds: float) -> None:
@@ -75,9 +75,7 @@ class BoardPosting:
         message_id = await self.messenger.send_composed(
             chat_id, compose, priority=Priority.PHASE, round_id=round_id, waiting=waiting
         )
-        if not shown:
-            return message_id, None, phase or Phase.BIDDING
-        return message_id, shown[0][0], shown[0][1]
+        return message_id, (shown[0] if shown else None)
 
     async def _post(self, chat_id: int, round_id: int) -> None:
         """Post the live board of a new round (as it is when the message goes out), unless
@@ -93,13 +91,14 @@ class BoardPosting:
             self.closing.done_posting(chat_id, round_id)
 
     async def _post_claimed(self, chat_id: int, round_id: int) -> None:
-        message_id, shown, phase = await self.lease.keeping(
+        message_id, sent = await self.lease.keeping(
             self.service.renew_board_claim,
             round_id,
             partial(self.send_board, chat_id, round_id, None),
         )
-        if shown is None:  # over before its turn came: its results show it
+        if sent is None:  # over before its turn came: its results show it
             return
+        shown, phase = sent
         if message_id is None:  # refused (logged); trying again would be refused too
             await self.service.set_board_message(round_id, BOARD_REFUSED)
             return
