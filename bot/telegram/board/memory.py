@@ -72,8 +72,8 @@ class BoardMemory:
         queue(job)
 
     def forget_quiet(self) -> None:
-        """Forget the boards and edit times whose time ran out."""
-        for cache in (self.shown, self.edited_at):
+        """Forget the boards, phases recorded and edit times whose time ran out."""
+        for cache in (self.shown, self.phase_recorded, self.edited_at):
             cache.expire()
 
     def sizes(self) -> dict[str, int]:
