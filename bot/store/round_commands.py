@@ -44,7 +44,6 @@ from bot.store.errors import (
     AlreadyProcessed,
     TransientDatabaseError,
     database_unavailable,
-    is_transient,
     transient_postgres_errors,
     violated_constraint,
 )
@@ -108,11 +107,14 @@ def failing_as_step(round_id: int) -> Iterator[None]:
     race to run again, a case for the general path or the database's unavailability is
     ``StepFailed`` (the caller voids the round: a step that fails would fail again)."""
     try:
-        yield
+        # The driver's lost connections, deadlocks and timeouts as they are told apart
+        # outside (``transient_postgres_errors``): tried again, not voided for.
+        with transient_postgres_errors():
+            yield
     except (GameError, StaleRound, AlreadyProcessed, NotOnHotPath, TransientDatabaseError):
         raise
     except Exception as error:
-        if database_unavailable(error) or is_transient(error):
+        if database_unavailable(error):
             raise
         raise StepFailed(round_id) from error
 

@@ -5,10 +5,12 @@ call on the writer's thread), and none of them falls back to loading the round w
 from __future__ import annotations
 
 import dataclasses
+import sqlite3
 from collections import Counter
 from collections.abc import Awaitable
 from typing import Any
 
+import asyncpg
 import pytest
 from sqlalchemy import text
 
@@ -18,7 +20,9 @@ from bot.service import rounds as round_service
 from bot.service.game import GameService
 from bot.store import round_changes, round_commands
 from bot.store.db import Database
+from bot.store.errors import TransientDatabaseError
 from bot.store.ledger import Balance
+from bot.store.round_commands import StepFailed, failing_as_step
 from tests.helpers.controls import Clock
 from tests.helpers.game import ADMIN, DEALER, GROUP, PLAYERS, TEST_SETTINGS, fund, open_table
 from tests.helpers.trips import trips
@@ -208,3 +212,27 @@ async def test_the_step_that_settles_a_round_says_when_the_next_one_starts(
     assert settled.next_round_at_ms == pause_ends
     clock.advance(TEST_SETTINGS.pause_seconds)
     assert await service.due_chat_ids() == [GROUP]
+
+
+def test_a_step_that_fails_by_a_bug_is_a_step_failed_naming_its_round() -> None:
+    with pytest.raises(StepFailed) as failure, failing_as_step(7):
+        raise RuntimeError("a bug")
+    assert failure.value.round_id == 7
+    assert isinstance(failure.value.__cause__, RuntimeError)
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        asyncpg.exceptions.DeadlockDetectedError("deadlock detected"),
+        asyncpg.exceptions.SerializationError("could not serialize access"),
+        ConnectionResetError("connection reset"),
+        sqlite3.OperationalError("database is locked"),
+    ],
+)
+def test_a_step_the_database_could_not_take_now_is_tried_again_not_voided(
+    error: Exception,
+) -> None:
+    with pytest.raises((TransientDatabaseError, type(error))) as raised, failing_as_step(7):
+        raise error
+    assert not isinstance(raised.value, StepFailed)
