@@ -63,7 +63,7 @@ from bot.service.console import ConsoleService, RoundFilter
 from bot.service.game import GameService, Person
 from bot.store.db import Database
 from bot.store.migrate import upgrade_async
-from bot.store.round_sql import Positional
+from bot.store.statements import Positional
 
 AIM = 2.0
 ADMIN = Person(1, "Admin")

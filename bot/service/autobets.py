@@ -24,9 +24,9 @@ from bot.engine.errors import RuleViolation
 from bot.engine.round import DealerChosen, Phase, Round, RoundStarted, check_bet_limits
 from bot.service.records import CommandResult, Person
 from bot.service.rounds import RoundUseCases
-from bot.store.ledger import transaction_kind
+from bot.store.errors import StaleRound
 from bot.store.round_commands import Decide
-from bot.store.rounds import StaleRound
+from bot.store.round_writes import accounts_moved, describe_placed
 from bot.store.unit_of_work import UnitOfWork
 
 log = logging.getLogger(__name__)
@@ -149,14 +149,12 @@ class AutobetUseCases(RoundUseCases):
             # One compare-and-set for the group's bets, and a ledger transaction per bet,
             # each written in a fixed number of statements.
             steps = [placed.transition for placed in run.placed]
-            await uow.rounds.save_bets_placed(state, steps, now)
-            await uow.ledger.post_each(
-                chat_id=chat_id,
-                transactions=[(transaction_kind(s.events), s.postings) for s in steps],
-                now_ms=now,
-                round_id=round_id,
-                known_accounts={ref: id_ for d in due for ref, id_ in d.accounts.items()},
-            )
+            if steps:
+                accounts = {ref: id_ for d in due for ref, id_ in d.accounts.items()}
+                unknown = accounts_moved(steps) - accounts.keys()
+                accounts.update(await uow.ledger.account_ids(chat_id, unknown))
+                write = describe_placed(state, steps, now, accounts=accounts)
+                await uow.round_writer.write(write)
             # A one-round bet ("same again") is used up once placed (one that sat out
             # waits for the next round); a stopped one goes.
             finished = [stopped.autobet for stopped in run.stopped]

@@ -22,7 +22,6 @@ from bot.engine.round import (
     BANK,
     HOUSE,
     HOUSE_DEALER,
-    CardsDealt,
     Phase,
     RetiredShoe,
     Round,
@@ -37,11 +36,10 @@ from bot.rules.split import commitment
 from bot.service.core import ServiceCore
 from bot.service.records import CommandResult, Person
 from bot.store.chats import ChatRecord
-from bot.store.errors import AlreadyProcessed, RoundAlreadyOpen, is_transient
-from bot.store.ledger import transaction_kind
+from bot.store.errors import AlreadyProcessed, RoundAlreadyOpen, StaleRound, is_transient
 from bot.store.round_commands import Decide, Located, NotOnHotPath, StepFailed
 from bot.store.round_starts import StartRead
-from bot.store.rounds import StaleRound
+from bot.store.round_writes import accounts_moved, describe
 from bot.store.shoes import ShoeRecord
 from bot.store.unit_of_work import UnitOfWork
 
@@ -173,8 +171,7 @@ class RoundUseCases(ServiceCore):
             bank = _bank_for(settings, await uow.ledger.account_balance(chat.id, BANK))
         shoe, retired = await self._shoe_for(uow, chat.id, get_ruleset(settings.ruleset), now)
         transition = self._new_round(chat.id, settings, now, bank, shoe, retired)
-        stored = await uow.rounds.insert(transition.round, now)
-        await uow.chats.change(chat.id, next_round_at_ms=None)
+        stored = await uow.round_writer.start(transition.round, now)
         # The house takes the round's rake: its account exists before the round settles.
         await uow.ledger.account_ids(chat.id, [HOUSE])
         return dataclasses.replace(transition, round=stored)
@@ -486,43 +483,25 @@ class RoundUseCases(ServiceCore):
         return attempt.result()
 
     async def _write(self, uow: UnitOfWork, attempt: _Attempt, now: int) -> None:
-        """Persist a transition and its consequences in the unit of work."""
+        """Write a transition as ``describe`` says (the hot path's statements, in the unit
+        of work), creating the accounts it moves chips of first; a re-deal starts the next
+        round in the same transaction."""
         before, transition = attempt.before, attempt.transition
-        await uow.rounds.save(before, transition, now)
-        dealt = next((e for e in transition.events if isinstance(e, CardsDealt)), None)
-        if dealt is not None and before.shoe is not None:
-            shoe = before.shoe
-            # The shoe's first deal fixes the client seeds its order derives from.
-            fixed = transition.round.shoe.client_seeds if transition.round.shoe else None
-            first = fixed if shoe.client_seeds is None else None
-            if not await uow.shoes.deal(
-                shoe.id, offset=shoe.offset, cards=dealt.cards, client_seeds=first
-            ):
-                raise RuntimeError(f"shoe {shoe.id} was dealt from by another round")
-        if transition.postings:
-            kind = transaction_kind(transition.events)
-            await uow.ledger.post(
-                chat_id=before.chat_id,
-                kind=kind,
-                postings=transition.postings,
-                now_ms=now,
-                round_id=before.id,
-            )
-        after = transition.round
-        if after.phase.is_open:
-            return
-        chat = await uow.chats.get_or_create(after.chat_id, now)
-        upcoming = engine.next_round(after, now)
-        if upcoming is None or not chat.is_open:
-            return
-        if not upcoming.redeal:
-            await uow.chats.change(chat.id, next_round_at_ms=upcoming.at_ms)
-            attempt.next_round_at_ms = upcoming.at_ms
-            return
-        try:
-            attempt.started = await self._insert_round(uow, chat, now)
-        except RuleViolation as error:  # the bank is empty: the table waits for /fund
-            attempt.refused = error
+        accounts = await uow.ledger.account_ids(before.chat_id, accounts_moved([transition]))
+        chat = None
+        if not transition.round.phase.is_open:
+            chat = await uow.chats.get_or_create(before.chat_id, now)
+        write = describe(
+            before, transition, now, accounts=accounts, table_open=chat is None or chat.is_open
+        )
+        await uow.round_writer.write(write)
+        attempt.next_round_at_ms = write.next_round_at
+        if write.redeal:
+            assert chat is not None
+            try:
+                attempt.started = await self._insert_round(uow, chat, now)
+            except RuleViolation as error:  # the bank is empty: the table waits for /fund
+                attempt.refused = error
 
     async def _void_after_error(self, round_id: int, error: Exception) -> CommandResult:
         """Void a round whose transition could not be written, with every hold released."""

@@ -18,7 +18,7 @@ from sqlalchemy import delete, insert, update
 
 from bot.store.db import Database
 from bot.store.models import KeptAnswer
-from bot.store.round_sql import Positional
+from bot.store.statements import Positional
 
 #: Answers taken over at once (the rest at the next look).
 TAKE_OVER_AT_MOST = 500

@@ -16,7 +16,7 @@ from bot.engine.round import AccountKind, AccountRef, Phase, available
 from bot.engine.round import held as engine_held
 from bot.store.db import Database, dialect_insert
 from bot.store.models import Account, AutobetRow, OutcomeRow, RoundRow
-from bot.store.round_sql import Positional
+from bot.store.statements import Positional
 
 _COLUMNS = (AutobetRow.user_id, AutobetRow.amount, AutobetRow.ruleset, AutobetRow.once)
 

@@ -13,7 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.store.db import Database, dialect_insert
 from bot.store.models import Chat
-from bot.store.round_sql import Positional
+from bot.store.statements import Positional
 
 #: Longest title kept (the column's size).
 TITLE_LENGTH = 256

@@ -28,7 +28,8 @@ from bot.store.models import (
     RoundRow,
 )
 from bot.store.models import Posting as PostingRow
-from bot.store.rounds import DEALER_ROLES, OPEN_PHASES
+from bot.store.round_writes import DEALER_ROLES
+from bot.store.rounds import OPEN_PHASES
 
 DAY_MS = 86_400_000
 

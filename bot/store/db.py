@@ -37,7 +37,7 @@ from sqlalchemy.pool import QueuePool
 from bot.failures import causes
 from bot.priority import PriorityTurn, is_urgent
 from bot.store.models import READINESS_PROBE_ID, ReadinessProbe
-from bot.store.round_sql import Positional
+from bot.store.statements import Positional
 from bot.store.write_batches import WriteBatches
 
 _T = TypeVar("_T")

@@ -20,7 +20,7 @@ from typing import Any
 
 from bot.store.db import Database
 from bot.store.models import OPEN_PHASES_SQL, REPLACED_BOARD_SQL, UNCLOSED_SQL
-from bot.store.round_sql import Positional
+from bot.store.statements import Positional
 
 #: ``board_message_id`` of a round whose board Telegram refused: it is not tried again.
 BOARD_REFUSED = 0

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from bot.store.db import Database
 from bot.store.models import OPEN_PHASES_SQL
-from bot.store.round_sql import Positional
+from bot.store.statements import Positional
 
 #: Open rounds whose deadline passed, most overdue first: a range of the index on
 #: (phase, deadline_ms) for each open phase.

@@ -47,6 +47,10 @@ class AlreadyProcessed(Exception):
     """The update was applied before (by this worker or another); nothing was written."""
 
 
+class StaleRound(Exception):
+    """The round changed since it was read (its version moved on): re-read and retry."""
+
+
 class RoundAlreadyOpen(Exception):
     """The chat has an open round already (the unique index let one start through)."""
 

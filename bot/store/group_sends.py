@@ -12,7 +12,7 @@ few times a minute, but there are many groups.
 from __future__ import annotations
 
 from bot.store.db import Database
-from bot.store.round_sql import Positional
+from bot.store.statements import Positional
 
 #: Tries to take a slot when another worker took the one picked (at once, again).
 TAKE_TRIES = 3

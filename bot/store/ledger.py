@@ -176,43 +176,6 @@ class Ledger:
         assert transaction_id is not None
         return transaction_id
 
-    async def post_each(
-        self,
-        *,
-        chat_id: int,
-        transactions: Sequence[tuple[str, Sequence[Posting]]],
-        now_ms: int,
-        round_id: int | None = None,
-        known_accounts: Mapping[AccountRef, int] | None = None,
-    ) -> None:
-        """Write several balanced transactions (``(kind, postings)`` each, in order) as
-        ``post`` writes one, in one statement however many there are: what placing a
-        group's standing bets writes, a transaction per bet.
-        ``known_accounts``: account ids the caller read already (the rest are looked up)."""
-        legs = [(kind, _balanced(kind, postings)) for kind, postings in transactions]
-        legs = [(kind, merged) for kind, merged in legs if merged]
-        if not legs:
-            return
-        ids = dict(known_accounts or {})
-        unknown = [p.account for _, merged in legs for p in merged if p.account not in ids]
-        if unknown:
-            ids.update(await self.account_ids(chat_id, unknown))
-        # Rows are given ids in the order they are listed, so the ledger reads in bet order.
-        rows = [
-            {
-                "chat_id": chat_id,
-                "kind": kind,
-                "round_id": round_id,
-                "actor_id": None,
-                "memo": "",
-                "created_at_ms": now_ms,
-                "legs": _legs(merged, ids),
-            }
-            for kind, merged in legs
-        ]
-        async with _chips_changed():
-            await self.session.execute(insert(LedgerTransaction).values(rows))
-
     async def balance(self, chat_id: int, user_id: int) -> Balance:
         """A player's available and held chips in a group (zero where no account exists)."""
         rows = await self.session.execute(

@@ -31,7 +31,8 @@ from bot.store.models import (
     User,
 )
 from bot.store.models import Posting as PostingRow
-from bot.store.rounds import DEALER_ROLES, OPEN_PHASES, RoundRepository
+from bot.store.round_writes import DEALER_ROLES
+from bot.store.rounds import OPEN_PHASES, RoundRepository
 
 #: Postings of each of a player's accounts read per step of a statement's walk back.
 STATEMENT_STEP = 64

@@ -1,11 +1,10 @@
 """The hot path: a bid, a bet, a grab or a deadline in two round trips.
 
 One read brings everything the engine needs (``bot.store.round_sql`` says what); the
-engine decides; one write stores what changed: the compare-and-set on the round's
-version, the bet, bid, grabs or outcomes, the ledger transaction with its postings (the
-database moves the balances), the shoe moved on, the table's next round and the processed
-update. On SQLite the whole transaction is one call on the writer's thread
-(``SqliteThread``).
+engine decides; one write stores what changed, as ``bot.store.round_writes`` describes
+the step and ``bot.store.round_writers`` writes it (the general path runs the same
+statements), with the processed update and the player's row. On SQLite the whole
+transaction is one call on the writer's thread (``SqliteThread``).
 
 On PostgreSQL the two are two statements through the bare driver on a pooled connection,
 and a player's command runs them without BEGIN and COMMIT (two round trips, not four):
@@ -32,32 +31,22 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-import asyncpg
-
-from bot.engine.errors import GameError, RuleViolation
+from bot.engine.errors import GameError
 from bot.engine.round import PartialRound, Round, Transition
 from bot.engine.settings import Settings
 from bot.store import round_sql as sql
 from bot.store.db import Database
 from bot.store.errors import (
-    NOT_NEGATIVE,
     AlreadyProcessed,
+    StaleRound,
     TransientDatabaseError,
     database_unavailable,
     transient_postgres_errors,
-    violated_constraint,
 )
-from bot.store.round_changes import (
-    NotOnHotPath,
-    RoundRead,
-    RoundWrite,
-    StepFailed,
-    parse_read,
-    postgres_arrays,
-    postgres_parts,
-    round_write,
-)
-from bot.store.rounds import StaleRound
+from bot.store.round_reads import NotOnHotPath, RoundRead, StepFailed, parse_read
+from bot.store.round_writers import Envelope, postgres_write, sqlite_write
+from bot.store.round_writes import RoundWrite, UnknownAccount, describe
+from bot.store.statements import run_asyncpg, run_sqlite
 
 __all__ = ["Applied", "Decide", "Located", "NotOnHotPath", "RoundCommands", "StepFailed"]
 
@@ -143,14 +132,23 @@ class RoundCommands:
             raise AlreadyProcessed(job.params["update_id"])
         return read
 
-    def _decide(self, read: RoundRead, job: _Job) -> tuple[Transition, RoundWrite, int]:
+    def _decide(self, read: RoundRead, job: _Job) -> tuple[Transition, RoundWrite]:
         # The clock is read once the command has its turn to write.
         now = job.clock()
+        before = read.round
         try:
-            transition = job.decide(read.round, read.free_chips, now)
+            transition = job.decide(before, read.free_chips, now)
         except PartialRound:  # the read's guess of what the step needs fell short
             raise NotOnHotPath("the step needs every bet") from None
-        return transition, round_write(read, transition, now), now
+        try:
+            write = describe(
+                before, transition, now, accounts=read.accounts, table_open=read.table_open
+            )
+        except UnknownAccount as missing:
+            raise NotOnHotPath(f"no account {missing} in the read") from None
+        if write.redeal:
+            raise NotOnHotPath("a re-deal starts the next round at once")
+        return transition, write
 
     async def run(
         self,
@@ -224,51 +222,14 @@ class RoundCommands:
             return await self._postgres_step(driver, job, read)
 
     async def _postgres_step(self, driver: Any, job: _Job, read: RoundRead) -> Applied:
-        update_id = job.params["update_id"]
-        transition, write, now = self._decide(read, job)
-        before = read.round
+        transition, write = self._decide(read, job)
         if write.shoe is not None and not job.skip_locked:
             # Only deadlines deal today, in a transaction; a command that dealt outside
-            # one could not undo its write if the shoe's check below failed.
+            # one could not undo its write if the shoe's check failed.
             raise NotOnHotPath("a deal outside a deadline's transaction")
-        shoe_id, shoe_offset, shoe_cards = write.shoe or (None, None, None)
-        parts = postgres_parts(write, update=update_id is not None, user=job.user_row is not None)
-        parameters = {
-            **write.round,
-            **postgres_arrays(write, parts),
-            "round_id": before.id,
-            "old_version": before.version,
-            "now": now,
-            "chat_id": before.chat_id,
-            "tx_kind": write.tx_kind,
-            "shoe_id": shoe_id,
-            "shoe_offset": shoe_offset,
-            "shoe_cards": shoe_cards,
-            "shoe_client_seeds": write.shoe_client_seeds,
-            "next_round_at": write.next_round_at,
-            "bot_id": self.bot_id,
-            "update_id": update_id,
-        }
-        if job.user_row is not None:
-            parameters.update({f"person_{name}": value for name, value in job.user_row.items()})
-        statement = sql.postgres_write(tuple(write.round), parts)
-        try:
-            result = await driver.fetchrow(statement.sql, *statement.arguments(parameters))
-        except asyncpg.CheckViolationError as error:
-            if violated_constraint(error) == NOT_NEGATIVE:
-                raise RuleViolation("chips_changed") from None
-            raise
-        if result["swapped"] != 1:
-            raise StaleRound(before.id)
-        # Neither check below can fail once the compare-and-set took (outside a
-        # transaction, nothing would undo it then): an update names one round, and of two
-        # writers of its version only one gets through; only that round deals from the
-        # group's shoe.
-        if update_id is not None and result["claimed"] != 1:
-            raise AlreadyProcessed(update_id)  # another worker, at this very moment
-        if write.shoe is not None and result["dealt"] != 1:
-            raise RuntimeError(f"shoe {shoe_id} was dealt from by another round")
-        return Applied(before, transition, write.next_round_at)
+        envelope = Envelope(self.bot_id, job.params["update_id"], job.user_row)
+        await run_asyncpg(driver, postgres_write(write, envelope))
+        return Applied(read.round, transition, write.next_round_at)
 
     # -- SQLite -------------------------------------------------------------------------
 
@@ -279,81 +240,12 @@ class RoundCommands:
             if update_id is not None and connection.execute(sql.SEEN, job.params).fetchone():
                 raise AlreadyProcessed(update_id)  # and the round has ended since
             return None
-        # Only with a round to write (a refusal's savepoint undoes it): as on the general
-        # path, a command refused for want of a round stores nobody.
-        if job.user_row is not None:
-            connection.execute(sql.TOUCH_USER, job.user_row)
         # As a dict: ``sqlite3.Row`` finds a column by name by a case-blind search of them
         # all, and the parsing looks up some forty (a tenth of a bet's Python).
         read = self._read(dict(zip(row.keys(), row, strict=True)), job)
         with failing_as_step(read.round.id):
-            return self._sqlite_step(connection, job, read)
-
-    def _sqlite_step(self, connection: sqlite3.Connection, job: _Job, read: RoundRead) -> Applied:
-        update_id = job.params["update_id"]
-        transition, write, now = self._decide(read, job)
-        before = read.round
-        round_id = before.id
-        cas_values = {**write.round, "round_id": round_id, "old_version": before.version}
-        compare_and_set = sql.sqlite_compare_and_set(tuple(write.round))
-        if connection.execute(compare_and_set, cas_values).rowcount != 1:
-            raise StaleRound(round_id)
-        for user in write.gone:
-            connection.execute(sql.SQLITE_DELETE_BET, {"round_id": round_id, "user_id": user})
-        for statement, rows in (
-            (sql.SQLITE_PLACE_BET, write.placed),
-            (sql.SQLITE_GRAB, write.grabbed),
-            (sql.SQLITE_BID, write.bids),
-            (sql.SQLITE_OUTCOME, write.outcomes),
-        ):
-            if rows:
-                connection.executemany(
-                    statement, [{"round_id": round_id, "now": now, **row} for row in rows]
-                )
-        if write.tx_kind is not None:
-            self._post_sqlite(connection, before, write, now)
-        if write.shoe is not None:
-            shoe_id, offset, cards = write.shoe
-            moved = connection.execute(
-                sql.SQLITE_DEAL,
-                {
-                    "shoe_id": shoe_id,
-                    "shoe_offset": offset,
-                    "shoe_cards": cards,
-                    "shoe_client_seeds": write.shoe_client_seeds,
-                },
-            )
-            if moved.rowcount != 1:
-                raise RuntimeError(f"shoe {shoe_id} was dealt from by another round")
-        if write.next_round_at is not None:
-            connection.execute(
-                sql.SQLITE_NEXT_ROUND,
-                {"chat_id": before.chat_id, "next_round_at": write.next_round_at},
-            )
-        if update_id is not None:
-            claimed = connection.execute(
-                sql.SQLITE_CLAIM, {"bot_id": self.bot_id, "update_id": update_id, "now": now}
-            )
-            if claimed.rowcount != 1:
-                raise AlreadyProcessed(update_id)
-        return Applied(before, transition, write.next_round_at)
-
-    @staticmethod
-    def _post_sqlite(
-        connection: sqlite3.Connection, before: Round, write: RoundWrite, now: int
-    ) -> None:
-        # One statement: the database writes the postings from the legs and adds them to
-        # the balances (``write.legs`` is in account order, the order of the row locks).
-        parameters = {
-            "chat_id": before.chat_id,
-            "tx_kind": write.tx_kind,
-            "round_id": before.id,
-            "now": now,
-            "legs": json.dumps(write.legs),
-        }
-        try:
-            connection.execute(sql.SQLITE_TRANSACTION, parameters)
-        except sqlite3.IntegrityError as error:
-            if violated_constraint(error) == NOT_NEGATIVE:
-                raise RuleViolation("chips_changed") from None
-            raise
+            transition, write = self._decide(read, job)
+            # The player is stored only with a round to write (a refusal stores nobody).
+            envelope = Envelope(self.bot_id, update_id, job.user_row)
+            run_sqlite(connection, sqlite_write(write, envelope))
+            return Applied(read.round, transition, write.next_round_at)

@@ -21,30 +21,25 @@ the general path.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import json
 import sqlite3
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import asyncpg
-
-from bot.engine.round import Round, Transition
+from bot.engine.round import Transition
 from bot.store.db import Database
 from bot.store.errors import (
-    ONE_OPEN_ROUND,
     AlreadyProcessed,
-    RoundAlreadyOpen,
     TransientDatabaseError,
     transient_postgres_errors,
-    violated_constraint,
 )
 from bot.store.models import OPEN_PHASES_SQL
-from bot.store.round_changes import NotOnHotPath
-from bot.store.round_sql import POSTGRES_TOUCH_USER, SQLITE_CLAIM, TOUCH_USER, Positional
-from bot.store.rounds import round_columns
+from bot.store.round_reads import NotOnHotPath
+from bot.store.round_writers import Envelope, start_write
+from bot.store.round_writes import describe_start
 from bot.store.shoes import ShoeRecord
+from bot.store.statements import Positional, run_asyncpg, run_sqlite
 
 __all__ = ["DecideStart", "NotOnHotPath", "RoundStarts", "StartRead"]
 
@@ -86,54 +81,6 @@ LEFT JOIN chats AS c ON c.id = :chat_id
 LEFT JOIN shoes AS s ON s.chat_id = :chat_id AND s.replaced_at_ms IS NULL
 """
 _POSTGRES_READ = Positional.of(_READ)
-_POSTGRES_CLAIM = Positional.of(SQLITE_CLAIM + " RETURNING 1")
-_CLEAR_NEXT_ROUND = (
-    "UPDATE chats SET next_round_at_ms = NULL WHERE id = :chat_id AND next_round_at_ms IS NOT NULL"
-)
-_POSTGRES_CLEAR_NEXT_ROUND = Positional.of(_CLEAR_NEXT_ROUND)
-
-#: The new round's columns stored as JSON: a parameter of JSON text (cast on PostgreSQL).
-_STORED_AS_JSON = frozenset({"settings", "shares", "client_seeds"})
-
-
-@functools.cache
-def _sqlite_insert(columns: tuple[str, ...]) -> str:
-    values = ", ".join(f":{column}" for column in columns)
-    return f"INSERT INTO rounds ({', '.join(columns)}) VALUES ({values})"
-
-
-@functools.cache
-def _postgres_insert(columns: tuple[str, ...]) -> Positional:
-    values = ", ".join(
-        f"CAST(:{column} AS json)" if column in _STORED_AS_JSON else f":{column}"
-        for column in columns
-    )
-    return Positional.of(
-        f"INSERT INTO rounds ({', '.join(columns)}) VALUES ({values}) RETURNING id"
-    )
-
-
-def _json_text(value: Any) -> str | None:
-    return None if value is None else json.dumps(value)
-
-
-def _row_of(state: Round, now: int) -> dict[str, Any]:
-    """The new round's ``rounds`` row, as ``RoundRepository.insert`` stores it."""
-    row: dict[str, Any] = {
-        "chat_id": state.chat_id,
-        "commitment": state.commitment,
-        "seed": state.seed,
-        "settings": state.settings.to_dict(),
-        "ruleset": state.settings.ruleset,
-        "started_at_ms": now,
-        "shoe_id": state.shoe.id if state.shoe else None,
-        "deal_offset": state.shoe.offset if state.shoe else None,
-        "fairness": state.fairness,
-        **round_columns(state),
-    }
-    for column in _STORED_AS_JSON:
-        row[column] = _json_text(row[column])
-    return row
 
 
 class RoundStarts:
@@ -163,10 +110,6 @@ class RoundStarts:
                 return await batches.run(
                     lambda connection: self._run_sqlite(connection, params, decide, clock, user_row)
                 )
-            except sqlite3.IntegrityError as error:
-                if violated_constraint(error) == ONE_OPEN_ROUND:
-                    raise RoundAlreadyOpen(chat_id) from None
-                raise
             except sqlite3.OperationalError as error:  # busy, or the disk
                 raise TransientDatabaseError(str(error)) from error
         return await self._run_postgres(params, decide, clock, user_row)
@@ -220,16 +163,9 @@ class RoundStarts:
         found = connection.execute(_READ, params).fetchone()
         row = dict(zip(found.keys(), found, strict=True))
         transition, now = self._decide(row, params, decide, clock)
-        if params["update_id"] is not None:
-            claimed = connection.execute(SQLITE_CLAIM, {**params, "now": now})
-            if claimed.rowcount != 1:
-                raise AlreadyProcessed(params["update_id"])
-        if user_row is not None:
-            connection.execute(TOUCH_USER, user_row)
-        stored = _row_of(transition.round, now)
-        round_id = connection.execute(_sqlite_insert(tuple(stored)), stored).lastrowid
-        connection.execute(_CLEAR_NEXT_ROUND, params)
-        return _with_id(transition, round_id)
+        envelope = Envelope(self.bot_id, params["update_id"], user_row)
+        write = start_write("sqlite", describe_start(transition.round, now), envelope)
+        return _with_id(transition, run_sqlite(connection, write))
 
     # -- PostgreSQL ---------------------------------------------------------------------
 
@@ -242,33 +178,14 @@ class RoundStarts:
     ) -> Transition:
         assert self.db.driver_pool is not None
         with transient_postgres_errors():
-            try:
-                async with self.db.driver_pool.connection() as driver, driver.transaction():
-                    found = await driver.fetchrow(
-                        _POSTGRES_READ.sql, *_POSTGRES_READ.arguments(params)
-                    )
-                    assert found is not None  # the read selects from one row of its own
-                    transition, now = self._decide(dict(found), params, decide, clock)
-                    if params["update_id"] is not None:
-                        claim = _POSTGRES_CLAIM
-                        claimed = await driver.fetchval(
-                            claim.sql, *claim.arguments({**params, "now": now})
-                        )
-                        if claimed is None:
-                            raise AlreadyProcessed(params["update_id"])
-                    if user_row is not None:
-                        touch = POSTGRES_TOUCH_USER
-                        await driver.execute(touch.sql, *touch.arguments(user_row))
-                    stored = _row_of(transition.round, now)
-                    insert = _postgres_insert(tuple(stored))
-                    round_id = await driver.fetchval(insert.sql, *insert.arguments(stored))
-                    clear = _POSTGRES_CLEAR_NEXT_ROUND
-                    await driver.execute(clear.sql, *clear.arguments(params))
-                    return _with_id(transition, round_id)
-            except asyncpg.UniqueViolationError as error:
-                if violated_constraint(error) == ONE_OPEN_ROUND:
-                    raise RoundAlreadyOpen(params["chat_id"]) from None
-                raise
+            async with self.db.driver_pool.connection() as driver, driver.transaction():
+                found = await driver.fetchrow(_POSTGRES_READ.sql, *_POSTGRES_READ.arguments(params))
+                assert found is not None  # the read selects from one row of its own
+                transition, now = self._decide(dict(found), params, decide, clock)
+                envelope = Envelope(self.bot_id, params["update_id"], user_row)
+                row = describe_start(transition.round, now)
+                round_id = await run_asyncpg(driver, start_write("postgresql", row, envelope))
+                return _with_id(transition, round_id)
 
 
 def _with_id(transition: Transition, round_id: int | None) -> Transition:

@@ -15,7 +15,7 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.store.models import OutcomeRow, PlayerStats, RoundRow
-from bot.store.rounds import HOUSE_USER_ID
+from bot.store.round_writes import HOUSE_USER_ID
 
 
 @dataclass(frozen=True, slots=True)

@@ -33,6 +33,7 @@ from bot.store.people import AuditLog, UserRepository
 from bot.store.queries import Queries
 from bot.store.round_commands import RoundCommands
 from bot.store.round_starts import RoundStarts
+from bot.store.round_writers import RoundWriter
 from bot.store.rounds import RoundRepository
 from bot.store.shoes import ShoeRepository
 from bot.store.stats import StatsQueries
@@ -44,6 +45,7 @@ class UnitOfWork:
 
     def __init__(self, session: AsyncSession, bot_id: int) -> None:
         self.rounds = RoundRepository(session)
+        self.round_writer = RoundWriter(session)
         self.ledger = Ledger(session)
         self.chats = ChatRepository(session)
         self.shoes = ShoeRepository(session)

@@ -1,14 +1,14 @@
 """A differential test: random commands through each path the service has write the same
 rows.
 
-A round step is written by the hot path (``Store.round_commands`` and
-``Store.round_starts``: SQLite's writer, PostgreSQL's CTEs) when it covers the step, and
-by the general path (the round loaded whole, ``RoundRepository.save``) otherwise. Hypothesis
-draws a sequence of commands across tables of every game (starts, bids, bets placed,
-changed and cancelled, grabs, deadlines and sweeps, moved windows, standing bets, client
-seeds, replayed updates); the sequence is played twice on fresh databases, once by the
-service as it is and once with its hot paths switched off (``GeneralPathOnly``), and
-every table of the schema must hold the same rows afterwards.
+A round step is run by the hot path (``Store.round_commands`` and ``Store.round_starts``,
+on the bare drivers) when it covers the step, and by the general path (the round loaded
+whole in a unit of work) otherwise; both write it as ``bot.store.round_writes``
+describes. Hypothesis draws a sequence of commands across tables of every game (starts,
+bids, bets placed, changed and cancelled, grabs, deadlines and sweeps, moved windows,
+standing bets, client seeds, replayed updates); the sequence is played twice on fresh
+databases, once by the service as it is and once with its hot paths switched off
+(``GeneralPathOnly``), and every table of the schema must hold the same rows afterwards.
 
 Each command is read against the table as it is (a bid while bidding, a grab by someone
 who has not grabbed), so rounds get through their phases, re-deal and void; two runs that

@@ -35,8 +35,7 @@ from bot.rules.envelope import compare, evaluate
 from bot.rules.ruleset import RedEnvelopeRuleset
 from bot.rules.split import commitment, split_envelope
 from bot.service.game import GameService, Person
-from bot.store import round_changes
-from bot.store import rounds as store_rounds
+from bot.store import round_writes
 from bot.store.db import Database
 from bot.store.models import Account, LedgerTransaction, Posting
 from tests.helpers.controls import Clock, Seeds
@@ -876,10 +875,10 @@ async def test_an_internal_error_in_a_transition_voids_with_full_refunds(
     elif target == "settle":
         monkeypatch.setattr(engine_round, "settle", _boom)
     else:
-        # The hot path's write fails; the general path's is never tried (no fallback
-        # that would hide the failure): the round is voided.
-        monkeypatch.setattr(store_rounds, "outcome_rows", _never)
-        monkeypatch.setattr(round_changes, "outcome_rows", _boom)
+        # The write fails (both paths write as ``round_writes`` describes): the round is
+        # voided, not tried again on the general path, which would hide the failure.
+        monkeypatch.setattr(round_writes, "outcome_rows", _boom)
+        monkeypatch.setattr(type(service), "_run_whole", _never)
     with caplog.at_level(logging.ERROR, logger="bot.service"):
         if when == "last grab":
             result = await service.grab(GROUP, DEALER, round_id=state.id)

@@ -12,8 +12,8 @@ from bot.engine.settings import Settings
 from bot.service.game import GameService
 from bot.store import round_commands
 from bot.store.db import Database
+from bot.store.errors import StaleRound
 from bot.store.models import READINESS_PROBE_ID, ReadinessProbe
-from bot.store.rounds import StaleRound
 from tests.helpers.controls import Clock, Seeds
 from tests.helpers.game import ADMIN, DEALER, GROUP, PLAYERS, TEST_SETTINGS, fund, open_table
 
@@ -140,7 +140,7 @@ async def test_a_hot_path_step_that_fails_voids_its_round_and_is_counted_not_run
     def broken_write(*args: object, **kwargs: object) -> object:
         raise RuntimeError("a bug in the hot path's write")
 
-    monkeypatch.setattr(round_commands, "round_write", broken_write)
+    monkeypatch.setattr(round_commands, "describe", broken_write)
     result = await service.bid(GROUP, DEALER, 2_000)
 
     assert result.round is not None and result.round.phase is Phase.VOID

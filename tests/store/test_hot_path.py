@@ -18,7 +18,7 @@ from bot.engine.errors import RuleViolation
 from bot.engine.settings import Settings
 from bot.service import rounds as round_service
 from bot.service.game import GameService
-from bot.store import round_changes, round_commands
+from bot.store import round_commands, round_reads
 from bot.store.db import Database
 from bot.store.errors import TransientDatabaseError
 from bot.store.ledger import Balance
@@ -160,9 +160,9 @@ async def test_chips_spent_since_the_read_refuse_the_bet_and_change_nothing(
     round_id = await _betting_round(service, clock, player, 1_000)
     # The read says the player has far more than they have, as if a credit had been
     # taken back by a debit after it: the balance's CHECK is what refuses the bet.
-    parse_read = round_changes.parse_read
+    parse_read = round_reads.parse_read
 
-    def richer(*args: Any, **kwargs: Any) -> round_changes.RoundRead:
+    def richer(*args: Any, **kwargs: Any) -> round_reads.RoundRead:
         read = parse_read(*args, **kwargs)
         return dataclasses.replace(read, free_chips=read.free_chips + 10**9)
 

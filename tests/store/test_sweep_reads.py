@@ -14,7 +14,7 @@ import pytest
 from bot.engine.round import Phase, RoundVoided
 from bot.service.game import DELIVERY_LEASE_MS, GameService
 from bot.store.db import Database
-from bot.store.round_sql import Positional
+from bot.store.statements import Positional
 from tests.helpers.controls import Clock
 from tests.helpers.game import ADMIN, DEALER, GROUP, TEST_SETTINGS, fund, open_table
 from tests.helpers.trips import trips
