@@ -71,6 +71,11 @@ def round_columns(state: Round) -> dict[str, object]:
 JSON_COLUMNS = frozenset({"settings", "shares", "client_seeds"})
 
 
+def _changed_columns(before: Round, after: Round) -> dict[str, Any]:
+    old = round_columns(before)
+    return {column: value for column, value in round_columns(after).items() if old[column] != value}
+
+
 def _as_stored(columns: dict[str, Any]) -> dict[str, Any]:
     for column in JSON_COLUMNS & columns.keys():
         value = columns[column]
@@ -161,8 +166,7 @@ def describe(
             redeal = upcoming.redeal
             next_round_at = None if redeal else upcoming.at_ms
     ledger = _ledger(transaction_kind(transition.events), transition.postings, accounts)
-    old_values, new_values = round_columns(before), round_columns(after)
-    changed = {column: value for column, value in new_values.items() if old_values[column] != value}
+    changed = _changed_columns(before, after)
     if not after.phase.is_open:
         changed["ended_at_ms"] = now
     old = {bet.user_id: bet for bet in before.bets}
@@ -227,18 +231,12 @@ def describe_placed(
         ledger = _ledger(transaction_kind(step.events), step.postings, accounts)
         if ledger is not None:
             transactions.append(ledger)
-    old_values = round_columns(before)
-    changed = {
-        column: value
-        for column, value in round_columns(after).items()
-        if old_values[column] != value
-    }
     return RoundWrite(
         round_id=before.id,
         chat_id=before.chat_id,
         old_version=before.version,
         now=now,
-        columns=_as_stored(changed),
+        columns=_as_stored(_changed_columns(before, after)),
         placed=placed,
         transactions=transactions,
     )
