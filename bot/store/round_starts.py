@@ -4,8 +4,9 @@ writes.
 The read brings what a start depends on: whether the table is open and its settings,
 the chat's open round, the bank's balance, whether the house's account exists, the shoe
 in use and whether the update was processed. The service's ``DecideStart`` turns that
-into the new round (the engine decides; no rule is in SQL) or refuses. The write claims
-the update, stores the player, inserts the round and clears the table's pending start.
+into the new round (the engine decides; no rule is in SQL) or refuses. The write
+(``round_writers.start_write``, as the general path's) claims the update, stores the
+player, inserts the round and clears the table's pending start.
 On SQLite it is one call on the writer's thread (``WriteBatches``); on PostgreSQL a
 transaction through the bare driver.
 
