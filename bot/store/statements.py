@@ -18,7 +18,8 @@ import functools
 import re
 import sqlite3
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any, cast
 
 import asyncpg
@@ -62,20 +63,37 @@ _positional = functools.lru_cache(maxsize=512)(Positional.of)
 _text = functools.lru_cache(maxsize=512)(text)
 
 
-@dataclass(frozen=True, slots=True)
-class Statement:
-    """One statement of a write, with its parameters (a list: once per row)."""
+_NO_REFUSALS: Mapping[str, Refusal] = MappingProxyType({})
 
-    sql: str
-    params: Params | list[Params]
-    #: Raised unless the statement wrote (or returned) exactly one row.
-    expect_one: Refusal | None = None
-    #: For a statement that returns one row: raised, in order, for a column that is not 1.
-    expect_columns: tuple[tuple[str, Refusal], ...] = ()
-    #: What the database's refusal by the named constraint means.
-    refusals: Mapping[str, Refusal] = field(default_factory=dict)
-    #: The statement returns one value the runner hands back (an inserted row's id).
-    returns: bool = False
+
+class Statement:
+    """One statement of a write, with its parameters (a list: once per row).
+
+    A plain class, not a dataclass: a bet builds several, and a frozen dataclass's
+    ``__init__`` costs a few times a plain one's."""
+
+    __slots__ = ("expect_columns", "expect_one", "params", "refusals", "returns", "sql")
+
+    def __init__(
+        self,
+        sql: str,
+        params: Params | list[Params],
+        *,
+        expect_one: Refusal | None = None,
+        expect_columns: tuple[tuple[str, Refusal], ...] = (),
+        refusals: Mapping[str, Refusal] = _NO_REFUSALS,
+        returns: bool = False,
+    ) -> None:
+        self.sql = sql
+        self.params = params
+        #: Raised unless the statement wrote (or returned) exactly one row.
+        self.expect_one = expect_one
+        #: For a statement that returns one row: raised, in order, for a column not 1.
+        self.expect_columns = expect_columns
+        #: What the database's refusal by the named constraint means.
+        self.refusals = refusals
+        #: The statement returns one value the runner hands back (an inserted row's id).
+        self.returns = returns
 
     @property
     def fetches(self) -> bool:
@@ -105,10 +123,15 @@ def run_sqlite(connection: sqlite3.Connection, statements: Sequence[Statement]) 
     value = None
     for statement in statements:
         try:
-            if isinstance(statement.params, list):
-                cursor = connection.executemany(statement.sql, statement.params)
+            params = statement.params
+            if isinstance(params, list):
+                # One row (most steps' bet or transaction): a plain execute costs less.
+                if len(params) == 1:
+                    cursor = connection.execute(statement.sql, params[0])
+                else:
+                    cursor = connection.executemany(statement.sql, params)
             else:
-                cursor = connection.execute(statement.sql, statement.params)
+                cursor = connection.execute(statement.sql, params)
         except sqlite3.IntegrityError as error:
             refusal = statement.refused(error)
             if refusal is None:
