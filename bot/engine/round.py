@@ -423,7 +423,8 @@ class Round:
 
 @dataclass(frozen=True, slots=True)
 class Transition:
-    """What a command did: the new round, what happened, and the chips it moves."""
+    """What a command did: the new round, what happened, and the chips it moves (netted
+    per account: ``merge_postings``)."""
 
     round: Round
     events: tuple[Event, ...]

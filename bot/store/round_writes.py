@@ -27,7 +27,6 @@ from bot.engine.round import (
     RoundSettled,
     RoundStarted,
     Transition,
-    merge_postings,
 )
 from bot.store.ledger import UnbalancedTransaction, transaction_kind
 
@@ -129,14 +128,13 @@ def accounts_moved(transitions: Iterable[Transition]) -> set[AccountRef]:
 def _ledger(
     kind: str, postings: Sequence[Posting], accounts: Mapping[AccountRef, int]
 ) -> LedgerWrite | None:
-    """The transaction of ``postings`` netted per account; ``None`` when they net to
-    nothing. ``UnbalancedTransaction`` unless they sum to zero (a bug: the database
-    refuses it too)."""
-    merged = merge_postings(postings)
-    if sum(posting.amount for posting in merged) != 0:
+    """The transaction of ``postings`` (the engine nets them per account); ``None`` when
+    there are none. ``UnbalancedTransaction`` unless they sum to zero (a bug: the
+    database refuses it too)."""
+    if sum(posting.amount for posting in postings) != 0:
         raise UnbalancedTransaction(f"postings of {kind} do not sum to zero")
     legs = []
-    for posting in merged:
+    for posting in postings:
         account = accounts.get(posting.account)
         if account is None:
             raise UnknownAccount(posting.account)
