@@ -21,10 +21,10 @@ from bot.telegram.serving import ALLOWED_UPDATES, UpdateIntake, running
 from bot.telegram.shell import AnyApplication
 from bot.telegram.webhook import WebhookServer
 from bot.web.console import build_console
-from bot.web.console.signing import SIGNED_TOKEN
 from bot.web.listener import ListenerLimits
 from bot.web.metrics import BotMetrics
 from bot.web.server import Readiness, WebServer, build_web_app
+from bot.web.signing import SIGNED_TOKEN
 
 log = logging.getLogger(__name__)
 

@@ -16,7 +16,7 @@ from bot.telegram.handlers.base import ShellParts
 from bot.telegram.handlers.console import ConsoleHandlers
 from bot.telegram.i18n import translate
 from bot.web.console import LinkSigner
-from bot.web.console.signing import LINK_SECONDS
+from bot.web.signing import LINK_SECONDS
 from tests.helpers.telegram import GROUP, message_update, person
 
 TOKEN = "123456:console-command-token"

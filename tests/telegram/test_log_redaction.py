@@ -21,7 +21,7 @@ from bot.fakegram.server import FakeTelegram
 from bot.telegram.runner import configure_logging
 from bot.telegram.serving import running
 from bot.telegram.webhook import SECRET_HEADER, WebhookServer
-from bot.web.console.signing import SIGNED_TOKEN
+from bot.web.signing import SIGNED_TOKEN
 
 USER = 4343
 SECRET = "s3cret-token"

@@ -8,7 +8,7 @@ import ipaddress
 import pytest
 
 from bot.web.console.limits import AttemptLimiter, client_address
-from bot.web.console.signing import (
+from bot.web.signing import (
     LINK_SECONDS,
     SESSION_SECONDS,
     LinkSigner,

@@ -16,7 +16,7 @@ from bot.store.db import Database
 from bot.store.models import ConsoleSessionRow
 from bot.web.console import LinkSigner
 from bot.web.console.signin import FORM_COOKIE
-from bot.web.console.signing import SESSION_SECONDS, SessionSigner, check_login_widget
+from bot.web.signing import SESSION_SECONDS, SessionSigner, check_login_widget
 from tests.helpers.console import OPERATOR, TOKEN, Console, post_link, start_console
 from tests.helpers.controls import Clock, Seeds
 from tests.helpers.game import ADMIN, PLAYERS, TEST_SETTINGS

@@ -1,6 +1,6 @@
 """``/console``: a one-time sign-in link to the web console, sent in a private chat (a
 link posted in a group would sign in whoever clicks it first). The link is signed with a
-key derived from the bot's token (``bot.web.console.signing``), valid for five minutes
+key derived from the bot's token (``bot.web.signing``), valid for five minutes
 and used once (the console records its nonce)."""
 
 from __future__ import annotations

@@ -5,4 +5,4 @@
 (``exports``)."""
 
 from bot.web.console.app import build_console as build_console
-from bot.web.console.signing import LinkSigner as LinkSigner
+from bot.web.signing import LinkSigner as LinkSigner

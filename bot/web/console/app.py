@@ -23,7 +23,7 @@ from bot.web.console.access import Access, IsGroupAdmin, Viewer
 from bot.web.console.headers import add_private_headers
 from bot.web.console.limits import AttemptLimiter, IPNetwork
 from bot.web.console.render import build_environment, render
-from bot.web.console.signing import LinkSigner, Session, SessionSigner, SignatureRefused
+from bot.web.signing import LinkSigner, Session, SessionSigner, SignatureRefused
 
 COOKIE = "niuniu_console"
 #: Paths (below the console's root) open without a session.

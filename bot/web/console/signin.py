@@ -21,7 +21,7 @@ from bot.web.console.app import (
     refuse,
 )
 from bot.web.console.limits import client_address
-from bot.web.console.signing import (
+from bot.web.signing import (
     SESSION_SECONDS,
     WIDGET_MAX_AGE_SECONDS,
     SignatureRefused,

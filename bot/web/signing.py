@@ -1,5 +1,6 @@
-"""Signatures the console trusts: one-time sign-in links, session cookies, CSRF tokens and
-Telegram's Login Widget data. Standard library only (``hmac``, ``hashlib``, ``secrets``).
+"""Signatures the bot's web pages trust: the console's one-time sign-in links, session
+tokens (the console's cookies, the Mini App's) and CSRF tokens, and Telegram's Login
+Widget data. Standard library only (``hmac``, ``hashlib``, ``secrets``).
 
 Every key is derived from the bot's token, one per purpose (HMAC of the token with the
 purpose's name), so the console needs no secret of its own, a key leaked for one purpose
@@ -62,7 +63,8 @@ def _split_signed(key: bytes, token: str, fields: int) -> list[str]:
     return parts
 
 
-def _number(text: str) -> int:
+def whole_number(text: str) -> int:
+    """A field's decimal digits as a number; ``SignatureRefused`` for anything else."""
     if not text.isascii() or not text.isdigit() or len(text) > 20:
         raise SignatureRefused("malformed")
     return int(text)
@@ -92,7 +94,7 @@ class LinkSigner:
     def check(self, token: str, now: int) -> LinkClaim:
         """The claim of a link signed here and not expired; ``SignatureRefused`` otherwise."""
         user, expires, nonce = _split_signed(self._key, token, 3)
-        claim = LinkClaim(_number(user), _number(expires), nonce)
+        claim = LinkClaim(whole_number(user), whole_number(expires), nonce)
         if now >= claim.expires_at:
             raise SignatureRefused("expired")
         return claim
@@ -112,13 +114,17 @@ class SessionSigner:
     says a cookie was issued here; whether its session is still signed in is the
     database's to say (``ConsoleService.session_live``)."""
 
-    def __init__(self, bot_token: str) -> None:
-        self._key = derive_key(bot_token, "niuniu-console-session")
-        self._csrf_key = derive_key(bot_token, "niuniu-console-csrf")
+    def __init__(
+        self, bot_token: str, *, purpose: str = "niuniu-console", seconds: int = SESSION_SECONDS
+    ) -> None:
+        # A key of its own per page (``purpose``): a console cookie is no Mini App token.
+        self._key = derive_key(bot_token, f"{purpose}-session")
+        self._csrf_key = derive_key(bot_token, f"{purpose}-csrf")
+        self.seconds = seconds
 
     def issue(self, user_id: int, now: int) -> tuple[Session, str]:
         """A new session for ``user_id`` and its cookie value."""
-        session = Session(user_id, now + SESSION_SECONDS, secrets.token_hex(16))
+        session = Session(user_id, now + self.seconds, secrets.token_hex(16))
         payload = f"{session.user_id}.{session.expires_at}.{session.session_id}"
         return session, f"{payload}.{_sign(self._key, payload)}"
 
@@ -126,7 +132,7 @@ class SessionSigner:
         """The session of a cookie signed here and not expired; ``SignatureRefused``
         otherwise."""
         user, expires, session_id = _split_signed(self._key, cookie, 3)
-        session = Session(_number(user), _number(expires), session_id)
+        session = Session(whole_number(user), whole_number(expires), session_id)
         if now >= session.expires_at:
             raise SignatureRefused("expired")
         return session
@@ -155,10 +161,10 @@ def check_login_widget(bot_token: str, fields: Mapping[str, str], now: int) -> i
     expected = hmac.new(secret, check_string.encode(), hashlib.sha256).hexdigest()
     if not hmac.compare_digest(expected.encode(), received.encode()):
         raise SignatureRefused("signature")
-    auth_date = _number(fields["auth_date"])
+    auth_date = whole_number(fields["auth_date"])
     if now - auth_date > WIDGET_MAX_AGE_SECONDS or auth_date - now > WIDGET_FUTURE_SKEW_SECONDS:
         raise SignatureRefused("expired")
-    user_id = _number(fields["id"])
+    user_id = whole_number(fields["id"])
     if not 0 < user_id < USER_ID_LIMIT:
         raise SignatureRefused("malformed")
     return user_id

@@ -1,0 +1,1 @@
+"""The Mini App: a table of the group's game inside the Telegram client (docs/miniapp.md)."""
