@@ -243,7 +243,13 @@ def _build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     rules = commands.add_parser("rules", help="show the hand of envelope amounts")
-    rules.add_argument("amounts", nargs="+", type=_envelope, metavar="AMOUNT")
+    rules.add_argument(
+        "amounts",
+        nargs="+",
+        type=_envelope,
+        metavar="AMOUNT",
+        help="an envelope amount grabbed, like 3.42 (its digits make the hand)",
+    )
     rules.add_argument("--compare", action="store_true", help="compare exactly two amounts")
 
     verify = commands.add_parser("verify", help="recompute an envelope split from its seed")
@@ -286,7 +292,14 @@ def _build_parser() -> argparse.ArgumentParser:
     db.add_argument("action", choices=["upgrade"], help="upgrade: apply every migration")
     _add_config_option(db)
 
-    run = commands.add_parser("run", help="run the bot (long polling, or webhook by setting)")
+    run = commands.add_parser(
+        "run",
+        help="run the bot (long polling, or webhook by setting)",
+        description="Run the bot until stopped (SIGINT or SIGTERM): long polling, or a webhook"
+        " when [telegram] mode is webhook. The token and the database come from the"
+        " config file or NIUNIU_* variables (docs/operator.md); the database is migrated"
+        " first.",
+    )
     _add_config_option(run)
 
     demo = commands.add_parser("demo", help="play a few rounds offline against a fake Telegram")
@@ -307,7 +320,9 @@ def _build_parser() -> argparse.ArgumentParser:
 
 
 def _add_config_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--config", help="config file (default: $NIUNIU_CONFIG)")
+    parser.add_argument(
+        "--config", help="the TOML config file (default: $NIUNIU_CONFIG, else none)"
+    )
 
 
 def _config(args: argparse.Namespace) -> Config:
@@ -461,6 +476,14 @@ def _run_odds(args: argparse.Namespace) -> int:
 
 def _print_derivation(derivation: Derivation, deal_seed: bytes) -> None:
     if derivation.version == fair.V1:
+        # Derivation 1 reproduces only rounds from before client seeds: say so, on stderr
+        # (the output stays the split or the deal alone).
+        print(
+            "note: without --round (or --shoe) this is derivation 1, rounds from before"
+            " client seeds; a later round needs --round N and the client seeds its results"
+            " list (--client-seeds)",
+            file=sys.stderr,
+        )
         return
     seeds = ", ".join(derivation.client_seeds) or "none"
     print(
