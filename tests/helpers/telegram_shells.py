@@ -3,10 +3,6 @@ over the fakes of ``tests.helpers.telegram``, with what their tests move and rea
 
 from __future__ import annotations
 
-from typing import cast
-
-from telegram import Bot
-
 from bot.engine.round import Round
 from bot.service.game import Person
 from bot.telegram.board import Board
@@ -45,7 +41,7 @@ class BoardShell:
         #: The group's minute of sends, on a clock that only the test moves.
         self.sends = SendBudget(GROUP_SENDS_PER_MINUTE, clock=SecondsClock())
         messenger = Messenger(self.sends, retrying=FAST_RETRIES, toast_retrying=FAST_RETRIES)
-        messenger.attach(cast(Bot, self.bot))
+        messenger.attach(self.bot)
         self.outbox = ChatOutbox()
         service = self.service
         self.board = Board(
@@ -106,7 +102,7 @@ class RepliesShell:
         self.messenger = Messenger(
             observer=self.deliveries, retrying=FAST_RETRIES, toast_retrying=FAST_RETRIES
         )
-        self.messenger.attach(cast(Bot, self.bot))
+        self.messenger.attach(self.bot)
         self.outbox = ChatOutbox()
         chats = ChatSettings(self.service)
         self.replies = Replies(

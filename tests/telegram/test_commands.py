@@ -10,7 +10,6 @@ from typing import Any, cast
 
 import pytest
 from telegram import (
-    Bot,
     BotCommand,
     BotCommandScopeAllChatAdministrators,
     BotCommandScopeAllGroupChats,
@@ -75,7 +74,7 @@ ADMIN_COMMANDS = {command.name for command in registry().commands if command.adm
 async def menus() -> list[tuple[str, str | None, list[BotCommand]]]:
     """Every menu the registry publishes: (scope type, language code, commands)."""
     bot = FakeBot()
-    await registry().publish_menus(cast(Bot, bot))
+    await registry().publish_menus(bot)
     return [
         (call.args["scope"].type, call.args["language_code"], call.args["commands"])
         for call in bot.of("set_my_commands")
@@ -155,7 +154,7 @@ async def test_a_menu_telegram_refuses_is_logged_not_raised(
     bot.fail_next(NetworkError("connection reset"), "set_my_commands")
 
     with caplog.at_level(logging.WARNING, logger="bot.telegram.commands"):
-        await registry().publish_menus(cast(Bot, bot))
+        await registry().publish_menus(bot)
 
     assert "connection reset" in caplog.text
 

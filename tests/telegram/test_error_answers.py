@@ -11,7 +11,7 @@ from types import SimpleNamespace
 from typing import Any, cast
 
 import pytest
-from telegram import Bot, User
+from telegram import User
 from telegram.error import NetworkError
 
 from bot.config import Config
@@ -39,7 +39,7 @@ async def game() -> AsyncIterator[tuple[GameBot, FakeBot]]:
     database = Database.from_url(f"postgresql+asyncpg://postgres@127.0.0.1:{closed_port()}/x")
     game = GameBot(Config(), GameService(database))
     bot = FakeBot()
-    game.messenger.attach(cast(Bot, bot))
+    game.messenger.attach(bot)
     yield game, bot
     await database.dispose()
 
