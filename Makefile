@@ -43,7 +43,7 @@ endef
 help:
 	@echo "make demo   a few rounds offline: the real bot against a fake Telegram (ARGS=...)"
 	@echo "make test   lint, types, import contracts, then the tests (PYTEST_ARGS=...)"
-	@echo "make lint   ruff, ruff format --check, mypy --strict (bot, test fakes), lint-imports"
+	@echo "make lint   ruff, ruff format --check, mypy --strict (bot, tests), lint-imports"
 	@echo "make lock   regenerate requirements.lock and requirements-build.lock (LOCK_ARGS=--upgrade)"
 
 $(BIN)/python:
@@ -59,13 +59,13 @@ $(INSTALLED): pyproject.toml | $(BIN)/python
 demo: $(INSTALLED)
 	$(BIN)/niuniu-bot demo $(ARGS)
 
-# mypy checks the tests' fakes (tests/helpers) against the protocols they stand for, with
-# the shell's tests that use them.
+# mypy checks the tests too: their fakes (tests/helpers) against the protocols they stand
+# for, and every test but the end-to-end ones (tests/e2e), which drive the bot as a process.
 lint: $(INSTALLED)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy --strict bot
-	$(BIN)/mypy --strict tests/helpers tests/telegram
+	$(BIN)/mypy --strict tests --exclude tests/e2e/
 	$(BIN)/lint-imports --no-logo
 
 test: lint

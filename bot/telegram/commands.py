@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from telegram import (
-    Bot,
     BotCommand,
     BotCommandScope,
     BotCommandScopeAllChatAdministrators,
@@ -25,6 +24,7 @@ from telegram.ext import Application, CommandHandler, filters
 from bot.engine.settings import LANGUAGES
 from bot.telegram.i18n import translate
 from bot.telegram.observers import GROUP_ONLY
+from bot.telegram.telegram_needs import BotApi
 
 log = logging.getLogger(__name__)
 
@@ -150,7 +150,7 @@ class CommandRegistry:
     def _lines(language: str, commands: list[Command]) -> list[str]:
         return [f"/{c.name} – {c.description(language)}" for c in commands]
 
-    async def publish_menus(self, bot: Bot) -> None:
+    async def publish_menus(self, bot: BotApi) -> None:
         """Tell Telegram the menus: for group members, group admins and private chats,
         in each language (English also for everyone else)."""
         scopes: list[tuple[BotCommandScope, bool, bool]] = [

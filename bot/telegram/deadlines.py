@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Awaitable, Callable
-from typing import Any, Protocol, cast
+from typing import Protocol, cast
 
 from apscheduler.jobstores.base import JobLookupError  # type: ignore[import-untyped]
-from telegram.ext import ContextTypes, Job, JobQueue
+from telegram.ext import ContextTypes
 
 from bot.engine.round import Round
 from bot.service.game import CommandResult
+from bot.telegram.telegram_needs import Timer, Timers
 
 #: What a timer calls: ``apply(round_id, chat_id, by_timer=True)``.
 Apply = Callable[..., Awaitable[None]]
@@ -56,16 +57,16 @@ class Deadlines:
     def __init__(self, clock: Callable[[], int], observer: DeadlineObserver | None = None) -> None:
         self.clock = clock
         self.observer = observer
-        self._jobs: dict[int, tuple[int, Job[Any]]] = {}
-        self._starts: dict[int, Job[Any]] = {}
-        self._queue: JobQueue[Any] | None = None
+        self._jobs: dict[int, tuple[int, Timer]] = {}
+        self._starts: dict[int, Timer] = {}
+        self._queue: Timers | None = None
         self._apply: Apply | None = None
         self._start: Start | None = None
 
     def __len__(self) -> int:
         return len(self._jobs) + len(self._starts)
 
-    def attach(self, queue: JobQueue[Any], apply: Apply, start: Start | None = None) -> None:
+    def attach(self, queue: Timers, apply: Apply, start: Start | None = None) -> None:
         """Run timers on ``queue``; a round's timer calls ``apply(round_id, chat_id)``, a
         pause's ``start(chat_id)`` (none are set without it)."""
         self._queue, self._apply, self._start = queue, apply, start

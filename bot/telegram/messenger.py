@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Literal, TypeVar
 
-from telegram import Bot, InlineKeyboardMarkup, InputFile
+from telegram import InlineKeyboardMarkup, InputFile
 from telegram.constants import ParseMode
 from telegram.error import BadRequest, Forbidden, TelegramError, TimedOut
 
@@ -28,6 +28,7 @@ from bot.telegram.retries import (
     with_retries,
 )
 from bot.telegram.strays import StrayCopies
+from bot.telegram.telegram_needs import BotApi
 
 log = logging.getLogger(__name__)
 
@@ -111,7 +112,7 @@ class Messenger:
         toast_retrying: Retrying = TOASTS,
         shared_sends: SharedSends | None = None,
     ) -> None:
-        self._bot: Bot | None = None
+        self._bot: BotApi | None = None
         # Not ``or``: a budget that counts no chat yet is empty, hence falsy.
         self.group_sends = (
             group_sends if group_sends is not None else SendBudget(GROUP_SENDS_PER_MINUTE)
@@ -129,12 +130,12 @@ class Messenger:
             retrying=retrying,
         )
 
-    def attach(self, bot: Bot) -> None:
+    def attach(self, bot: BotApi) -> None:
         """Use ``bot`` for every call from now on."""
         self._bot = bot
 
     @property
-    def bot(self) -> Bot:
+    def bot(self) -> BotApi:
         """The attached ``Bot``."""
         if self._bot is None:
             raise RuntimeError("the messenger has no bot attached yet")

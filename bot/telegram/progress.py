@@ -7,9 +7,8 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable
-from typing import Any
 
-from telegram.ext import ContextTypes, JobQueue
+from telegram.ext import ContextTypes
 
 from bot.engine.round import (
     CardsDealt,
@@ -30,6 +29,7 @@ from bot.telegram.ordering import ChatLocks
 from bot.telegram.outages import OutageLog, database_unavailable_here
 from bot.telegram.replies import Replies
 from bot.telegram.service_needs import ProgressService
+from bot.telegram.telegram_needs import Timers
 
 log = logging.getLogger(__name__)
 
@@ -227,7 +227,7 @@ class RoundProgress:
         except Exception as error:  # the database is down: the next sweep tries again
             log.warning("sweep: kept answers: %s; next sweep again", error)
 
-    async def recover(self, queue: JobQueue[Any]) -> int:
+    async def recover(self, queue: Timers) -> int:
         """After start-up: send what a stopped process left unsent, finish overdue rounds,
         time the open ones, and start the sweep; the number of open rounds."""
         resumed = await self.replies.resume_kept()

@@ -173,7 +173,8 @@ class GameBot:
         self.admins = AdminCheck(
             service, self.messenger, config.operators, cache_seconds=config.admin_cache_seconds
         )
-        parts = ShellParts(
+        #: The collaborators every handler works with.
+        self.parts = parts = ShellParts(
             service, self.replies, self.chats, self.people, self.admins, self.progress
         )
         self.play = PlayHandlers(parts)

@@ -17,10 +17,10 @@ import logging
 from collections.abc import Awaitable, Callable
 
 from cachetools import LRUCache
-from telegram import Bot
 from telegram.error import TelegramError
 
 from bot.telegram.retries import MESSAGES, Delivery, Retrying, Unobserved, with_retries
+from bot.telegram.telegram_needs import BotApi
 
 log = logging.getLogger(__name__)
 
@@ -35,7 +35,7 @@ class StrayCopies:
 
     def __init__(
         self,
-        bot: Callable[[], Bot],
+        bot: Callable[[], BotApi],
         turn: Callable[[], Awaitable[None]],
         *,
         retrying: Retrying = MESSAGES,

@@ -18,7 +18,7 @@ from bot.fakegram.faults import FAULT_KINDS
 from bot.telegram.http import AiohttpRequest
 from tests.fakegram.sample import ALICE, GROUP_ID
 
-NO_FAULTS = {kind: {} for kind in FAULT_KINDS}
+NO_FAULTS: dict[str, dict[str, int]] = {kind: {} for kind in FAULT_KINDS}
 
 
 @pytest.fixture(params=["httpx", "aiohttp"])

@@ -45,6 +45,7 @@ from bot.telegram.service_needs import (
     ProgressService,
     SettingsSource,
 )
+from bot.telegram.telegram_needs import BotApi, Timer, TimerCallback, Timers
 
 GROUP = -1001
 #: Tries again at once and gives up soon: what a failure on the way does, in no time.
@@ -92,8 +93,8 @@ class Call:
     error: TelegramError | None = None
 
 
-class FakeBot:
-    """The ``Bot`` methods the shell calls, recording each call.
+class FakeBot(BotApi):
+    """The ``Bot`` methods the shell calls (``BotApi``), recording each call.
 
     ``fail_next(error)`` makes the next call (of ``method``, if given; past ``skip`` such
     calls) raise ``error``;
@@ -565,11 +566,11 @@ class FakeContext:
 
 
 @dataclass
-class FakeJob:
+class FakeJob(Timer):
     """A job of the fake queue; ``run()`` calls it as the ``JobQueue`` would (a one-off
     job is then gone)."""
 
-    callback: Callable[[Any], Awaitable[None]]
+    callback: TimerCallback
     name: str | None
     data: Any = None
     when: float | None = None
@@ -589,14 +590,15 @@ class FakeJob:
 
 
 @dataclass
-class FakeJobQueue:
-    """``run_once`` and ``run_repeating``, recording the jobs (nothing runs by itself)."""
+class FakeJobQueue(Timers):
+    """``run_once`` and ``run_repeating`` of the ``JobQueue`` (``Timers``), recording the
+    jobs (nothing runs by itself)."""
 
     jobs: list[FakeJob] = field(default_factory=list)
 
     def run_once(
         self,
-        callback: Callable[[Any], Awaitable[None]],
+        callback: TimerCallback,
         when: float,
         data: Any = None,
         name: str | None = None,
@@ -607,7 +609,7 @@ class FakeJobQueue:
 
     def run_repeating(
         self,
-        callback: Callable[[Any], Awaitable[None]],
+        callback: TimerCallback,
         interval: float,
         first: float | None = None,
         name: str | None = None,

@@ -1,20 +1,20 @@
 """Shells of the shell's collaborators for their tests: a ``Board`` and ``Replies`` each
-over the fakes of ``tests.helpers.telegram``, with what their tests move and read."""
+over the fakes of ``tests.helpers.telegram``, with what their tests move and read, and the
+whole shell (``GameBot``) over a fake Bot."""
 
 from __future__ import annotations
 
-from typing import cast
-
-from telegram import Bot
-
+from bot.config import Config
 from bot.engine.round import Round
-from bot.service.game import Person
+from bot.service.game import GameService, Person
+from bot.store.db import Database
 from bot.telegram.board import Board
 from bot.telegram.budget import GROUP_SENDS_PER_MINUTE, Priority, SendBudget, SendRate
 from bot.telegram.delivery import ChatOutbox
 from bot.telegram.lookups import ChatSettings, People
 from bot.telegram.messenger import Messenger
 from bot.telegram.replies import Replies
+from bot.telegram.shell import GameBot
 from bot.telegram.views import Views
 from tests.helpers.telegram import (
     FAST_RETRIES,
@@ -45,7 +45,7 @@ class BoardShell:
         #: The group's minute of sends, on a clock that only the test moves.
         self.sends = SendBudget(GROUP_SENDS_PER_MINUTE, clock=SecondsClock())
         messenger = Messenger(self.sends, retrying=FAST_RETRIES, toast_retrying=FAST_RETRIES)
-        messenger.attach(cast(Bot, self.bot))
+        messenger.attach(self.bot)
         self.outbox = ChatOutbox()
         service = self.service
         self.board = Board(
@@ -106,7 +106,7 @@ class RepliesShell:
         self.messenger = Messenger(
             observer=self.deliveries, retrying=FAST_RETRIES, toast_retrying=FAST_RETRIES
         )
-        self.messenger.attach(cast(Bot, self.bot))
+        self.messenger.attach(self.bot)
         self.outbox = ChatOutbox()
         chats = ChatSettings(self.service)
         self.replies = Replies(
@@ -138,3 +138,19 @@ class RepliesShell:
     def past_the_slot(self) -> None:
         """Move the clock just past the moment the oldest send leaves the window."""
         self.clock.advance(0.02)
+
+
+class GameShell:
+    """The bot's own shell (``GameBot``, with its real handlers) over ``service``, by
+    default one over a database it never opens, its messages going to a fake Bot."""
+
+    def __init__(self, service: GameService | None = None) -> None:
+        self.service = service or GameService(Database.from_url("sqlite+aiosqlite://"))
+        self.game = GameBot(Config(), self.service)
+        self.bot = FakeBot()
+        self.game.messenger.attach(self.bot)
+
+    async def sent(self) -> list[str]:
+        """The texts of the messages sent, oldest first, once everything queued went out."""
+        await self.game.outbox.drain(5.0)
+        return self.bot.texts

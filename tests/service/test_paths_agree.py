@@ -105,6 +105,9 @@ class _Retries:
     def database_retried(self) -> None:
         self.count += 1
 
+    def command_failed(self, path: str) -> None:
+        raise AssertionError(f"a round command failed on the {path} path")
+
 
 class CountedService(GameService):
     """The service as it is, counting the round commands and starts its hot paths wrote

@@ -905,8 +905,10 @@ async def test_credit_and_debit_move_chips_from_and_to_the_mint(
     service: GameService, clock: Clock
 ) -> None:
     balance = await service.credit(GROUP, ADMIN, P0.id, 10_000)
+    assert balance is not None
     assert (balance.available, balance.held) == (10_000, 0)
     balance = await service.debit(GROUP, ADMIN, P0.id, 2_500)
+    assert balance is not None
     assert (balance.available, balance.held) == (7_500, 0)
     with pytest.raises(RuleViolation) as refused:
         await service.debit(GROUP, ADMIN, P0.id, 7_501)
@@ -917,6 +919,7 @@ async def test_credit_and_debit_move_chips_from_and_to_the_mint(
             await service.credit(GROUP, ADMIN, P0.id, amount)
         assert refused.value.key == "amount_not_positive"
     balance = await service.debit(GROUP, ADMIN, P0.id, 7_500)
+    assert balance is not None
     assert (balance.available, balance.held) == (0, 0)
 
 

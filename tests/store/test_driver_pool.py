@@ -5,6 +5,7 @@ closed rather than handed to the next command."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
 
 import asyncpg
 import pytest
@@ -17,10 +18,10 @@ from bot.store.db import DriverPool
 
 
 @pytest.fixture
-async def pool(postgres_url: str) -> DriverPool:
+async def pool(postgres_url: str) -> AsyncIterator[DriverPool]:
     dsn = make_url(postgres_url).set(drivername="postgresql").render_as_string(False)
     driver_pool = DriverPool(dsn, 3)
-    yield driver_pool  # type: ignore[misc]
+    yield driver_pool
     await driver_pool.close()
 
 

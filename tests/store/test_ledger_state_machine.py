@@ -372,7 +372,11 @@ class LedgerMachine(RuleBasedStateMachine):
 
 
 def _run_machine(prepare: Callable[[], Awaitable[str]]) -> None:
-    run_state_machine_as_test(lambda: LedgerMachine(prepare), settings=MACHINE_SETTINGS)
+    class Machine(LedgerMachine):
+        def __init__(self) -> None:
+            super().__init__(prepare)
+
+    run_state_machine_as_test(Machine, settings=MACHINE_SETTINGS)
 
 
 def test_ledger_state_machine_on_sqlite(sqlite_template: Path, tmp_path: Path) -> None:

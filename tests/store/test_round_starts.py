@@ -17,6 +17,7 @@ from bot.engine.round import Round, RoundStarted
 from bot.service import rounds as round_service
 from bot.service.game import GameService
 from bot.store.db import Database
+from bot.store.round_commands import NotOnHotPath
 from tests.helpers.controls import Clock
 from tests.helpers.game import ADMIN, DEALER, GROUP, TEST_SETTINGS, fund, open_table
 from tests.helpers.trips import counting, trips
@@ -106,7 +107,7 @@ async def test_the_hot_start_stores_the_round_the_general_path_stores(
     hot = await service.start_round(GROUP, actor=ADMIN)
 
     async def not_covered(*args: Any, **kwargs: Any) -> Any:
-        raise round_service.NotOnHotPath("as if this start were not covered")
+        raise NotOnHotPath("as if this start were not covered")
 
     monkeypatch.setattr(round_service.RoundUseCases, "_start_hot", not_covered)
     general = await service.start_round(OTHER_GROUP, actor=ADMIN)

@@ -4,10 +4,9 @@ Telegram error counting as "not an admin", and the group's title noted when it c
 from __future__ import annotations
 
 import logging
-from typing import cast
 
 import pytest
-from telegram import Bot, ChatMember
+from telegram import ChatMember
 from telegram.error import NetworkError, TelegramError
 
 from bot.engine.errors import GameError
@@ -35,7 +34,7 @@ def service() -> FakeService:
 @pytest.fixture
 def admins(bot: FakeBot, service: FakeService) -> AdminCheck:
     messenger = Messenger()
-    messenger.attach(cast(Bot, bot))
+    messenger.attach(bot)
     return AdminCheck(service, messenger, frozenset({OPERATOR}), cache_seconds=60.0)
 
 

@@ -6,10 +6,8 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from typing import cast
 
 import pytest
-from telegram import Bot
 from telegram.error import NetworkError
 
 from bot.service.game import KeptRecord, NewAnswer
@@ -75,7 +73,7 @@ class KeepingShell:
         self.clock = SecondsClock()
         self.store = MemoryStore()
         messenger = Messenger(retrying=FAST_RETRIES)
-        messenger.attach(cast(Bot, self.bot))
+        messenger.attach(self.bot)
         self.outbox = ChatOutbox()
         self.keeping = AnswerKeeping(self.store, renew_seconds=3.0, clock=self.clock)
         self.replies = Replies(

@@ -4,12 +4,12 @@ method, each attempt of a retried one too, and every failure by kind."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import timedelta
-from types import SimpleNamespace
-from typing import Any, cast
+from typing import Any
 
 import pytest
+from telegram import Bot, Update
 from telegram.error import (
     BadRequest,
     Conflict,
@@ -19,6 +19,7 @@ from telegram.error import (
     TelegramError,
     TimedOut,
 )
+from telegram.ext import Application
 
 from bot.telegram.delivery import retrying_after_flood
 from bot.telegram.observers import ShellObserver
@@ -123,24 +124,27 @@ async def test_without_an_observer_nothing_is_reported() -> None:
     assert await limiter.process_request(send, (), {}, "deleteMessage", {}, None)
 
 
-class PollingBot:
-    """What the long poll asks of the bot: Telegram answers with ``answers`` in turn (an
-    exception is raised), then stops the poll."""
+class PollingBot(Bot):
+    """A ``Bot`` whose long poll Telegram answers with ``answers`` in turn (an exception is
+    raised), then stops the poll; removing the webhook always works. Nothing reaches the
+    network."""
 
-    def __init__(self, stop: asyncio.Event, answers: list[Any]) -> None:
-        self.stop = stop
-        self.answers = answers
+    def __init__(self, stop: asyncio.Event, answers: list[Sequence[Update] | Exception]) -> None:
+        super().__init__("123:TEST")
+        with self._unfrozen():
+            self.stop = stop
+            self.answers = answers
 
-    async def delete_webhook(self, **kwargs: Any) -> bool:
+    async def delete_webhook(self, *args: Any, **kwargs: Any) -> bool:
         return True
 
-    async def get_updates(self, **kwargs: Any) -> list[Any]:
+    async def get_updates(self, *args: Any, **kwargs: Any) -> tuple[Update, ...]:
         answer = self.answers.pop(0)
         if not self.answers:
             self.stop.set()
         if isinstance(answer, Exception):
             raise answer
-        return list(answer)
+        return tuple(answer)
 
 
 async def test_each_long_poll_is_counted_and_a_conflict_too() -> None:
@@ -148,6 +152,7 @@ async def test_each_long_poll_is_counted_and_a_conflict_too() -> None:
     stop = asyncio.Event()
     conflict = Conflict("terminated by other getUpdates request")
     bot = PollingBot(stop, [[], conflict])
-    await poll(cast(Any, SimpleNamespace(bot=bot)), stop, timeout=0, observer=observer)
+    application = Application.builder().bot(bot).build()
+    await poll(application, stop, timeout=0, observer=observer)
     assert observer.called == ["getUpdates", "getUpdates"]
     assert observer.failed == [("getUpdates", "conflict")]

@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import logging
 import re
-from typing import Any, cast
+from typing import Any
 
 import pytest
 from telegram import (
-    Bot,
     BotCommand,
     BotCommandScopeAllChatAdministrators,
     BotCommandScopeAllGroupChats,
@@ -22,50 +21,21 @@ from telegram.ext import Application, CommandHandler
 
 from bot.engine.settings import LANGUAGES
 from bot.telegram.commands import CommandRegistry, Handler
-from bot.telegram.handlers.admin import AdminHandlers
-from bot.telegram.handlers.console import ConsoleHandlers
-from bot.telegram.handlers.info import InfoHandlers
-from bot.telegram.handlers.play import PlayHandlers
-from bot.telegram.handlers.stats import StatsHandlers
-from bot.telegram.handlers.verify import VerifyHandlers
 from bot.telegram.i18n import translate
 from bot.telegram.shell import command_registry
 from tests.helpers.telegram import GROUP, FakeBot, message_update, person
+from tests.helpers.telegram_shells import GameShell
 
 PRIVATE = 11
 ANN = person(PRIVATE, "Ann")
 
 
-class Handlers:
-    """Stands in for a feature's handlers: ``handlers.x`` is a handler named ``feature.x``
-    (the same one each time)."""
-
-    def __init__(self, feature: str) -> None:
-        self._feature = feature
-        self._handlers: dict[str, Handler] = {}
-
-    def __getattr__(self, name: str) -> Handler:
-        if name.startswith("_"):
-            raise AttributeError(name)
-        if name not in self._handlers:
-
-            async def handler(update: Update, context: Any) -> None:
-                raise AssertionError("never called")
-
-            handler.__qualname__ = f"{self._feature}.{name}"
-            self._handlers[name] = handler
-        return self._handlers[name]
+#: The bot's own shell: its handlers are the real ones, and none is called here.
+GAME = GameShell().game
 
 
 def registry() -> CommandRegistry:
-    return command_registry(
-        cast(PlayHandlers, Handlers("play")),
-        cast(InfoHandlers, Handlers("info")),
-        cast(VerifyHandlers, Handlers("verify")),
-        cast(AdminHandlers, Handlers("admin")),
-        cast(ConsoleHandlers, Handlers("console")),
-        cast(StatsHandlers, Handlers("stats")),
-    )
+    return command_registry(GAME.play, GAME.info, GAME.verify, GAME.admin, GAME.console, GAME.stats)
 
 
 ADMIN_COMMANDS = {command.name for command in registry().commands if command.admin}
@@ -75,7 +45,7 @@ ADMIN_COMMANDS = {command.name for command in registry().commands if command.adm
 async def menus() -> list[tuple[str, str | None, list[BotCommand]]]:
     """Every menu the registry publishes: (scope type, language code, commands)."""
     bot = FakeBot()
-    await registry().publish_menus(cast(Bot, bot))
+    await registry().publish_menus(bot)
     return [
         (call.args["scope"].type, call.args["language_code"], call.args["commands"])
         for call in bot.of("set_my_commands")
@@ -155,7 +125,7 @@ async def test_a_menu_telegram_refuses_is_logged_not_raised(
     bot.fail_next(NetworkError("connection reset"), "set_my_commands")
 
     with caplog.at_level(logging.WARNING, logger="bot.telegram.commands"):
-        await registry().publish_menus(cast(Bot, bot))
+        await registry().publish_menus(bot)
 
     assert "connection reset" in caplog.text
 
@@ -199,7 +169,7 @@ def installed() -> list[CommandHandler[Any, Any]]:
     """The command handlers the registry installs, in order, each callback the handler
     it guards."""
     application = Application.builder().token("123:TEST").build()
-    registry().install(application, lambda handler, kind: cast(Handler, _Guarded(handler, kind)))
+    registry().install(application, _Guarded)
     return [handler for handler in application.handlers[0] if isinstance(handler, CommandHandler)]
 
 
@@ -214,27 +184,28 @@ class _Guarded:
 
 def handled_by(update: Update) -> str | None:
     """The handler that gets ``update`` (the first whose command and filters match), as
-    ``feature.name``."""
+    ``FeatureHandlers.name``."""
     assert update.effective_message is not None and update.effective_message.text
     name = update.effective_message.text.split()[0][1:]
     for handler in installed():
         if name in handler.commands and handler.filters.check_update(update):
-            return cast(_Guarded, handler.callback).handler.__qualname__
+            assert isinstance(handler.callback, _Guarded)
+            return handler.callback.handler.__qualname__
     return None
 
 
 @pytest.mark.parametrize(
     ("chat_id", "text", "handler"),
     [
-        (GROUP, "/bet 5", "play.bet"),
-        (PRIVATE, "/bet 5", "info.group_only"),
-        (PRIVATE, "/credit 5", "info.group_only"),
-        (GROUP, "/balance", "info.balance"),
-        (PRIVATE, "/balance", "info.balance_private"),
-        (GROUP, "/rules", "info.rules"),
-        (PRIVATE, "/rules", "info.rules"),
-        (PRIVATE, "/start", "info.start"),
-        (GROUP, "/open", "admin.open"),
+        (GROUP, "/bet 5", "PlayHandlers.bet"),
+        (PRIVATE, "/bet 5", "InfoHandlers.group_only"),
+        (PRIVATE, "/credit 5", "InfoHandlers.group_only"),
+        (GROUP, "/balance", "InfoHandlers.balance"),
+        (PRIVATE, "/balance", "InfoHandlers.balance_private"),
+        (GROUP, "/rules", "InfoHandlers.rules"),
+        (PRIVATE, "/rules", "InfoHandlers.rules"),
+        (PRIVATE, "/start", "InfoHandlers.start"),
+        (GROUP, "/open", "AdminHandlers.open"),
     ],
 )
 def test_each_command_is_handled_where_it_works_and_group_commands_are_answered_in_private(

@@ -5,10 +5,9 @@ timer per table at its pause's end, which starts its next round."""
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, cast
+from typing import Any
 
 import pytest
-from telegram.ext import JobQueue
 
 from bot.engine.round import Round
 from bot.service.game import CommandResult
@@ -54,7 +53,7 @@ class Timers:
         self.deadlines = Deadlines(self.clock, self.observer)
         self.applied: list[tuple[int, int, dict[str, Any]]] = []
         self.started: list[int] = []
-        self.deadlines.attach(cast(JobQueue[Any], self.queue), self.apply, self.start)
+        self.deadlines.attach(self.queue, self.apply, self.start)
 
     async def apply(self, round_id: int, chat_id: int, **flags: Any) -> None:
         self.applied.append((round_id, chat_id, flags))

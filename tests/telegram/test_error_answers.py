@@ -7,12 +7,11 @@ from __future__ import annotations
 import logging
 import socket
 from collections.abc import AsyncIterator
-from types import SimpleNamespace
-from typing import Any, cast
 
 import pytest
-from telegram import Bot, User
+from telegram import Update, User
 from telegram.error import NetworkError
+from telegram.ext import Application, CallbackContext
 
 from bot.config import Config
 from bot.service.game import GameService
@@ -39,12 +38,12 @@ async def game() -> AsyncIterator[tuple[GameBot, FakeBot]]:
     database = Database.from_url(f"postgresql+asyncpg://postgres@127.0.0.1:{closed_port()}/x")
     game = GameBot(Config(), GameService(database))
     bot = FakeBot()
-    game.messenger.attach(cast(Bot, bot))
+    game.messenger.attach(bot)
     yield game, bot
     await database.dispose()
 
 
-async def failure_of(game: GameBot) -> BaseException:
+async def failure_of(game: GameBot) -> Exception:
     """What a command's use case raises with the database down."""
     try:
         await game.service.balance(GROUP, CHINESE.id)
@@ -53,8 +52,9 @@ async def failure_of(game: GameBot) -> BaseException:
     raise AssertionError("the database answered")
 
 
-async def handle_error(game: GameBot, update: Any, error: BaseException) -> None:
-    await game.on_error(update, cast(Any, SimpleNamespace(error=error)))
+async def handle_error(game: GameBot, update: Update, error: Exception) -> None:
+    application = Application.builder().token("123:TEST").build()
+    await game.on_error(update, CallbackContext.from_error(update, error, application))
     await game.outbox.drain(5.0)
 
 

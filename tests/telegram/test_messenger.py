@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any, cast
+from typing import Any
 
 import pytest
-from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup
+from telegram import InlineKeyboardButton, InlineKeyboardMarkup
 from telegram.constants import ParseMode
 from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, TelegramError, TimedOut
 
@@ -48,7 +48,7 @@ def deliveries() -> Deliveries:
 @pytest.fixture
 def messenger(bot: FakeBot, deliveries: Deliveries) -> Messenger:
     messenger = Messenger(observer=deliveries, retrying=FAST_RETRIES, toast_retrying=FAST_RETRIES)
-    messenger.attach(cast(Bot, bot))
+    messenger.attach(bot)
     return messenger
 
 
@@ -392,7 +392,7 @@ class Counted:
         self.bot = FakeBot()
         self.clock = SecondsClock()
         self.messenger = Messenger(SendBudget(limit, 60.0, clock=self.clock))
-        self.messenger.attach(cast(Bot, self.bot))
+        self.messenger.attach(self.bot)
 
     @property
     def sends(self) -> SendBudget:
@@ -559,7 +559,7 @@ class Shared:
 async def test_a_group_message_waits_for_the_count_every_worker_shares(bot: FakeBot) -> None:
     shared = Shared([0.05, 0.05])  # another worker spent the group's minute
     messenger = Messenger(shared_sends=shared, retrying=FAST_RETRIES)
-    messenger.attach(cast(Bot, bot))
+    messenger.attach(bot)
 
     assert await messenger.send(GROUP, "hi") == 1
 
@@ -571,7 +571,7 @@ async def test_a_group_message_waits_for_the_count_every_worker_shares(bot: Fake
 async def test_a_private_message_asks_no_shared_count(bot: FakeBot) -> None:
     shared = Shared()
     messenger = Messenger(shared_sends=shared)
-    messenger.attach(cast(Bot, bot))
+    messenger.attach(bot)
 
     await messenger.send(11, "hi")
 
@@ -582,7 +582,7 @@ async def test_with_the_shared_count_down_the_processes_own_count_holds(
     bot: FakeBot, caplog: pytest.LogCaptureFixture
 ) -> None:
     messenger = Messenger(shared_sends=Shared(down=True))
-    messenger.attach(cast(Bot, bot))
+    messenger.attach(bot)
 
     with caplog.at_level(logging.WARNING, logger="bot.telegram.messenger"):
         await messenger.send(GROUP, "one")
@@ -614,7 +614,7 @@ class LosesAnswers(FakeBot):
 async def test_a_board_whose_answer_was_lost_has_its_copy_disarmed(deliveries: Deliveries) -> None:
     bot = LosesAnswers()
     messenger = Messenger(observer=deliveries, retrying=FAST_RETRIES)
-    messenger.attach(cast(Bot, bot))
+    messenger.attach(bot)
     await messenger.send(GROUP, "an answer")  # message 1: the newest the bot knows of
 
     bot.lose = 1  # Telegram takes the board (message 2) but its answer is lost
@@ -647,7 +647,7 @@ async def test_a_copy_left_by_tries_that_gave_up_is_disarmed_by_the_next_message
 ) -> None:
     bot = LosesAnswers()
     messenger = Messenger(observer=deliveries, retrying=FAST_RETRIES)
-    messenger.attach(cast(Bot, bot))
+    messenger.attach(bot)
     await messenger.send(GROUP, "an answer")  # message 1
     bot.lose = 100  # every try's answer is lost (Telegram took messages 2, 3, …)
 
@@ -674,7 +674,7 @@ async def test_a_copy_is_looked_for_right_after_the_newest_message_the_bot_knew_
     async def no_wait() -> None:
         pass
 
-    strays = StrayCopies(lambda: cast(Bot, bot), no_wait)
+    strays = StrayCopies(lambda: bot, no_wait)
     strays.sent(GROUP, 7)  # the bot's last message before
     strays.saw(GROUP, 12)  # a player's, which the bot received
     strays.lost(GROUP, strays.newest(GROUP))  # a board's answer lost: its copy is 13 or so
@@ -691,7 +691,7 @@ async def test_taking_the_buttons_off_a_copy_is_tried_again_when_it_fails_on_the
     async def no_wait() -> None:
         pass
 
-    strays = StrayCopies(lambda: cast(Bot, bot), no_wait, retrying=FAST_RETRIES)
+    strays = StrayCopies(lambda: bot, no_wait, retrying=FAST_RETRIES)
     bot.fail_next(NetworkError("Bad Gateway"), "edit_message_reply_markup")
     strays.sent(GROUP, 4)
     strays.lost(GROUP, 4)

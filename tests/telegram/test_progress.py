@@ -10,11 +10,8 @@ import asyncio
 import dataclasses
 import logging
 from collections.abc import Callable
-from typing import Any, cast
 
 import pytest
-from telegram import Bot
-from telegram.ext import JobQueue
 
 from bot.engine import round as engine
 from bot.engine.errors import GameError
@@ -92,7 +89,7 @@ class ProgressShell:
         self.observer = Observer()
         self.locks = ChatLocks()
         messenger = Messenger()
-        messenger.attach(cast(Bot, self.bot))
+        messenger.attach(self.bot)
         self.outbox = ChatOutbox()
         service = self.service
         chats = ChatSettings(service)
@@ -117,9 +114,7 @@ class ProgressShell:
             sweep_concurrency=sweep_concurrency,
             observer=self.observer,
         )
-        self.deadlines.attach(
-            cast(JobQueue[Any], self.queue), self.progress.advance, self.progress.start_due
-        )
+        self.deadlines.attach(self.queue, self.progress.advance, self.progress.start_due)
 
     async def settle(self) -> None:
         await self.board.drain(5.0)
@@ -622,7 +617,7 @@ async def test_recover_sends_what_was_left_finishes_overdue_rounds_and_times_ope
     shell.service.open = open_ones
     shell.service.unposted = [(7, GROUP)]
 
-    reopened = await shell.progress.recover(cast(JobQueue[Any], shell.queue))
+    reopened = await shell.progress.recover(shell.queue)
     await shell.settle()
 
     assert reopened == 2
@@ -642,7 +637,7 @@ async def test_recover_sends_what_was_left_finishes_overdue_rounds_and_times_ope
 async def test_the_sweep_and_forget_jobs_do_their_work(
     shell: ProgressShell, caplog: pytest.LogCaptureFixture
 ) -> None:
-    await shell.progress.recover(cast(JobQueue[Any], shell.queue))
+    await shell.progress.recover(shell.queue)
     shell.service.calls.clear()
     shell.service.old_updates = 12
 

@@ -4,46 +4,33 @@ fired (a process answering many busy groups would otherwise keep every timer it 
 from __future__ import annotations
 
 import asyncio
-from typing import Any, cast
 
 from bot.telegram.delivery import ChatOutbox
 from bot.telegram.lookups import ChatSettings
 from bot.telegram.messenger import Messenger
 from bot.telegram.replies import Replies
-
-
-class Recorded:
-    """A messenger that keeps what it was asked to send."""
-
-    def __init__(self) -> None:
-        self.texts: list[str] = []
-
-    async def send(self, chat_id: int, text: str, *args: Any, **kwargs: Any) -> int:
-        self.texts.append(text)
-        return len(self.texts)
+from tests.helpers.telegram import FakeBot, FakeService
 
 
 async def test_an_answer_that_waited_for_a_slot_goes_out_and_its_timer_is_forgotten() -> None:
     now = [0.0]
-    messenger, outbox = Recorded(), ChatOutbox()
+    bot, outbox = FakeBot(), ChatOutbox()
+    messenger = Messenger()
+    messenger.attach(bot)
     replies = Replies(
-        cast(Messenger, messenger),
-        outbox,
-        cast(ChatSettings, None),  # tell() renders nothing
-        per_minute=1,
-        clock=lambda: now[0],
+        messenger, outbox, ChatSettings(FakeService()), per_minute=1, clock=lambda: now[0]
     )
     replies.tell(-1, "first")
     await outbox.drain(5)
     now[0] = 59.99  # the group's slot frees in 10 ms
     replies.tell(-1, "second")
-    assert messenger.texts == ["first"]
+    assert bot.texts == ["first"]
     assert replies.sizes()["timers"] == 1
     now[0] = 60.0
     for _ in range(500):
-        if len(messenger.texts) == 2:
+        if len(bot.texts) == 2:
             break
         await asyncio.sleep(0.01)
     await outbox.drain(5)
-    assert messenger.texts == ["first", "second"]
+    assert bot.texts == ["first", "second"]
     assert replies.sizes() == {"waiting": 0, "timers": 0, "budget": 1}

@@ -65,7 +65,7 @@ class DocumentedDeal:
             return 0
         bits = len(bin(n - 1)) - 2
         while True:
-            candidate = int.from_bytes(self.take(-(-bits // 8)), "big") % (2**bits)
+            candidate = int.from_bytes(self.take(-(-bits // 8)), "big") % (1 << bits)
             if candidate < n:
                 return candidate
 

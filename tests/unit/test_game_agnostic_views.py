@@ -16,7 +16,14 @@ import pytest
 from bot.rules.ruleset import LEGACY_NAMES, RULESETS
 from tests.helpers.imports import BOT_DIR, imported_modules, module_name
 
-RENDERERS = ("telegram/views.py", "cli.py", "engine/verification.py")
+#: The chat's views (each module of ``bot.telegram.views``), the command line, verification.
+RENDERERS = (
+    *sorted(
+        str(path.relative_to(BOT_DIR)) for path in (BOT_DIR / "telegram" / "views").glob("*.py")
+    ),
+    "cli.py",
+    "engine/verification.py",
+)
 #: The games' own modules: their hands and kinds are what a renderer must not test.
 GAME_MODULES = (
     "bot.rules.envelope",

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import random
+from collections.abc import Sequence
 from fractions import Fraction
 
 import pytest
@@ -19,7 +20,7 @@ from bot.engine.odds import (
     simulated_odds,
 )
 from bot.engine.settlement import Stake, settle
-from bot.rules.cards import pack, parse_cards
+from bot.rules.cards import Card, pack, parse_cards
 from bot.rules.ruleset import RED_ENVELOPE, get_ruleset
 from bot.rules.split import split_envelope
 
@@ -30,7 +31,7 @@ SMALL_DECK = parse_cards("AS AH AD AC 2S 2H 3S 3H 9S 9H KS KH")
 SMALL_SHOE = parse_cards("AS 9S 10S JS QS KH") * 2
 
 
-def brute_force(name: str, deck: list) -> tuple[Fraction, Fraction, Fraction]:
+def brute_force(name: str, deck: Sequence[Card]) -> tuple[Fraction, Fraction, Fraction]:
     """Every ordered pair of disjoint hands of ``deck`` settled by ``settle``: the mean
     net of the player, the dealer and the platform per unit staked."""
     ruleset = get_ruleset(name)
@@ -61,7 +62,7 @@ def brute_force(name: str, deck: list) -> tuple[Fraction, Fraction, Fraction]:
     [("bullbull", SMALL_DECK), ("poker29", SMALL_SHOE), ("poker29_vn", SMALL_SHOE)],
 )
 def test_the_counted_odds_of_a_card_game_are_those_of_every_deal_of_a_small_deck(
-    name: str, deck: list
+    name: str, deck: Sequence[Card]
 ) -> None:
     expected = brute_force(name, deck)
     counted = exact_card_odds(get_ruleset(name), rake_bps=RAKE, rebate_bps=REBATE, deck=deck)

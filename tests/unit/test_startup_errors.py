@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import errno
 import logging
+from typing import Literal
 
 import pytest
 from telegram.error import InvalidToken, TimedOut
@@ -80,7 +81,9 @@ def test_a_webhook_port_that_cannot_be_listened_on(number: int) -> None:
 
 
 @pytest.mark.parametrize("mode", ["polling", "webhook"])
-def test_a_web_server_address_that_cannot_be_listened_on(mode: str) -> None:
+def test_a_web_server_address_that_cannot_be_listened_on(
+    mode: Literal["polling", "webhook"],
+) -> None:
     config = Config(
         telegram_token=TOKEN,
         mode=mode,

@@ -9,10 +9,11 @@ import asyncio
 import ipaddress
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from typing import Any, cast
+from typing import Any
 
 import pytest
 from aiohttp import web
+from telegram.ext import Application
 
 from bot.telegram.webhook import WebhookServer
 from bot.web.listener import ListenerLimits
@@ -54,7 +55,7 @@ async def web_server(limits: ListenerLimits) -> AsyncIterator[int]:
 @asynccontextmanager
 async def webhook_server(limits: ListenerLimits) -> AsyncIterator[int]:
     # No update gets as far as the application in these tests.
-    application = cast(Any, None)
+    application = Application.builder().token("123:TEST").build()
     server = WebhookServer(
         application, listen="127.0.0.1", port=0, path="hook", secret_token="s", limits=limits
     )

@@ -4,8 +4,7 @@ report and the database's gauges show."""
 from __future__ import annotations
 
 import re
-from types import SimpleNamespace
-from typing import cast
+from dataclasses import replace
 
 from prometheus_client import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
@@ -13,6 +12,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from bot.engine.round import Phase, Round, RoundVoided, VoidReason
 from bot.service.records import CommandResult, VitalSigns
 from bot.web.metrics import DATABASE_GAUGES_SECONDS, BotMetrics
+from tests.helpers.engine_rounds import started
 
 #: Every metric the bot exposes, and its type.
 EXPECTED = {
@@ -54,9 +54,10 @@ def value(metrics: BotMetrics, name: str, **labels: str) -> float | None:
     return scraped(metrics).get((name, frozenset(labels.items())))
 
 
-def round_stub(round_id: int, deadline_ms: int) -> Round:
-    """What the deadline observer reads of a round: its id and deadline."""
-    return cast(Round, SimpleNamespace(id=round_id, deadline_ms=deadline_ms))
+def round_due(round_id: int, deadline_ms: int) -> Round:
+    """A round just started, its deadline at ``deadline_ms`` (what the deadline observer
+    reads of it: its id and deadline)."""
+    return replace(started(), id=round_id, deadline_ms=deadline_ms)
 
 
 VOIDED = CommandResult(events=(RoundVoided(VoidReason.NO_BIDS, b"seed"),))
@@ -134,7 +135,7 @@ def test_rounds_settled_by_game_and_voided_by_reason() -> None:
 
 def test_deadline_lateness_is_from_the_deadline_scheduled_to_its_application() -> None:
     metrics = BotMetrics()
-    metrics.scheduled(round_stub(7, deadline_ms=10_000))
+    metrics.scheduled(round_due(7, deadline_ms=10_000))
     metrics.advanced(7, VOIDED, by_timer=True, entered_ms=10_100.0, applied_ms=10_250.0)
     assert value(metrics, "niuniu_deadline_lateness_seconds_count") == 1
     assert value(metrics, "niuniu_deadline_lateness_seconds_sum") == 0.25
@@ -144,13 +145,13 @@ def test_deadline_lateness_is_from_the_deadline_scheduled_to_its_application() -
 
 def test_a_deadline_not_applied_or_not_scheduled_here_is_not_measured() -> None:
     metrics = BotMetrics()
-    metrics.scheduled(round_stub(7, deadline_ms=10_000))
+    metrics.scheduled(round_due(7, deadline_ms=10_000))
     # Someone else had applied it: no events.
     metrics.advanced(7, CommandResult(), by_timer=False, entered_ms=10_300.0, applied_ms=10_400.0)
     # A round overdue at start-up, never scheduled by this process.
     metrics.advanced(8, VOIDED, by_timer=False, entered_ms=10_300.0, applied_ms=10_400.0)
     # A round that ended by a command: its deadline is forgotten.
-    metrics.scheduled(round_stub(9, deadline_ms=10_000))
+    metrics.scheduled(round_due(9, deadline_ms=10_000))
     metrics.round_ended(9, "envelope68", None)
     metrics.advanced(9, VOIDED, by_timer=True, entered_ms=10_300.0, applied_ms=10_400.0)
     assert value(metrics, "niuniu_deadline_lateness_seconds_count") == 0

@@ -150,7 +150,11 @@ async def test_readyz_follows_the_polling_loop(serve: Serve, sqlite_database: Da
 
     intake = UpdateIntake(Running())  # type: ignore[arg-type]
     stop = asyncio.Event()
-    intake.poller = asyncio.create_task(stop.wait())
+
+    async def polling() -> None:
+        await stop.wait()
+
+    intake.poller = asyncio.create_task(polling())
     service = GameService(sqlite_database, Settings())
     base = await serve(Readiness(service.database_refuses_writes, intake.not_receiving))
     assert (await get(f"{base}/readyz"))[:1] == (200,)
