@@ -474,16 +474,19 @@ def _run_odds(args: argparse.Namespace) -> int:
     return 0
 
 
+#: What ``verify`` and ``deal`` say when no round or shoe is named.
+DERIVATION_1_NOTE = (
+    "note: without --round (or --shoe) this is derivation 1, rounds from before client"
+    " seeds; a later round needs --round N and the client seeds its results list"
+    " (--client-seeds)"
+)
+
+
 def _print_derivation(derivation: Derivation, deal_seed: bytes) -> None:
     if derivation.version == fair.V1:
         # Derivation 1 reproduces only rounds from before client seeds: say so, on stderr
         # (the output stays the split or the deal alone).
-        print(
-            "note: without --round (or --shoe) this is derivation 1, rounds from before"
-            " client seeds; a later round needs --round N and the client seeds its results"
-            " list (--client-seeds)",
-            file=sys.stderr,
-        )
+        print(DERIVATION_1_NOTE, file=sys.stderr)
         return
     seeds = ", ".join(derivation.client_seeds) or "none"
     print(

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 import pytest
 
-from bot.cli import main
+from bot.cli import DERIVATION_1_NOTE, main
 from bot.rules.cards import deal_hands, format_cards, pack
 from bot.rules.ruleset import get_ruleset
 from bot.rules.split import commitment, split_envelope
@@ -136,7 +136,7 @@ def test_rules_compare_equal_amounts_tie(capsys: pytest.CaptureFixture[str]) -> 
 def test_verify_prints_the_split_of_the_seed(capsys: pytest.CaptureFixture[str]) -> None:
     seed = bytes(range(32))
     code, out, err = run(["verify", "--seed", seed.hex(), "--count", "5", "--total", "25"], capsys)
-    assert (code, err) == (0, "")
+    assert (code, err) == (0, DERIVATION_1_NOTE + "\n")
     shares = split_envelope(seed, 5, 2500)
     lines = out.splitlines()
     assert lines[:5] == [f"{i:>3}. {s // 100}.{s % 100:02d}" for i, s in enumerate(shares, 1)]
@@ -314,7 +314,7 @@ def test_deal_docs_worked_example(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run(
         ["deal", "--ruleset", "bullbull", "--seed", SEED.hex(), "--hands", "3"], capsys
     )
-    assert (code, err) == (0, "")
+    assert (code, err) == (0, DERIVATION_1_NOTE + "\n")
     lines = out.splitlines()
     assert len(lines) == 5
     assert lines[0] == "bullbull: 3 hands from one deck, cards 1-15 of the shuffle"
@@ -345,7 +345,7 @@ def test_deal_prints_the_hands_of_deal_hands(
     rules = get_ruleset(ruleset)
     argv = ["deal", "--ruleset", ruleset, "--seed", SEED.hex(), "--hands", str(hands)]
     code, out, err = run([*argv, "--offset", str(offset)], capsys)
-    assert (code, err) == (0, "")
+    assert (code, err) == (0, DERIVATION_1_NOTE + "\n")
     lines = out.splitlines()
     assert len(lines) == hands + 2
     dealt = deal_hands(SEED, rules.shoe_decks or 1, hands, offset)
@@ -493,3 +493,19 @@ def test_python_dash_m_bot_runs_the_cli() -> None:
     assert bad.returncode == 2
     assert bad.stdout == ""
     assert bad.stderr.count("\n") == 1
+
+
+def test_verify_and_deal_of_a_named_round_or_shoe_use_its_client_seeds_and_say_nothing_else(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    seed = bytes(range(32)).hex()
+    split = ["verify", "--seed", seed, "--count", "5", "--total", "25"]
+    _, first, _ = run(split, capsys)
+    code, named, err = run([*split, "--round", "12", "--client-seeds", "a,b"], capsys)
+    assert (code, err) == (0, "")
+    assert named != first
+    assert "deal seed (v2, round 12, client seeds: a, b):" in named
+    cards = ["deal", "--ruleset", "poker29", "--seed", seed, "--hands", "4", "--offset", "25"]
+    code, dealt, err = run([*cards, "--shoe", "3", "--client-seeds", "a,b"], capsys)
+    assert (code, err) == (0, "")
+    assert "deal seed (v2, shoe 3, client seeds: a, b):" in dealt
