@@ -60,6 +60,25 @@ BOLD = (
 )
 
 
+#: The Debian package of each font file, for the hint of what to install.
+DEBIAN_PACKAGES = {
+    "DejaVuSans.ttf": "fonts-dejavu-core",
+    "DejaVuSans-Bold.ttf": "fonts-dejavu-core",
+    "NotoSansCJK-Regular.ttc": "fonts-noto-cjk",
+    "NotoSansCJK-Bold.ttc": "fonts-noto-cjk",
+    "NotoColorEmoji.ttf": "fonts-noto-color-emoji",
+}
+
+
+def missing_fonts_line(missing: Sequence[str]) -> str:
+    """One line naming the fonts the pictures miss and what to install (Debian's names)."""
+    packages = sorted({DEBIAN_PACKAGES[name] for name in missing if name in DEBIAN_PACKAGES})
+    return (
+        f"fonts missing for the pictures: {', '.join(missing)} (what they would draw shows"
+        f" as empty boxes); install them: apt-get install {' '.join(packages)}"
+    )
+
+
 @functools.cache
 def _font_files(dirs: tuple[str, ...]) -> dict[str, str]:
     """Every font file under ``dirs`` by file name (the first found of each name)."""

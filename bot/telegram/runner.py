@@ -15,6 +15,7 @@ from functools import partial
 
 from bot.bootstrap import assemble, migrate, shown_database
 from bot.config import Config
+from bot.pictures.fonts import missing_fonts, missing_fonts_line
 from bot.telegram.collector import tune_garbage_collector
 from bot.telegram.pictures import DRAWING
 from bot.telegram.serving import ALLOWED_UPDATES, UpdateIntake, running
@@ -116,6 +117,9 @@ def run_bot(config: Config) -> None:
     """Migrate the database, then serve updates until SIGINT or SIGTERM."""
     token = config.require_token()
     configure_logging(config.log_level, [token], config.log_format)
+    missing = missing_fonts()
+    if missing:
+        log.warning("%s", missing_fonts_line(missing))
     migrate(config.database_url)
     asyncio.run(serve(config))
 

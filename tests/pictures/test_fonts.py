@@ -10,11 +10,15 @@ from pathlib import Path
 import pytest
 from PIL import Image, ImageChops
 
-from bot.pictures.fonts import REGULAR, Typeface, find_faces, missing_fonts
-
-pytestmark = pytest.mark.skipif(
-    bool(missing_fonts()), reason=f"fonts missing: {', '.join(missing_fonts())}"
+from bot.pictures.fonts import (
+    REGULAR,
+    Typeface,
+    find_faces,
+    missing_fonts,
+    missing_fonts_line,
 )
+
+pytestmark = pytest.mark.skipif(bool(missing_fonts()), reason=missing_fonts_line(missing_fonts()))
 
 
 def face_names(typeface: Typeface, text: str) -> list[str]:

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from bot.pictures.fonts import missing_fonts
+from bot.pictures.fonts import missing_fonts, missing_fonts_line
 from bot.pictures.model import Cards
 from bot.pictures.results import draw_results, render_results
 from tests.helpers.picture_samples import sample_results
@@ -37,13 +37,12 @@ CASES = [
     ("poker29.png", "poker29", 6, "en"),
     ("poker29_vn.png", "poker29_vn", 6, "en"),
 ]
-FONT_PACKAGES = "fonts-dejavu-core fonts-noto-cjk fonts-noto-color-emoji"
 UPDATE = os.environ.get("NIUNIU_UPDATE_GOLDENS") == "1"
 
 _MISSING = missing_fonts()
 pytestmark = pytest.mark.skipif(
     bool(_MISSING),
-    reason=f"fonts missing: {', '.join(_MISSING)} (apt-get install {FONT_PACKAGES})",
+    reason=missing_fonts_line(_MISSING),
 )
 
 

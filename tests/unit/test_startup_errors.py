@@ -7,6 +7,7 @@ the ones a test cannot easily cause for real.
 
 from __future__ import annotations
 
+import asyncio
 import errno
 import logging
 from typing import Literal
@@ -17,6 +18,7 @@ from telegram.error import InvalidToken, TimedOut
 from bot.config import Config, WebConfig, WebhookConfig
 from bot.startup_errors import explain, unexpected
 from bot.store.migrate import MigrationFailed
+from bot.telegram import runner
 from bot.telegram.runner import configure_logging
 from bot.web.server import WebListenFailed
 
@@ -131,3 +133,25 @@ def test_a_logged_traceback_never_shows_the_token(capsys: pytest.CaptureFixture[
     assert "start-up failed with <redacted>" in logged
     assert "InvalidToken: The token `<redacted>` was rejected" in logged
     assert SECRET not in logged
+
+
+@pytest.mark.parametrize("missing", [[], ["NotoColorEmoji.ttf", "NotoSansCJK-Regular.ttc"]])
+def test_run_warns_in_one_line_of_fonts_the_pictures_miss_and_what_to_install(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, missing: list[str]
+) -> None:
+    monkeypatch.setattr(runner, "missing_fonts", lambda: missing)
+    monkeypatch.setattr(runner, "migrate", lambda url: None)
+    monkeypatch.setattr(asyncio, "run", lambda coroutine: coroutine.close())
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    try:
+        runner.run_bot(CONFIG)
+    finally:
+        root.handlers[:], root.level = handlers, level
+    warnings = [line for line in capsys.readouterr().err.splitlines() if "fonts missing" in line]
+    if not missing:
+        assert warnings == []
+        return
+    (line,) = warnings
+    assert "WARNING" in line and "NotoColorEmoji.ttf, NotoSansCJK-Regular.ttc" in line
+    assert line.endswith("apt-get install fonts-noto-cjk fonts-noto-color-emoji")
