@@ -6,28 +6,29 @@ as an ordinary bet (``bot.engine.autobets``: ``engine.bet``, one version higher,
 balanced ledger transaction), so they are held and settled like any bet. The group's bets
 are written together: one compare-and-set on the round's version from before the first to
 after the last (all or none), and the bets and their ledger transactions in a fixed number
-of statements however many there are. Placement hooks onto every round command and start
-(betting opens as bidding ends, or as a round starts when the house deals), and
-``place_due_autobets`` catches up on a window that opened just before a restart. Each
-standing bet is considered once per round (``last_round_id``), so a second worker or a
-restart never places one twice.
+of statements however many there are. Placement listens to every round command and start
+(``bot.service.round_events``: betting opens as bidding ends, or as a round starts when the
+house deals), and ``place_due_autobets`` catches up on a window that opened just before a
+restart. Each standing bet is considered once per round (``last_round_id``), so a second
+worker or a restart never places one twice.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from bot.engine.autobets import Autobet, AutobetRun, betting_open, place_autobets
 from bot.engine.errors import RuleViolation
-from bot.engine.round import DealerChosen, Phase, Round, RoundStarted, check_bet_limits
+from bot.engine.round import Phase, Round, check_bet_limits
+from bot.service.core import GroupSettings, ServiceObserver, StoredPeople, admin_command
 from bot.service.records import CommandResult, Person
-from bot.service.rounds import RoundUseCases
+from bot.service.round_commands import RoundCommandUseCases
 from bot.store.errors import StaleRound
-from bot.store.round_commands import Decide
 from bot.store.round_writes import accounts_moved, describe_placed
-from bot.store.unit_of_work import UnitOfWork
+from bot.store.unit_of_work import Store, UnitOfWork
 
 log = logging.getLogger(__name__)
 
@@ -54,67 +55,40 @@ class SameAgain:
     placed: CommandResult | None = None
 
 
-def _betting_opened(result: CommandResult) -> Round | None:
-    """The round whose betting this command or deadline opened, if it opened one."""
-    started = result.started
-    if started is not None and started.phase is Phase.BETTING:
-        return started  # a re-deal when the house deals
-    state = result.round
-    if state is None or state.phase is not Phase.BETTING:
-        return None
-    opened = any(isinstance(event, (DealerChosen, RoundStarted)) for event in result.events)
-    return state if opened else None
+class AutobetUseCases:
+    """Standing bets: set, cleared, shown, and placed as betting opens (``betting_opened``
+    listens to the round steps' events). A "same again" while the round takes bets is an
+    ordinary bet, placed by ``commands``."""
 
-
-class AutobetUseCases(RoundUseCases):
-    """Standing bets: set, cleared, shown, and placed as betting opens. Every round command
-    and start passes through here, so that a window that opens gets its standing bets."""
-
-    # -- the hook on round commands ---------------------------------------------------
-
-    async def start_round(
-        self, chat_id: int, *, actor: Person | None = None, update_id: int | None = None
-    ) -> CommandResult:
-        """Start a round (``RoundUseCases.start_round``); when the house deals it opens for
-        bets at once, with the group's standing bets placed."""
-        result = await super().start_round(chat_id, actor=actor, update_id=update_id)
-        return await self._with_autobets(result)
-
-    async def _run(
+    def __init__(
         self,
+        store: Store,
         *,
-        chat_id: int | None,
-        round_id: int | None,
-        decide: Decide,
-        actor: Person | None = None,
-        update_id: int | None = None,
-        skip_locked: bool = False,
-    ) -> CommandResult:
-        """Run a round command (``RoundUseCases._run``); a step that opened betting is
-        followed by the group's standing bets."""
-        result = await super()._run(
-            chat_id=chat_id,
-            round_id=round_id,
-            decide=decide,
-            actor=actor,
-            update_id=update_id,
-            skip_locked=skip_locked,
-        )
-        return await self._with_autobets(result)
+        clock: Callable[[], int],
+        people: StoredPeople,
+        group_settings: GroupSettings,
+        observer: ServiceObserver,
+        commands: RoundCommandUseCases,
+    ) -> None:
+        self.store = store
+        self.clock = clock
+        self.people = people
+        self.group_settings = group_settings
+        self.observer = observer
+        self.commands = commands
 
-    async def _with_autobets(self, result: CommandResult) -> CommandResult:
-        opened = _betting_opened(result)
-        if opened is None:
-            return result
+    # -- the reaction to betting opened -----------------------------------------------
+
+    async def betting_opened(self, opened: Round) -> AutobetRun | None:
+        """Place the group's standing bets in ``opened``, whose betting a round command or
+        start opened: what placing them did, which the step's result carries, or ``None``
+        when there were none to consider or placing them failed."""
         try:
-            run = await self.place_autobets(opened.chat_id, opened.id)
+            return await self.place_autobets(opened.chat_id, opened.id)
         except Exception:
             # The round goes on without them; a restart's catch-up tries again.
             log.exception("round %s: placing standing bets failed", opened.id)
-            return result
-        if run is None:
-            return result
-        return dataclasses.replace(result, autobets=run)
+            return None
 
     # -- placing --------------------------------------------------------------------
 
@@ -192,19 +166,19 @@ class AutobetUseCases(RoundUseCases):
         ``None`` for an update processed before."""
 
         async def body(uow: UnitOfWork, now: int) -> AutobetChange:
-            await self._touch_people(uow, [actor], now)
+            await self.people.touch(uow, [actor], now)
             chat = await uow.chats.get_or_create(chat_id, now)
             before = await uow.autobets.get(chat_id, actor.id)
             if amount == 0:
                 await uow.autobets.remove(chat_id, [actor.id])
                 return AutobetChange(before, None)
-            settings = self._settings_of(chat)
+            settings = self.group_settings.of(chat)
             check_bet_limits(settings, amount)
             after = Autobet(actor.id, amount, settings.ruleset)
             await uow.autobets.put(chat_id, after, now)
             return AutobetChange(before, after)
 
-        change = await self._admin_command(update_id, body)
+        change = await admin_command(self.store, self.clock, update_id, body)
         if change is None or change.after is None:
             return change
         return dataclasses.replace(change, placed=await self._place_now(chat_id))
@@ -238,7 +212,7 @@ class AutobetUseCases(RoundUseCases):
                 or await uow.autobets.settled_since(chat_id, round_id)
             )
             phase = await uow.queries.open_phase(chat_id)
-            table_game = self._settings_of(await uow.chats.get(chat_id)).ruleset
+            table_game = self.group_settings.of(await uow.chats.get(chat_id)).ruleset
         if stale or found is None:
             raise RuleViolation("stale_button")
         amount = found.stake
@@ -247,17 +221,17 @@ class AutobetUseCases(RoundUseCases):
         if found.ruleset != table_game:  # a stake of another game is not "the same"
             raise RuleViolation("again_other_game")
         if phase == Phase.BETTING.value:
-            result = await self.bet(chat_id, actor, amount, update_id=update_id)
+            result = await self.commands.bet(chat_id, actor, amount, update_id=update_id)
             return SameAgain(amount, result)
 
         async def body(uow: UnitOfWork, now: int) -> SameAgain:
-            await self._touch_people(uow, [actor], now)
+            await self.people.touch(uow, [actor], now)
             standing = await uow.autobets.get(chat_id, actor.id)
             if standing is not None and not standing.once:
                 raise RuleViolation("autobet_already_on", amount=standing.amount)
-            settings = self._settings_of(await uow.chats.get(chat_id))
+            settings = self.group_settings.of(await uow.chats.get(chat_id))
             check_bet_limits(settings, amount)
             await uow.autobets.put(chat_id, Autobet(actor.id, amount, settings.ruleset, True), now)
             return SameAgain(amount)
 
-        return await self._admin_command(update_id, body)
+        return await admin_command(self.store, self.clock, update_id, body)

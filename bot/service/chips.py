@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from bot.engine.errors import RuleViolation
 from bot.engine.round import BANK, HOUSE, MINT, Posting, available
-from bot.service.core import ServiceCore
+from bot.service.core import StoredPeople, admin_command
 from bot.service.records import MAX_USER_ID, Balance, Person, StatementLine, is_user_id
-from bot.store.unit_of_work import UnitOfWork
+from bot.store.unit_of_work import Store, UnitOfWork
 
 
 def _check_user_id(user_id: int) -> None:
@@ -16,9 +18,14 @@ def _check_user_id(user_id: int) -> None:
         raise RuleViolation("bad_user_id", who=user_id, maximum_id=MAX_USER_ID)
 
 
-class ChipUseCases(ServiceCore):
+class ChipUseCases:
     """Chips: moved by admins, shown to players. The player an admin names must have a
     Telegram user id (``bad_user_id`` otherwise)."""
+
+    def __init__(self, store: Store, *, clock: Callable[[], int], people: StoredPeople) -> None:
+        self.store = store
+        self.clock = clock
+        self.people = people
 
     async def credit(
         self,
@@ -62,7 +69,7 @@ class ChipUseCases(ServiceCore):
         action = "credit" if credit else "debit"
 
         async def body(uow: UnitOfWork, now: int) -> Balance:
-            await self._touch_people(uow, [actor], now)
+            await self.people.touch(uow, [actor], now)
             await uow.chats.get_or_create(chat_id, now)
             if not credit:
                 free = (await uow.ledger.balance(chat_id, user_id)).available
@@ -81,7 +88,7 @@ class ChipUseCases(ServiceCore):
             await uow.audit.append(chat_id, actor.id, action, now, details)
             return await uow.ledger.balance(chat_id, user_id)
 
-        return await self._admin_command(update_id, body)
+        return await admin_command(self.store, self.clock, update_id, body)
 
     async def fund(
         self, chat_id: int, actor: Person, amount: int, *, update_id: int | None = None
@@ -93,7 +100,7 @@ class ChipUseCases(ServiceCore):
             raise RuleViolation("amount_not_positive")
 
         async def body(uow: UnitOfWork, now: int) -> int:
-            await self._touch_people(uow, [actor], now)
+            await self.people.touch(uow, [actor], now)
             await uow.chats.get_or_create(chat_id, now)
             await uow.ledger.post(
                 chat_id=chat_id,
@@ -106,7 +113,7 @@ class ChipUseCases(ServiceCore):
             await uow.audit.append(chat_id, actor.id, "fund", now, {"amount": amount})
             return await uow.ledger.account_balance(chat_id, BANK)
 
-        return await self._admin_command(update_id, body)
+        return await admin_command(self.store, self.clock, update_id, body)
 
     async def balance(self, chat_id: int, user_id: int) -> Balance:
         """A player's chips in a group."""

@@ -1,5 +1,6 @@
-"""What every family of use cases shares: the store, the clock, the seed source, the
-group defaults, and the people this process has stored already."""
+"""What the use cases share, each part given to those that need it: the observer that
+hears of failures, the people this process has stored already, the groups' settings over
+the configured defaults, and the admin command run once per update."""
 
 from __future__ import annotations
 
@@ -10,10 +11,8 @@ from typing import Any, Protocol, TypeVar
 from cachetools import TTLCache
 
 from bot.engine.settings import Settings
-from bot.rules import fairness as fair
-from bot.service.records import Person, random_seed, wall_clock_ms
+from bot.service.records import Person
 from bot.store.chats import ChatRecord
-from bot.store.db import Database
 from bot.store.errors import AlreadyProcessed
 from bot.store.unit_of_work import Store, UnitOfWork
 
@@ -42,7 +41,9 @@ class ServiceObserver(Protocol):
         voided)."""
 
 
-class _Unobserved:
+class Unobserved:
+    """The observer when nobody listens."""
+
     def database_retried(self) -> None:
         pass
 
@@ -50,85 +51,81 @@ class _Unobserved:
         pass
 
 
-class ServiceCore:
-    """The state the use cases share; each family (``bot.service.rounds``, ``tables``,
-    ``chips``, ``deliveries``, ``reading``) adds its use cases to it."""
+class StoredPeople:
+    """The users this process has stored as they are, so that a user is written only when
+    they changed (or when their time as stored runs out)."""
 
-    def __init__(
-        self,
-        db: Database,
-        defaults: Settings | None = None,
-        *,
-        clock: Callable[[], int] = wall_clock_ms,
-        seed_source: Callable[[], bytes] = random_seed,
-        seed_derivation: int = fair.CURRENT,
-        bot_id: int = 0,
-        observer: ServiceObserver | None = None,
-    ) -> None:
-        self.db = db
-        self.observer: ServiceObserver = observer or _Unobserved()
-        #: Processed updates are recorded per bot (the token's numeric prefix).
-        self.store = Store(db, bot_id=bot_id)
-        self.defaults = defaults or Settings()
+    def __init__(self, clock: Callable[[], int]) -> None:
         self.clock = clock
-        self.seed_source = seed_source
-        #: How new rounds and shoes derive their deal seed (``bot.rules.fairness``).
-        self.seed_derivation = seed_derivation
-        self._people_stored: TTLCache[int, Person] = TTLCache(
-            PEOPLE_REMEMBERED, PEOPLE_REMEMBERED_SECONDS
-        )
+        self._stored: TTLCache[int, Person] = TTLCache(PEOPLE_REMEMBERED, PEOPLE_REMEMBERED_SECONDS)
 
     @property
-    def people_remembered(self) -> int:
+    def remembered(self) -> int:
         """Users this process remembers having stored as they are (it writes them again
         only when they change), at most ``PEOPLE_REMEMBERED``."""
-        return len(self._people_stored)
+        return len(self._stored)
 
     def forget_quiet(self) -> None:
         """Forget the users whose time as stored ran out (their memory given back even
         when nothing else touches the cache)."""
-        self._people_stored.expire()
+        self._stored.expire()
 
-    async def _touch_people(self, uow: UnitOfWork, people: Sequence[Person], now: int) -> None:
+    def all_stored(self, people: Sequence[Person]) -> bool:
+        """Whether this process stored every one of ``people`` as they are."""
+        return all(self._stored.get(person.id) == person for person in people)
+
+    async def touch(self, uow: UnitOfWork, people: Sequence[Person], now: int) -> None:
         """Store or update users, unless this process stored them as they are already
         (remembered once the unit of work commits)."""
         for person in people:
-            if self._people_stored.get(person.id) == person:
+            if self._stored.get(person.id) == person:
                 continue
             await uow.users.store(person.id, person.columns(now))
-            uow.after_commit.append(partial(self._people_stored.__setitem__, person.id, person))
+            uow.after_commit.append(partial(self._stored.__setitem__, person.id, person))
 
-    def _user_row(self, actor: Person | None) -> dict[str, Any] | None:
+    def user_row(self, actor: Person | None) -> dict[str, Any] | None:
         """The ``users`` row a hot-path command stores with its write: ``None`` when
         this process stored the actor as they are already."""
-        if actor is None or self._people_stored.get(actor.id) == actor:
+        if actor is None or self._stored.get(actor.id) == actor:
             return None
         return {"id": actor.id, **actor.columns(self.clock())}
 
-    def _remember_stored(self, actor: Person | None, user_row: Mapping[str, Any] | None) -> None:
-        """After a hot-path commit: remembered once written, as ``_touch_people`` does (a
-        regular is written again when their time as stored runs out)."""
+    def remember(self, actor: Person | None, user_row: Mapping[str, Any] | None) -> None:
+        """After a hot-path commit: remembered once written, as ``touch`` does (a regular
+        is written again when their time as stored runs out)."""
         if actor is not None and user_row is not None:
-            self._people_stored[actor.id] = actor
+            self._stored[actor.id] = actor
 
-    def _settings_of(self, chat: ChatRecord | None) -> Settings:
-        return self._settings_from(chat.settings if chat is not None else {})
 
-    def _settings_from(self, changes: Mapping[str, Any]) -> Settings:
-        """A group's settings: the changes its admins made over the configured defaults."""
+class GroupSettings:
+    """A group's settings: the changes its admins made over the configured defaults."""
+
+    def __init__(self, defaults: Settings) -> None:
+        self.defaults = defaults
+
+    def of(self, chat: ChatRecord | None) -> Settings:
+        """The settings of ``chat`` (the defaults for a chat not stored yet)."""
+        return self.from_changes(chat.settings if chat is not None else {})
+
+    def from_changes(self, changes: Mapping[str, Any]) -> Settings:
+        """The settings that ``changes`` make of the defaults."""
         if not changes:
             return self.defaults
         return Settings.from_dict(dict(changes), base=self.defaults)
 
-    async def _admin_command(
-        self, update_id: int | None, body: Callable[[UnitOfWork, int], Awaitable[_T]]
-    ) -> _T | None:
-        """Run ``body`` in a unit of work that records ``update_id``; ``None`` when that
-        update was processed before (by this worker or, racing, by another)."""
-        try:
-            async with self.store.writing() as uow:
-                now = self.clock()
-                await uow.updates.claim(update_id, now)
-                return await body(uow, now)
-        except AlreadyProcessed:
-            return None
+
+async def admin_command(
+    store: Store,
+    clock: Callable[[], int],
+    update_id: int | None,
+    body: Callable[[UnitOfWork, int], Awaitable[_T]],
+) -> _T | None:
+    """Run ``body`` in a unit of work that records ``update_id``; ``None`` when that
+    update was processed before (by this worker or, racing, by another)."""
+    try:
+        async with store.writing() as uow:
+            now = clock()
+            await uow.updates.claim(update_id, now)
+            return await body(uow, now)
+    except AlreadyProcessed:
+        return None

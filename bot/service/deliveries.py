@@ -3,10 +3,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from bot.engine.round import Phase, Round, RoundSettled, RoundVoided
-from bot.service.core import ServiceCore
 from bot.store.deliveries import BOARD_REFUSED as BOARD_REFUSED
 from bot.store.deliveries import Message
+from bot.store.unit_of_work import Store
 
 #: How long a worker holds the job of posting a board or sending results before another
 #: worker, or this one restarted, may take it over. The holder renews it while its message
@@ -23,8 +25,12 @@ DELIVERY_LEASE_MS = 3_000
 UNSEEN_PHASE_HOLD_MS = 60_000
 
 
-class DeliveryUseCases(ServiceCore):
+class DeliveryUseCases:
     """Boards and results on their way to the group."""
+
+    def __init__(self, store: Store, *, clock: Callable[[], int]) -> None:
+        self.store = store
+        self.clock = clock
 
     async def _lease(self, round_id: int, message: Message, lease_ms: int, renew: bool) -> bool:
         return await self.store.delivery_records.lease(

@@ -3,11 +3,10 @@ readiness probe, whose one row is the only thing here that writes)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from bot.engine.round import Phase, Round
 from bot.rules.ruleset import LEGACY_NAMES
-from bot.service.core import ServiceCore
 from bot.service.records import (
     AuditLine,
     ParticipantResult,
@@ -16,10 +15,17 @@ from bot.service.records import (
     ShoeInfo,
     VitalSigns,
 )
+from bot.store.db import Database
+from bot.store.unit_of_work import Store
 
 
-class ReadingUseCases(ServiceCore):
+class ReadingUseCases:
     """What the bot shows; nothing here writes but the readiness probe."""
+
+    def __init__(self, store: Store, *, db: Database, clock: Callable[[], int]) -> None:
+        self.store = store
+        self.db = db
+        self.clock = clock
 
     async def round(self, round_id: int) -> Round | None:
         """A round as stored (its seed is secret while it is open: callers must not show it)."""

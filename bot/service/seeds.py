@@ -2,16 +2,24 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from bot.engine.errors import RuleViolation
 from bot.rules import fairness as fair
-from bot.service.core import ServiceCore
+from bot.service.core import StoredPeople
 from bot.service.records import Person
 from bot.store.errors import AlreadyProcessed
+from bot.store.unit_of_work import Store
 
 
-class SeedUseCases(ServiceCore):
+class SeedUseCases:
     """A player's client seed: set and shown. One per player, for every group: set once,
     it protects every deal they take part in."""
+
+    def __init__(self, store: Store, *, clock: Callable[[], int], people: StoredPeople) -> None:
+        self.store = store
+        self.clock = clock
+        self.people = people
 
     async def client_seed(self, user_id: int) -> str | None:
         """The player's client seed, if they set one."""
@@ -34,7 +42,7 @@ class SeedUseCases(ServiceCore):
             async with self.store.writing() as uow:
                 now = self.clock()
                 await uow.updates.claim(update_id, now)
-                await self._touch_people(uow, [actor], now)
+                await self.people.touch(uow, [actor], now)
                 await uow.client_seeds.set(actor.id, seed, now)
         except AlreadyProcessed:
             return None

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from bot.rules.hand_view import HandView
 from bot.rules.ruleset import get_ruleset
-from bot.service.core import ServiceCore
 from bot.store.stats import Leader as Leader
+from bot.store.unit_of_work import Store
 
 #: ``/top`` lists this many players, over all time and over the last ``RECENT_DAYS``.
 LEADERS = 10
@@ -42,8 +43,12 @@ class Leaders:
     all_time: list[Leader]
 
 
-class StatsUseCases(ServiceCore):
+class StatsUseCases:
     """What players ask about their results; nothing here writes."""
+
+    def __init__(self, store: Store, *, clock: Callable[[], int]) -> None:
+        self.store = store
+        self.clock = clock
 
     async def player_stats(self, chat_id: int, user_id: int) -> PlayerStats | None:
         """A player's stats in a group, or None before their first settled round there."""

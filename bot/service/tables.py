@@ -3,26 +3,39 @@ and its settings."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from bot.engine.errors import GameError
 from bot.engine.round import HOUSE
 from bot.engine.settings import CARD_TABLE_DEFAULTS, SettingError, Settings, label
-from bot.service.core import ServiceCore
+from bot.service.core import GroupSettings, StoredPeople, admin_command
 from bot.service.records import Person, SettingChange
 from bot.store.chats import TITLE_LENGTH
-from bot.store.unit_of_work import UnitOfWork
+from bot.store.unit_of_work import Store, UnitOfWork
 
 
-class TableUseCases(ServiceCore):
+class TableUseCases:
     """Tables and their settings."""
+
+    def __init__(
+        self,
+        store: Store,
+        *,
+        clock: Callable[[], int],
+        people: StoredPeople,
+        group_settings: GroupSettings,
+    ) -> None:
+        self.store = store
+        self.clock = clock
+        self.people = people
+        self.group_settings = group_settings
 
     async def note_people(self, people: Sequence[Person]) -> None:
         """Remember users (so an admin can name them by @username later)."""
-        if all(self._people_stored.get(person.id) == person for person in people):
+        if self.people.all_stored(people):
             return
         async with self.store.writing() as uow:
-            await self._touch_people(uow, people, self.clock())
+            await self.people.touch(uow, people, self.clock())
 
     async def forget_old_updates(self) -> int:
         """Forget processed updates older than the store's window (see
@@ -46,7 +59,7 @@ class TableUseCases(ServiceCore):
         no new one."""
 
         async def body(uow: UnitOfWork, now: int) -> bool:
-            await self._touch_people(uow, [actor], now)
+            await self.people.touch(uow, [actor], now)
             chat = await uow.chats.get_or_create(chat_id, now)
             if chat.is_open == is_open:
                 return False
@@ -61,7 +74,7 @@ class TableUseCases(ServiceCore):
             await uow.audit.append(chat_id, actor.id, action, now, {})
             return True
 
-        return await self._admin_command(update_id, body)
+        return await admin_command(self.store, self.clock, update_id, body)
 
     async def is_open(self, chat_id: int) -> bool:
         """Whether the group's table is open."""
@@ -70,7 +83,7 @@ class TableUseCases(ServiceCore):
 
     async def settings(self, chat_id: int) -> Settings:
         """The group's settings: its changes over the configured defaults."""
-        return self._settings_of(await self.store.chat_lookup.get(chat_id))
+        return self.group_settings.of(await self.store.chat_lookup.get(chat_id))
 
     async def change_setting(
         self, chat_id: int, actor: Person, key: str, value: str, *, update_id: int | None = None
@@ -82,9 +95,9 @@ class TableUseCases(ServiceCore):
         ``SettingError``'s reason (one of ``ALL_SETTING_REASONS``) and params."""
 
         async def body(uow: UnitOfWork, now: int) -> SettingChange:
-            await self._touch_people(uow, [actor], now)
+            await self.people.touch(uow, [actor], now)
             chat = await uow.chats.get_or_create(chat_id, now)
-            current = self._settings_of(chat)
+            current = self.group_settings.of(chat)
             try:
                 name, changed = current.changed(key, value)
             except SettingError as error:
@@ -95,7 +108,7 @@ class TableUseCases(ServiceCore):
             keys = [name]
             if name == "ruleset" and changed.ruleset != current.ruleset:
                 # A new game brings its table's rake and bet range.
-                changed = changed.with_table_defaults(self.defaults)
+                changed = changed.with_table_defaults(self.group_settings.defaults)
                 keys += list(CARD_TABLE_DEFAULTS)
             stored = changed.to_dict()
             settings = {**chat.settings, **{key: stored[key] for key in keys}}
@@ -104,4 +117,4 @@ class TableUseCases(ServiceCore):
             await uow.audit.append(chat_id, actor.id, "set", now, details)
             return SettingChange(label(name), old, new)
 
-        return await self._admin_command(update_id, body)
+        return await admin_command(self.store, self.clock, update_id, body)

@@ -11,7 +11,7 @@ from typing import Any
 import asyncpg
 import pytest
 
-from bot.service import rounds as round_service
+from bot.service.round_steps import RoundSteps
 from bot.store.db import SqliteThread
 
 
@@ -42,8 +42,6 @@ def trips(monkeypatch: pytest.MonkeyPatch) -> Iterator[Counter[str]]:
         )
     monkeypatch.setattr(SqliteThread, "run", counting(seen, "sqlite", SqliteThread.run))
     monkeypatch.setattr(SqliteThread, "run_bare", counting(seen, "sqlite", SqliteThread.run_bare))
-    general = round_service.RoundUseCases._run_whole
-    monkeypatch.setattr(
-        round_service.RoundUseCases, "_run_whole", counting(seen, "general", general)
-    )
+    general = RoundSteps._run_whole
+    monkeypatch.setattr(RoundSteps, "_run_whole", counting(seen, "general", general))
     yield seen

@@ -8,7 +8,7 @@ describes. Hypothesis draws a sequence of commands across tables of every game (
 bids, bets placed, changed and cancelled, grabs, deadlines and sweeps, moved windows,
 standing bets, client seeds, replayed updates); the sequence is played twice on fresh
 databases, once by the service as it is and once with its hot paths switched off
-(``GeneralPathOnly``), and every table of the schema must hold the same rows afterwards.
+(``HotPaths``), and every table of the schema must hold the same rows afterwards.
 
 Each command is read against the table as it is (a bid while bidding, a grab by someone
 who has not grabbed), so rounds get through their phases, re-deal and void; two runs that
@@ -109,52 +109,45 @@ class _Retries:
         raise AssertionError(f"a round command failed on the {path} path")
 
 
-class CountedService(GameService):
-    """The service as it is, counting the round commands and starts its hot paths wrote
-    (so that the test knows it compared something)."""
+class HotPaths:
+    """The service's hot paths (round commands' and starts'), counted as they write (so
+    that the test knows it compared something), or ``switched_off``: each round command
+    and start then goes on to the general path, as one the hot path does not cover does."""
 
-    hot_steps = 0
+    def __init__(self, *, switched_off: bool) -> None:
+        self.switched_off = switched_off
+        self.steps = 0
 
-    async def _run_hot(
-        self,
-        chat_id: int | None,
-        round_id: int | None,
-        decide: Decide,
-        actor: Person | None,
-        update_id: int | None,
-        skip_locked: bool,
-    ) -> CommandResult:
-        result = await super()._run_hot(chat_id, round_id, decide, actor, update_id, skip_locked)
-        self.hot_steps += 1
-        return result
+    def watch(self, service: GameService) -> None:
+        """Wrap ``service``'s hot paths (this instance's only)."""
+        commands, starts = service.round_steps, service.round_starts
+        run_hot, start_hot = commands._run_hot, starts._start_hot
 
-    async def _start_hot(
-        self, chat_id: int, actor: Person | None, update_id: int | None
-    ) -> Transition:
-        transition = await super()._start_hot(chat_id, actor, update_id)
-        self.hot_steps += 1
-        return transition
+        async def counted_run(
+            chat_id: int | None,
+            round_id: int | None,
+            decide: Decide,
+            actor: Person | None,
+            update_id: int | None,
+            skip_locked: bool,
+        ) -> CommandResult:
+            if self.switched_off:
+                raise NotOnHotPath("switched off")
+            result = await run_hot(chat_id, round_id, decide, actor, update_id, skip_locked)
+            self.steps += 1
+            return result
 
+        async def counted_start(
+            chat_id: int, actor: Person | None, update_id: int | None
+        ) -> Transition:
+            if self.switched_off:
+                raise NotOnHotPath("switched off")
+            transition = await start_hot(chat_id, actor, update_id)
+            self.steps += 1
+            return transition
 
-class GeneralPathOnly(CountedService):
-    """The service with its hot paths switched off: each round command and start goes on
-    to the general path, as one the hot path does not cover does."""
-
-    async def _run_hot(
-        self,
-        chat_id: int | None,
-        round_id: int | None,
-        decide: Decide,
-        actor: Person | None,
-        update_id: int | None,
-        skip_locked: bool,
-    ) -> CommandResult:
-        raise NotOnHotPath("switched off")
-
-    async def _start_hot(
-        self, chat_id: int, actor: Person | None, update_id: int | None
-    ) -> Transition:
-        raise NotOnHotPath("switched off")
+        commands._run_hot = counted_run  # type: ignore[method-assign]
+        starts._start_hot = counted_start  # type: ignore[method-assign]
 
 
 #: A database ready to play at the given tables, by its URL.
@@ -315,16 +308,18 @@ class Run:
     retries: int
 
 
-async def play(url: str, sequence: list[Step], service_class: type[CountedService]) -> Run:
+async def play(url: str, sequence: list[Step], *, general_only: bool) -> Run:
     db = Database.from_url(url)
     retries = _Retries()
-    service = service_class(db, TEST_SETTINGS, clock=Clock(), seed_source=Seeds(), observer=retries)
+    service = GameService(db, TEST_SETTINGS, clock=Clock(), seed_source=Seeds(), observer=retries)
+    hot_paths = HotPaths(switched_off=general_only)
+    hot_paths.watch(service)
     assert isinstance(service.clock, Clock)
     player = Player(service, service.clock)
     try:
         for step in sequence:
             await player.play(step)
-        return Run(await every_row(db), service.hot_steps, retries.count)
+        return Run(await every_row(db), hot_paths.steps, retries.count)
     finally:
         await db.dispose()
 
@@ -343,8 +338,8 @@ def differences(hot: Rows, general: Rows) -> dict[str, dict[str, list[tuple[Any,
 def played_on_each_path(fresh_database: FreshDatabase, sequence: list[Step]) -> Run:
     """Play ``sequence`` on each path, each on a fresh database; check that every table
     holds the same rows. The hot path's run."""
-    hot = asyncio.run(_on_fresh(fresh_database, sequence, CountedService))
-    general = asyncio.run(_on_fresh(fresh_database, sequence, GeneralPathOnly))
+    hot = asyncio.run(_on_fresh(fresh_database, sequence, general_only=False))
+    general = asyncio.run(_on_fresh(fresh_database, sequence, general_only=True))
     assert hot.retries == 0, "a hot-path step failed and fell back (or met a stale round)"
     assert general.retries == 0
     assert general.hot_steps == 0
@@ -357,10 +352,11 @@ def played_on_each_path(fresh_database: FreshDatabase, sequence: list[Step]) -> 
 async def _on_fresh(
     fresh_database: FreshDatabase,
     sequence: list[Step],
-    service_class: type[CountedService],
+    *,
+    general_only: bool,
 ) -> Run:
     groups = {group for _, group, _, _ in sequence}
-    return await play(await fresh_database(groups), sequence, service_class)
+    return await play(await fresh_database(groups), sequence, general_only=general_only)
 
 
 def _column(rows: Rows, table: str, name: str) -> list[Any]:

@@ -35,6 +35,7 @@ from bot.rules.envelope import compare, evaluate
 from bot.rules.ruleset import RedEnvelopeRuleset
 from bot.rules.split import commitment, split_envelope
 from bot.service.game import GameService, Person
+from bot.service.round_steps import RoundSteps
 from bot.store import round_writes
 from bot.store.db import Database
 from bot.store.models import Account, LedgerTransaction, Posting
@@ -878,7 +879,7 @@ async def test_an_internal_error_in_a_transition_voids_with_full_refunds(
         # The write fails (both paths write as ``round_writes`` describes): the round is
         # voided, not tried again on the general path, which would hide the failure.
         monkeypatch.setattr(round_writes, "outcome_rows", _boom)
-        monkeypatch.setattr(type(service), "_run_whole", _never)
+        monkeypatch.setattr(RoundSteps, "_run_whole", _never)
     with caplog.at_level(logging.ERROR, logger="bot.service"):
         if when == "last grab":
             result = await service.grab(GROUP, DEALER, round_id=state.id)

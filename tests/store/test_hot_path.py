@@ -16,8 +16,8 @@ from sqlalchemy import text
 
 from bot.engine.errors import RuleViolation
 from bot.engine.settings import Settings
-from bot.service import rounds as round_service
 from bot.service.game import GameService
+from bot.service.round_steps import RoundSteps
 from bot.store import round_commands, round_reads
 from bot.store.db import Database
 from bot.store.errors import TransientDatabaseError
@@ -203,7 +203,7 @@ async def test_the_step_that_settles_a_round_says_when_the_next_one_starts(
         async def not_covered(*args: Any, **kwargs: Any) -> Any:
             raise round_commands.NotOnHotPath("as if this step were not covered")
 
-        monkeypatch.setattr(round_service.RoundUseCases, "_run_hot", not_covered)
+        monkeypatch.setattr(RoundSteps, "_run_hot", not_covered)
     clock.advance(TEST_SETTINGS.grab_seconds)
     settled = await service.advance(round_id)
 

@@ -14,8 +14,8 @@ import pytest
 
 from bot.engine.errors import RuleViolation
 from bot.engine.round import Round, RoundStarted
-from bot.service import rounds as round_service
 from bot.service.game import GameService
+from bot.service.round_starts import RoundStartUseCases
 from bot.store.db import Database
 from bot.store.round_commands import NotOnHotPath
 from tests.helpers.controls import Clock
@@ -54,9 +54,9 @@ async def test_a_group_that_played_before_starts_its_round_in_one_call(
     await service.note_people([ADMIN])  # a regular: stored before
 
     with trips(monkeypatch) as seen:
-        general = round_service.RoundUseCases._start_whole
+        general = RoundStartUseCases._start_whole
         monkeypatch.setattr(
-            round_service.RoundUseCases,
+            RoundStartUseCases,
             "_start_whole",
             counting(seen, "general start", general),
         )
@@ -109,7 +109,7 @@ async def test_the_hot_start_stores_the_round_the_general_path_stores(
     async def not_covered(*args: Any, **kwargs: Any) -> Any:
         raise NotOnHotPath("as if this start were not covered")
 
-    monkeypatch.setattr(round_service.RoundUseCases, "_start_hot", not_covered)
+    monkeypatch.setattr(RoundStartUseCases, "_start_hot", not_covered)
     general = await service.start_round(OTHER_GROUP, actor=ADMIN)
     monkeypatch.undo()
 
@@ -187,9 +187,9 @@ async def test_a_shoe_to_retire_sends_the_start_to_the_general_path(
     await service.change_setting(GROUP, ADMIN, "ruleset", "envelope68")
 
     seen: Counter[str] = Counter()
-    general = round_service.RoundUseCases._start_whole
+    general = RoundStartUseCases._start_whole
     monkeypatch.setattr(
-        round_service.RoundUseCases, "_start_whole", counting(seen, "general start", general)
+        RoundStartUseCases, "_start_whole", counting(seen, "general start", general)
     )
     started = await service.start_round(GROUP, actor=ADMIN)
 
