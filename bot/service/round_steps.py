@@ -55,6 +55,20 @@ class _Attempt:
         )
 
 
+@dataclass(frozen=True, slots=True)
+class RoundCommand:
+    """One round command as it is run: the chat it was sent in and the round it names
+    (a button's), what decides, who sent it, its update, and whether a round another
+    worker holds is passed over (a deadline)."""
+
+    chat_id: int | None
+    round_id: int | None
+    decide: Decide
+    actor: Person | None = None
+    update_id: int | None = None
+    skip_locked: bool = False
+
+
 class RoundSteps:
     """Round commands run: on the hot path when it covers the step, else on the general
     path, tried again on a stale version, the round voided when its step failed. A step
@@ -101,32 +115,19 @@ class RoundSteps:
                 raise RuleViolation("stale_button")
             return decide(state, free_chips, now)
 
-        result = await self._on_either_path(
-            chat_id, round_id, checked, actor, update_id, skip_locked
-        )
+        command = RoundCommand(chat_id, round_id, checked, actor, update_id, skip_locked)
+        result = await self._on_either_path(command)
         return await self.events.told(result)
 
-    async def _on_either_path(
-        self,
-        chat_id: int | None,
-        round_id: int | None,
-        decide: Decide,
-        actor: Person | None,
-        update_id: int | None,
-        skip_locked: bool,
-    ) -> CommandResult:
+    async def _on_either_path(self, command: RoundCommand) -> CommandResult:
         """``decide`` written on the hot path, or on the general path once the hot path
         says it does not cover the step; a step that failed voids the round."""
         hot = True
         for _ in range(MAX_ATTEMPTS):
             try:
                 if hot:
-                    return await self._run_hot(
-                        chat_id, round_id, decide, actor, update_id, skip_locked
-                    )
-                return await self._run_whole(
-                    chat_id, round_id, decide, actor, update_id, skip_locked
-                )
+                    return await self._run_hot(command)
+                return await self._run_whole(command)
             except StaleRound:
                 self.observer.database_retried()
                 continue
@@ -144,27 +145,22 @@ class RoundSteps:
             except Exception as error:
                 if not is_transient(error):
                     self.observer.command_failed("hot" if hot else "general")
-                    error.add_note(f"a round command in chat {chat_id} (round {round_id})")
+                    error.add_note(
+                        f"a round command in chat {command.chat_id} (round {command.round_id})"
+                    )
                 raise
         raise RuntimeError(f"round command did not settle after {MAX_ATTEMPTS} attempts")
 
-    async def _run_hot(
-        self,
-        chat_id: int | None,
-        round_id: int | None,
-        decide: Decide,
-        actor: Person | None,
-        update_id: int | None,
-        skip_locked: bool,
-    ) -> CommandResult:
+    async def _run_hot(self, command: RoundCommand) -> CommandResult:
+        actor, chat_id, round_id = command.actor, command.chat_id, command.round_id
         user_row = self.people.user_row(actor)
-        where = Located(chat_id, None if chat_id is not None else round_id, skip_locked)
+        where = Located(chat_id, None if chat_id is not None else round_id, command.skip_locked)
         applied = await self.store.round_commands.run(
             where,
-            decide,
+            command.decide,
             clock=self.clock,
             user_id=actor.id if actor is not None else None,
-            update_id=update_id,
+            update_id=command.update_id,
             user_row=user_row,
         )
         if applied is None:
@@ -177,30 +173,23 @@ class RoundSteps:
             transition.round, transition.events, next_round_at_ms=applied.next_round_at_ms
         )
 
-    async def _run_whole(
-        self,
-        chat_id: int | None,
-        round_id: int | None,
-        decide: Decide,
-        actor: Person | None,
-        update_id: int | None,
-        skip_locked: bool,
-    ) -> CommandResult:
+    async def _run_whole(self, command: RoundCommand) -> CommandResult:
         """The general path: the round loaded whole, then written by ``_write``. Raises
         ``StaleRound`` to be tried again, ``AlreadyProcessed`` for a repeated update."""
+        actor, chat_id, round_id = command.actor, command.chat_id, command.round_id
         located: int | None = None
         try:
             async with self.store.writing() as uow:
                 # The clock is read once the transaction has its turn to write.
                 now = self.clock()
-                await uow.updates.claim(update_id, now)
+                await uow.updates.claim(command.update_id, now)
                 if chat_id is not None:
                     state = await uow.rounds.load_open(chat_id)
                     if state is None:
                         raise RuleViolation("stale_button" if round_id else "no_round")
                 else:
                     assert round_id is not None
-                    state = await uow.rounds.load(round_id, skip_locked=skip_locked)
+                    state = await uow.rounds.load(round_id, skip_locked=command.skip_locked)
                     if state is None:
                         return CommandResult()
                 located = state.id
@@ -211,7 +200,7 @@ class RoundSteps:
                 if actor is not None:
                     free = (await uow.ledger.balance(state.chat_id, actor.id)).available
                 try:
-                    transition = decide(state, free, now)
+                    transition = command.decide(state, free, now)
                 except GameError:
                     raise
                 except Exception:

@@ -35,9 +35,10 @@ from bot.engine import round as engine
 from bot.engine.errors import GameError
 from bot.engine.round import Phase, Round, Transition
 from bot.service.game import CommandResult, GameService, Person
+from bot.service.round_steps import RoundCommand
 from bot.store.db import Database
 from bot.store.models import Base
-from bot.store.round_commands import Decide, NotOnHotPath
+from bot.store.round_commands import NotOnHotPath
 from tests.helpers.controls import Clock, Seeds
 from tests.helpers.databases import truncate
 from tests.helpers.game import ADMIN, TEST_SETTINGS
@@ -123,17 +124,10 @@ class HotPaths:
         commands, starts = service.round_steps, service.round_starts
         run_hot, start_hot = commands._run_hot, starts._start_hot
 
-        async def counted_run(
-            chat_id: int | None,
-            round_id: int | None,
-            decide: Decide,
-            actor: Person | None,
-            update_id: int | None,
-            skip_locked: bool,
-        ) -> CommandResult:
+        async def counted_run(command: RoundCommand) -> CommandResult:
             if self.switched_off:
                 raise NotOnHotPath("switched off")
-            result = await run_hot(chat_id, round_id, decide, actor, update_id, skip_locked)
+            result = await run_hot(command)
             self.steps += 1
             return result
 
