@@ -179,10 +179,11 @@ class WebhookConfig(_Strict):
 
 class WebConfig(_Strict):
     """The bot's own HTTP server (``[web]``): ``/healthz``, ``/readyz``, ``/metrics`` (and the
-    operator console, when ``console`` is on). Off unless ``listen`` names where to listen.
+    operator console, when ``console`` is on, and the Mini App, when ``miniapp`` is). Off
+    unless ``listen`` names where to listen.
 
     Code may also give the address as ``host`` and ``port`` (in that order, then
-    ``public_url``, ``console`` and ``trusted_proxies``)."""
+    ``public_url``, ``console``, ``trusted_proxies`` and ``miniapp``)."""
 
     #: ``host:port`` as written in the file ("" when off); IPv6 hosts in brackets.
     listen: Annotated[str, AfterValidator(_check_listen)] = ""
@@ -193,9 +194,11 @@ class WebConfig(_Strict):
     #: one of them is counted, for the console's sign-in limit, under the client address
     #: its ``X-Forwarded-For`` names.
     trusted_proxies: Annotated[tuple[Network, ...], BeforeValidator(_list_as_tuple), NoDecode] = ()
+    #: The Mini App under ``/miniapp/`` (docs/miniapp.md).
+    miniapp: bool = False
 
     def __init__(self, *args: Any, **values: Any) -> None:
-        names = ("host", "port", "public_url", "console", "trusted_proxies")
+        names = ("host", "port", "public_url", "console", "trusted_proxies", "miniapp")
         values.update(zip(names, args, strict=False))
         if "host" in values or "port" in values:
             host, port = values.pop("host", ""), values.pop("port", 0)
@@ -226,6 +229,11 @@ class WebConfig(_Strict):
         if not (self.enabled and self.console):
             return None
         return self.public_url or f"http://{self.listen}"
+
+    @property
+    def miniapp_on(self) -> bool:
+        """Whether the server serves the Mini App (``miniapp``, and a server at all)."""
+        return self.enabled and self.miniapp
 
 
 def nearest(name: str, known: list[str]) -> str | None:

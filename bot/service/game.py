@@ -164,6 +164,7 @@ class GameService:
         self.note_chat = tables.note_chat
         self.set_open = tables.set_open
         self.is_open = tables.is_open
+        self.knows_chat = tables.knows_chat
         self.settings = tables.settings
         self.change_setting = tables.change_setting
 

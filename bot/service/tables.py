@@ -76,6 +76,11 @@ class TableUseCases:
 
         return await admin_command(self.store, self.clock, update_id, body)
 
+    async def knows_chat(self, chat_id: int) -> bool:
+        """Whether the bot has a record of the group (a table was ever opened or set up
+        there): the Mini App asks Telegram about no other group."""
+        return await self.store.chat_lookup.get(chat_id) is not None
+
     async def is_open(self, chat_id: int) -> bool:
         """Whether the group's table is open."""
         chat = await self.store.chat_lookup.get(chat_id)

@@ -83,3 +83,43 @@ class AdminCheck:
             await self.service.note_chat(chat.id, title)
             self._titles[chat.id] = title
         return chat.id, person_of(user)
+
+
+#: Member statuses of someone no longer in the group (``getChatMember``).
+GONE = frozenset({ChatMember.LEFT, ChatMember.BANNED})
+
+
+class MemberCheck:
+    """Whether a user is in a group (anything but left or banned: a restricted member
+    still in it sees the table), asked of Telegram and cached as ``AdminCheck`` caches: the
+    Mini App shows a group only to its members."""
+
+    def __init__(self, messenger: Messenger, *, cache_seconds: float) -> None:
+        self.messenger = messenger
+        self._answers: TTLCache[tuple[int, int], bool] = TTLCache(
+            ADMIN_ANSWERS_CACHED, cache_seconds
+        )
+
+    def sizes(self) -> dict[str, int]:
+        """Entries cached now: Telegram's answers (per chat and user)."""
+        return {"answers": len(self._answers)}
+
+    def forget_quiet(self) -> None:
+        """Forget the answers whose time ran out."""
+        self._answers.expire()
+
+    async def is_member(self, chat_id: int, user_id: int) -> bool:
+        """Whether Telegram says the user is in the group (cached); ``False`` when it
+        cannot say (logged), and not cached then: the next look asks again."""
+        found = self._answers.get((chat_id, user_id))
+        if found is not None:
+            return found
+        try:
+            member = await self.messenger.bot.get_chat_member(chat_id, user_id)
+        except TelegramError as error:
+            log.warning("getChatMember(%s, %s) failed: %s", chat_id, user_id, error)
+            return False
+        # A restricted user may have left the group too: Telegram says so in is_member.
+        inside = member.status not in GONE and getattr(member, "is_member", True) is not False
+        self._answers[(chat_id, user_id)] = inside
+        return inside

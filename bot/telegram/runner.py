@@ -24,6 +24,7 @@ from bot.telegram.webhook import WebhookServer
 from bot.web.console import build_console
 from bot.web.listener import ListenerLimits
 from bot.web.metrics import BotMetrics
+from bot.web.miniapp import build_miniapp
 from bot.web.server import Readiness, WebServer, build_web_app
 from bot.web.signing import SIGNED_TOKEN
 
@@ -161,8 +162,17 @@ async def serve(config: Config) -> None:
                     bot_username=partial(known_username, application),
                     trusted_proxies=config.web.trusted_proxies,
                 )
+            miniapp = None
+            if config.web.miniapp_on:
+                miniapp = build_miniapp(
+                    service=assembly.service,
+                    bot_token=token,
+                    is_member=game.members.is_member,
+                    moves=game.miniapp_moves,
+                    clock=time.time,
+                )
             web_server = WebServer(
-                build_web_app(metrics, readiness, console=console),
+                build_web_app(metrics, readiness, console=console, miniapp=miniapp),
                 host=config.web.host,
                 port=config.web.port,
                 limits=limits,

@@ -29,7 +29,7 @@ from telegram.request import BaseRequest
 from bot.config import Config
 from bot.engine.errors import GameError
 from bot.service.game import GameService, wall_clock_ms
-from bot.telegram.admins import AdminCheck
+from bot.telegram.admins import AdminCheck, MemberCheck
 from bot.telegram.answers import AnswerKeeping
 from bot.telegram.autobet_notices import AutobetNotices
 from bot.telegram.board import Board
@@ -47,6 +47,7 @@ from bot.telegram.handlers.verify import VerifyHandlers
 from bot.telegram.http import AiohttpRequest
 from bot.telegram.lookups import ChatSettings, People, person_of
 from bot.telegram.messenger import Messenger
+from bot.telegram.miniapp_moves import MiniAppMoves
 from bot.telegram.observers import BUTTON, MESSAGE, ShellObserver, Unobserved
 from bot.telegram.ordering import ChatLocks, ChatOrderedProcessor
 from bot.telegram.outages import OutageLog, database_unavailable_here
@@ -173,10 +174,13 @@ class GameBot:
         self.admins = AdminCheck(
             service, self.messenger, config.operators, cache_seconds=config.admin_cache_seconds
         )
+        self.members = MemberCheck(self.messenger, cache_seconds=config.admin_cache_seconds)
         #: The collaborators every handler works with.
         self.parts = parts = ShellParts(
             service, self.replies, self.chats, self.people, self.admins, self.progress
         )
+        #: The Mini App's moves (``bot.web.miniapp``), played as the group's commands.
+        self.miniapp_moves = MiniAppMoves(parts, self.locks)
         self.play = PlayHandlers(parts)
         self.verify = VerifyHandlers(parts)
         self.admin = AdminHandlers(parts)
@@ -276,6 +280,7 @@ class GameBot:
         self.chats.forget_quiet()
         self.people.forget_quiet()
         self.admins.forget_quiet()
+        self.members.forget_quiet()
         self.board.forget_quiet()
         self.replies.budget.forget_quiet()
         self.messenger.group_sends.forget_quiet()

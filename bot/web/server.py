@@ -1,5 +1,5 @@
 """The bot's own HTTP server: ``/healthz``, ``/readyz`` and ``/metrics``, and the mount
-point of the operator console (``/console/``).
+point of the operator console (``/console/``) and the Mini App (``/miniapp/``).
 
 - ``GET /healthz``: 200 ``ok`` whenever the process answers at all (liveness: restart it
   if not).
@@ -35,6 +35,8 @@ log = logging.getLogger(__name__)
 
 #: Where a console application is mounted (``build_web_app(console=...)``).
 CONSOLE_PREFIX = "/console/"
+#: Where the Mini App is mounted (``build_web_app(miniapp=...)``).
+MINIAPP_PREFIX = "/miniapp/"
 #: How long ``/readyz`` waits for the database before saying it is not ready.
 READINESS_TIMEOUT_SECONDS = 2.0
 #: How long the database's last answer to the probe stands.
@@ -108,10 +110,14 @@ class Readiness:
 
 
 def build_web_app(
-    metrics: BotMetrics, readiness: Readiness, *, console: web.Application | None = None
+    metrics: BotMetrics,
+    readiness: Readiness,
+    *,
+    console: web.Application | None = None,
+    miniapp: web.Application | None = None,
 ) -> web.Application:
-    """The server's application; ``console`` (its routes relative to it) is mounted
-    under ``CONSOLE_PREFIX``."""
+    """The server's application; ``console`` and ``miniapp`` (their routes relative to
+    them) are mounted under ``CONSOLE_PREFIX`` and ``MINIAPP_PREFIX``."""
 
     async def healthz(request: web.Request) -> web.Response:
         return web.Response(text="ok")
@@ -134,6 +140,8 @@ def build_web_app(
     app.router.add_get("/metrics", metrics_page)
     if console is not None:
         app.add_subapp(CONSOLE_PREFIX, console)
+    if miniapp is not None:
+        app.add_subapp(MINIAPP_PREFIX, miniapp)
     return app
 
 
@@ -170,11 +178,9 @@ class WebServer:
             raise WebListenFailed(error.errno, reason) from error
         self._runner = runner
         self.port = runner.addresses[0][1]
-        console = any(
-            resource.canonical.rstrip("/") == CONSOLE_PREFIX.rstrip("/")
-            for resource in self.app.router.resources()
-        )
-        paths = "/healthz, /readyz, /metrics" + (f", {CONSOLE_PREFIX}" if console else "")
+        mounted = {resource.canonical.rstrip("/") for resource in self.app.router.resources()}
+        pages = [prefix for prefix in (CONSOLE_PREFIX, MINIAPP_PREFIX) if prefix[:-1] in mounted]
+        paths = ", ".join(["/healthz", "/readyz", "/metrics", *pages])
         log.info("web server on %s:%s (%s)", self.host, self.port, paths)
 
     async def stop(self) -> None:

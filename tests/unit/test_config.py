@@ -42,7 +42,7 @@ def test_every_key_of_the_file_reaches_the_config(tmp_path: Path) -> None:
         "[bot]\nsweep_seconds = 0.5\nboard_edit_seconds = 2\ndelivery_lease_seconds = 4.5\n"
         'admin_cache_seconds = 30\nlog_level = "debug"\nlog_format = "json"\n'
         '[web]\nlisten = "127.0.0.1:9090"\npublic_url = "https://ops.example/niuniu"\n'
-        "console = true\n"
+        "console = true\nminiapp = true\n"
         '[game]\nbet_seconds = 25\nmin_bet = "2"\nrake = "4%"\nquick_bets = ["5", "10"]\n',
         encoding="utf-8",
     )
@@ -60,7 +60,11 @@ def test_every_key_of_the_file_reaches_the_config(tmp_path: Path) -> None:
             path="hook",
         ),
         web=WebConfig(
-            host="127.0.0.1", port=9090, public_url="https://ops.example/niuniu", console=True
+            host="127.0.0.1",
+            port=9090,
+            public_url="https://ops.example/niuniu",
+            console=True,
+            miniapp=True,
         ),
         operators=frozenset({7, 8}),
         game=Settings(bet_seconds=25, min_bet=200, rake_bps=400, quick_bets=(500, 1000)),

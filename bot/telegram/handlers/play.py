@@ -13,7 +13,8 @@ from bot.engine.round import BetCancelled, BetPlaced, BidPlaced, Grabbed, Phase
 from bot.money import parse_amount
 from bot.service.game import CommandResult
 from bot.telegram.handlers.base import ShellParts, already_done, amount_argument, sender
-from bot.telegram.lookups import person_of
+from bot.telegram.lookups import ChatSettings, person_of
+from bot.telegram.parsing import parse_typed_amount
 from bot.telegram.views import ButtonPress
 
 #: Refusals not worth a reply when someone merely typed a number in the chat.
@@ -45,16 +46,10 @@ class PlayHandlers:
 
     async def _bet_amount(self, update: Update, context: Any, example: str) -> int:
         """The amount of a bet a command was given (``/bet``, ``/autobet``)."""
-        try:
-            return amount_argument(context, example)
-        except GameError as error:
-            if error.key != "amount_too_large":
-                raise
-            # Beyond what anyone may type: the limit that matters is the table's.
-            chat_id = sender(update)[0]
-            state = await self.service.current_round(chat_id)
-            settings = state.settings if state is not None else await self.parts.chats.get(chat_id)
-            raise GameError("bet_too_large", maximum=settings.max_bet) from None
+        args: list[str] = context.args or []
+        if not args:
+            raise GameError("amount_missing", example=example)
+        return await bet_amount(self.parts, sender(update)[0], args[0])
 
     async def autobet(self, update: Update, context: Any) -> None:
         """``/autobet AMOUNT``: keep a bet every round; ``/autobet off`` (or 0) stops it;
@@ -171,26 +166,48 @@ class PlayHandlers:
         if result.duplicate:
             already_done(self.parts, update)
             return
-        for event in result.events:
-            if isinstance(event, BidPlaced):
-                key = "answer.bid_placed"
-                values = {"amount": event.amount}
-            elif isinstance(event, BetPlaced):
-                key = "answer.bet_changed" if event.previous else "answer.bet_placed"
-                values = {"amount": event.amount}
-            elif isinstance(event, BetCancelled):
-                key = "answer.bet_cancelled"
-                values = {"amount": event.amount}
-            elif isinstance(event, Grabbed) and not event.auto:
-                key = "answer.grabbed"
-                values = {"share": event.amount}
-            else:
-                continue
-            # Asked first so that an unsent text is not written; ``confirm`` asks again,
-            # as the text's lookup may have let another answer take the slot.
-            if self.parts.replies.will_confirm(update):
-                self.parts.replies.confirm(update, await chats.text(chat_id, key, **values))
-            return
+        # Asked first so that an unsent text is not written; ``confirm`` asks again,
+        # as the text's lookup may have let another answer take the slot.
+        if self.parts.replies.will_confirm(update):
+            text = await confirmation(chats, chat_id, result)
+            if text is not None:
+                self.parts.replies.confirm(update, text)
+
+
+async def bet_amount(parts: ShellParts, chat_id: int, text: str) -> int:
+    """A bet's amount as typed, in cents; ``GameError`` as ``parse_typed_amount`` says,
+    but for an amount beyond what anyone may type the table's largest bet, the limit that
+    matters (``/bet``, ``/autobet``, the Mini App)."""
+    try:
+        return parse_typed_amount(text)
+    except GameError as error:
+        if error.key != "amount_too_large":
+            raise
+        state = await parts.service.current_round(chat_id)
+        settings = state.settings if state is not None else await parts.chats.get(chat_id)
+        raise GameError("bet_too_large", maximum=settings.max_bet) from None
+
+
+async def confirmation(chats: ChatSettings, chat_id: int, result: CommandResult) -> str | None:
+    """The message confirming a player's move to them (their bid, bet, cancelled bet or
+    grab), in the group's language; ``None`` for a result with none of these."""
+    for event in result.events:
+        if isinstance(event, BidPlaced):
+            key = "answer.bid_placed"
+            values = {"amount": event.amount}
+        elif isinstance(event, BetPlaced):
+            key = "answer.bet_changed" if event.previous else "answer.bet_placed"
+            values = {"amount": event.amount}
+        elif isinstance(event, BetCancelled):
+            key = "answer.bet_cancelled"
+            values = {"amount": event.amount}
+        elif isinstance(event, Grabbed) and not event.auto:
+            key = "answer.grabbed"
+            values = {"share": event.amount}
+        else:
+            continue
+        return await chats.text(chat_id, key, **values)
+    return None
 
 
 def _placed_for(user_id: int, result: CommandResult | None) -> bool:

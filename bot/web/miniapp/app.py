@@ -1,0 +1,262 @@
+"""The Mini App as an aiohttp application, mounted under ``/miniapp/`` by the web server
+(``build_web_app(miniapp=...)``).
+
+- ``GET /``: the page (``static/index.html``; plain HTML, CSS and JS, no build step).
+- ``POST /api/session`` ``{"initData": "..."}``: fresh, signed ``initData`` exchanged
+  for a session token (``bot.web.miniapp.sessions``); 401 and the reason otherwise.
+- ``GET /api/table?chat=ID``: the group's table for the signed-in user
+  (``bot.web.miniapp.table``).
+- ``POST /api/bet`` ``{"chat": ID, "amount": "12.50"}``: a bet, played as ``/bet`` is
+  (``bot.web.miniapp.moves``) and answered here, never in the group.
+
+Every ``/api/`` request but signing in carries ``Authorization: Bearer TOKEN``. A group is
+shown only to its members, asked of Telegram (``is_member``), and only for a group the
+bot knows: an id typed by a stranger makes the bot ask Telegram nothing. Anything refused
+is answered ``{"error": "..."}`` with a status saying why (400 not understood, 401 not
+signed in, 403 not in the group, 409 the move was not taken) and changes nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from aiohttp import web
+
+from bot.service.game import GameService, Person
+from bot.web.miniapp.moves import IsMember, Moves
+from bot.web.miniapp.sessions import MiniAppSessions
+from bot.web.miniapp.table import people_in, table_view
+from bot.web.signing import USER_ID_LIMIT, Session, SignatureRefused
+
+STATIC = Path(__file__).parent / "static"
+#: A group's id as the page sends it: a minus and its digits (ASCII only).
+GROUP_ID = re.compile(r"-[0-9]{1,16}")
+#: Telegram's chat ids fit in 52 bits, as its user ids do.
+GROUP_ID_LIMIT = USER_ID_LIMIT
+
+#: What the page may load and whom it may talk to: itself, and Telegram's script; it may
+#: be framed only by Telegram's web client (the other clients open it in a web view).
+PAGE_POLICY = (
+    "default-src 'self'; script-src 'self' https://telegram.org; style-src 'self'; "
+    "img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; "
+    "frame-ancestors https://web.telegram.org"
+)
+HEADERS = {
+    # The table and the player's chips change every second and are the player's own.
+    "Cache-Control": "no-store",
+    "Content-Security-Policy": PAGE_POLICY,
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class MiniAppParts:
+    """What every handler of the Mini App uses (``request.app[PARTS]``)."""
+
+    service: GameService
+    sessions: MiniAppSessions
+    is_member: IsMember
+    moves: Moves
+    clock: Callable[[], float]
+
+    def now(self) -> int:
+        """Seconds since the epoch."""
+        return int(self.clock())
+
+
+PARTS = web.AppKey("miniapp_parts", MiniAppParts)
+
+
+class Refused(Exception):
+    """A request answered with ``{"error": text}`` and ``status``."""
+
+    def __init__(self, status: int, text: str) -> None:
+        super().__init__(text)
+        self.status = status
+        self.text = text
+
+
+def refusal(error: Refused) -> web.Response:
+    return web.json_response({"error": error.text}, status=error.status)
+
+
+#: What a refused sign-in says, by ``SignatureRefused.reason``.
+SIGN_IN_REFUSALS = {
+    "malformed": "This is not Telegram's initData. Open the app from Telegram.",
+    "signature": "Telegram's signature does not match. Open the app from Telegram.",
+    "expired": "This sign-in is too old. Close the app and open it again.",
+}
+
+
+def group_id(value: object) -> int:
+    """A group's id as the page sent it (text or a JSON number); ``Refused`` (400) for
+    anything else: not a number, not a group's (negative), or out of range."""
+    text = str(value) if type(value) is int else value
+    if not isinstance(text, str) or GROUP_ID.fullmatch(text) is None:
+        raise Refused(400, "chat must be a group's id, like -1001234567890.")
+    chat_id = int(text)
+    if -chat_id >= GROUP_ID_LIMIT:
+        raise Refused(400, "chat is out of range for a Telegram group's id.")
+    return chat_id
+
+
+def signed_in(request: web.Request) -> Session:
+    """The session of the request's bearer token; ``Refused`` (401) without a valid one."""
+    parts = request.app[PARTS]
+    scheme, _, token = request.headers.get("Authorization", "").partition(" ")
+    if scheme != "Bearer" or not token:
+        raise Refused(401, "Not signed in: open the app from Telegram.")
+    try:
+        return parts.sessions.check(token.strip(), parts.now())
+    except SignatureRefused as error:
+        if error.reason == "expired":
+            raise Refused(401, "Your session ended: close the app and open it again.") from None
+        raise Refused(401, "Not signed in: open the app from Telegram.") from None
+
+
+async def check_member(parts: MiniAppParts, chat_id: int, user_id: int) -> None:
+    """``Refused`` (403) unless the user is in a group the bot knows."""
+    # The database first: an id typed in a request must not spend the bot's requests to
+    # Telegram on a group it has nothing of.
+    if not await parts.service.knows_chat(chat_id) or not await parts.is_member(chat_id, user_id):
+        raise Refused(403, "You are not in this group, so its table is not shown to you.")
+
+
+async def json_body(request: web.Request) -> dict[str, Any]:
+    """The request's JSON object; ``Refused`` (400) for anything else."""
+    try:
+        body = await request.json()
+    except ValueError:
+        raise Refused(400, "The request's body is not JSON.") from None
+    if not isinstance(body, dict):
+        raise Refused(400, "The request's body must be a JSON object.")
+    return body
+
+
+async def index(request: web.Request) -> web.FileResponse:
+    return web.FileResponse(STATIC / "index.html")
+
+
+async def sign_in(request: web.Request) -> web.Response:
+    """``initData`` for a token; the user, and the group the link opened, if any."""
+    parts = request.app[PARTS]
+    try:
+        body = await json_body(request)
+        init_data = body.get("initData")
+        if not isinstance(init_data, str):
+            raise Refused(400, "initData is missing.")
+        try:
+            signed = parts.sessions.sign_in(init_data, parts.now())
+        except SignatureRefused as error:
+            raise Refused(401, SIGN_IN_REFUSALS[error.reason]) from None
+    except Refused as error:
+        return refusal(error)
+    user = signed.user
+    # Stored as the bot stores whoever writes in a group: the board names them.
+    await parts.service.note_people([Person(user.user_id, user.first_name, user.username)])
+    try:
+        chat = group_id(user.start_param) if user.start_param else None
+    except Refused:
+        chat = None  # a link to no group: the page asks for one
+    return web.json_response(
+        {
+            "token": signed.token,
+            "expires_at": signed.session.expires_at,
+            "user": {"id": user.user_id, "first_name": user.first_name, "username": user.username},
+            "chat": chat,
+        }
+    )
+
+
+async def current_table(parts: MiniAppParts, chat_id: int, user_id: int) -> dict[str, Any]:
+    """The group's table as ``user_id`` sees it now."""
+    service = parts.service
+    state = await service.current_round(chat_id)
+    settings = state.settings if state is not None else await service.settings(chat_id)
+    balance = await service.balance(chat_id, user_id)
+    people = await service.names(people_in(state))
+    return table_view(
+        chat_id,
+        state,
+        balance,
+        settings.currency,
+        settings.quick_bets,
+        people,
+        viewer=user_id,
+        now_ms=int(parts.clock() * 1000),
+    )
+
+
+async def table(request: web.Request) -> web.Response:
+    parts = request.app[PARTS]
+    try:
+        session = signed_in(request)
+        chat_id = group_id(request.query.get("chat"))
+        await check_member(parts, chat_id, session.user_id)
+    except Refused as error:
+        return refusal(error)
+    return web.json_response(await current_table(parts, chat_id, session.user_id))
+
+
+async def bet(request: web.Request) -> web.Response:
+    """A bet from the page: 200 with the bot's confirmation and the table after it, or 409
+    with the bot's refusal (nothing changed)."""
+    parts = request.app[PARTS]
+    try:
+        session = signed_in(request)
+        body = await json_body(request)
+        chat_id = group_id(body.get("chat"))
+        await check_member(parts, chat_id, session.user_id)
+        amount = body.get("amount")
+        if not isinstance(amount, str):
+            raise Refused(400, 'amount must be text, like "12.50".')
+    except Refused as error:
+        return refusal(error)
+    known = await parts.service.names([session.user_id])
+    player = known.get(session.user_id, Person(session.user_id))
+    answer = await parts.moves.bet(chat_id, player, amount)
+    if not answer.taken:
+        return web.json_response({"error": answer.text}, status=409)
+    shown = await current_table(parts, chat_id, session.user_id)
+    return web.json_response({"text": answer.text, "table": shown})
+
+
+async def add_headers(request: web.Request, response: web.StreamResponse) -> None:
+    """The Mini App's signal handler for ``on_response_prepare``: on every response."""
+    response.headers.update(HEADERS)
+
+
+def build_miniapp(
+    *,
+    service: GameService,
+    bot_token: str,
+    is_member: IsMember,
+    moves: Moves,
+    clock: Callable[[], float],
+) -> web.Application:
+    """The Mini App, to mount with ``app.add_subapp("/miniapp/", miniapp)``.
+
+    ``service`` is the bot's; ``is_member(chat_id, user_id)`` says whether a user is in a
+    group (the shell's ``MemberCheck.is_member``); ``moves`` plays the page's moves as the
+    group's commands (the shell's ``MiniAppMoves``); ``clock`` gives seconds since the
+    epoch."""
+    app = web.Application()
+    app.on_response_prepare.append(add_headers)
+    app[PARTS] = MiniAppParts(
+        service=service,
+        sessions=MiniAppSessions(bot_token),
+        is_member=is_member,
+        moves=moves,
+        clock=clock,
+    )
+    app.router.add_get("/", index, name="index")
+    app.router.add_post("/api/session", sign_in)
+    app.router.add_get("/api/table", table)
+    app.router.add_post("/api/bet", bet)
+    app.router.add_static("/static/", STATIC)
+    return app

@@ -1,0 +1,32 @@
+"""What the Mini App asks of the bot's shell: whether someone is in a group (asked of
+Telegram) and the moves a player makes from the page, played as the group's commands are
+(in the chat's turn, through the same service call, shown on the group's board)."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Protocol
+
+from bot.service.game import Person
+
+#: Whether the user is in the group: ``is_member(chat_id, user_id)`` (the shell's
+#: ``MemberCheck``, which caches Telegram's ``getChatMember``).
+IsMember = Callable[[int, int], Awaitable[bool]]
+
+
+@dataclass(frozen=True, slots=True)
+class MoveAnswer:
+    """What a move got: whether it was taken, and the text the bot answers a command
+    with (the same catalogue message, as plain text)."""
+
+    taken: bool
+    text: str
+
+
+class Moves(Protocol):
+    """The moves the page offers (this first slice: a bet)."""
+
+    async def bet(self, chat_id: int, player: Person, amount: str) -> MoveAnswer:
+        """Bet ``amount`` as typed (``0`` cancels), as ``/bet`` does."""
+        ...

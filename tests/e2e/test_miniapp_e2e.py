@@ -1,0 +1,208 @@
+"""The Mini App as a player uses it (issue 24, its first slice), through the real bot
+process with its ``[web]`` listener serving ``/miniapp/``, against the fake Telegram, in
+a headless chromium at a phone's width.
+
+In a group, an admin opens the table and credits the players; the dealer starts a round
+and bids through the fake Telegram. A player opens the Mini App: the page signs in with
+correctly signed ``initData`` (given by the stub that stands in for Telegram's script,
+``tests/helpers/telegram_web_app_stub.js``; nothing is fetched from the internet), shows
+the round taking bets, and the player bets with a quick amount, then changes it with a
+typed one. Each is answered in the page, in the bot's words, and never in the group; the
+group's board shows the bet, and the chips the page shows are the ledger's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import time
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_asyncio
+
+from bot.engine.round import Phase
+from bot.money import format_amount
+from tests.e2e.harness import (
+    E2E,
+    FAST_GAME,
+    JsonDict,
+    Texts,
+    open_table,
+    running_bot,
+    start_round,
+    user,
+)
+from tests.helpers.browser import PAGE_LIMIT_SECONDS, headless_chromium
+from tests.helpers.signing import init_data
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+GROUP = -1_001_000_002_401
+ADMIN = user(2401, "Ada", "ada")
+DEALER = user(2402, "Bao", "bao")
+PLAYER = user(2403, "Chen", "chen")
+#: The betting window outlasts the page's two bets: what they get does not depend on time.
+GAME = {**FAST_GAME, "bid_seconds": 2, "bet_seconds": 120}
+STUB = Path(__file__).resolve().parents[1] / "helpers" / "telegram_web_app_stub.js"
+#: A small Android phone, the width the page must read well at.
+PHONE = {"width": 360, "height": 740, "deviceScaleFactor": 2, "mobile": True}
+
+
+def free_port() -> int:
+    """A port nothing listens on now (the bot binds it a moment later)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """Headless chromium (the test skips without it, or fails where it is required)."""
+    with headless_chromium(tmp_path_factory.mktemp("downloads")) as driver:
+        yield driver
+
+
+@pytest.fixture
+def web_port() -> int:
+    return free_port()
+
+
+@pytest_asyncio.fixture(loop_scope="module")
+async def e2e(tmp_path: Path, web_port: int) -> AsyncIterator[E2E]:
+    """The bot process with its Mini App on ``web_port``."""
+    environment = {"NIUNIU_WEB_LISTEN": f"127.0.0.1:{web_port}", "NIUNIU_WEB_MINIAPP": "true"}
+    async with running_bot(tmp_path, game=GAME, env=environment) as session:
+        yield session
+
+
+def open_the_app(browser: Any, url: str, signed: str) -> None:
+    """Open the page as Telegram's client would, at a phone's size: the stub in place of
+    Telegram's script (run before the page's own), and telegram.org blocked, so that the
+    real script is not fetched."""
+    source = STUB.read_text(encoding="utf-8").replace("__INIT_DATA__", json.dumps(signed))
+    browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", PHONE)
+    browser.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": source})
+    browser.execute_cdp_cmd("Network.enable", {})
+    browser.execute_cdp_cmd("Network.setBlockedURLs", {"urls": ["*telegram.org*"]})
+    browser.get(url)
+
+
+def wait_text(browser: Any, element_id: str, wanted: str) -> str:
+    """Wait until the element's text is ``wanted`` (the page polls every second)."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.wait import WebDriverWait
+
+    def shown(_: Any) -> bool:
+        return bool(browser.find_element(By.ID, element_id).text == wanted)
+
+    try:
+        WebDriverWait(browser, PAGE_LIMIT_SECONDS).until(shown)
+    except Exception:
+        text = browser.find_element(By.ID, element_id).text
+        raise AssertionError(f"#{element_id} shows {text!r}, not {wanted!r}") from None
+    return wanted
+
+
+def bet_in_the_page(browser: Any, amount: str | None, shots: Path, photo: str) -> dict[str, Any]:
+    """Press the first quick bet (``amount`` None) or type ``amount`` and press Bet, as a
+    person would; what the page says then (its message, bets and chips). Photographed as
+    ``photo``. Selenium blocks: the test runs this in a thread, so that the fake Telegram
+    (on the test's event loop) answers the bot meanwhile (``getChatMember``)."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.wait import WebDriverWait
+
+    before = browser.find_element(By.ID, "message").text
+    if amount is None:
+        browser.find_element(By.CSS_SELECTOR, ".quick-bet").click()
+    else:
+        field = browser.find_element(By.ID, "amount")
+        field.clear()
+        field.send_keys(amount)
+        browser.find_element(By.ID, "bet").click()
+
+    def answered(_: Any) -> bool:
+        message = browser.find_element(By.ID, "message")
+        classes = (message.get_attribute("class") or "").split()
+        return bool(message.text != before and ("ok" in classes or "error" in classes))
+
+    WebDriverWait(browser, PAGE_LIMIT_SECONDS).until(answered)
+    # docs/pictures/miniapp-betting.png is this test's "miniapp-betting", copied by hand.
+    browser.save_screenshot(str(shots / f"{photo}.png"))
+    message = browser.find_element(By.ID, "message")
+    return {
+        "message": message.text,
+        "ok": "ok" in (message.get_attribute("class") or "").split(),
+        "bets": [item.text for item in browser.find_elements(By.CSS_SELECTOR, "#bets li")],
+        "free": browser.find_element(By.ID, "chips-free").text,
+        "held": browser.find_element(By.ID, "chips-held").text,
+        "tap_heights": [
+            button.size["height"]
+            for button in browser.find_elements(By.CSS_SELECTOR, ".quick-bet, #bet")
+        ],
+        "page_width": browser.execute_script("return document.documentElement.scrollWidth"),
+    }
+
+
+def board_line(e2e: E2E, texts: Texts, stake: int) -> JsonDict | None:
+    """The latest board edit showing the player's bet of ``stake``."""
+    line = texts.message("board.bet_line", name=PLAYER["first_name"], stake=stake)
+    edits = [
+        entry
+        for entry in e2e.fake.transcript(GROUP)
+        if entry["kind"] == "edit" and line in (entry["plain_text"] or "").splitlines()
+    ]
+    return edits[-1] if edits else None
+
+
+async def test_a_player_bets_from_the_mini_app_and_the_groups_board_shows_it(
+    e2e: E2E, web_port: int, browser: Any, tmp_path: Path
+) -> None:
+    await open_table(e2e, GROUP, ADMIN, [DEALER, PLAYER])
+    texts = await e2e.texts(GROUP)
+    currency = (await e2e.service.settings(GROUP)).currency
+    state = await start_round(e2e, GROUP, DEALER)
+    await e2e.expect_reply(GROUP, DEALER, "/bid 100", "answer.bid_placed", amount=10_000)
+    await e2e.wait_phase(GROUP, Phase.BETTING, state.id)
+    sent_before = len(e2e.sends(GROUP))
+
+    # The player opens the app from the group's link: signed initData naming the group.
+    person = {"id": PLAYER["id"], "first_name": PLAYER["first_name"], "username": "chen"}
+    signed = init_data(e2e.fake.token, int(time.time()), user=person, start_param=str(GROUP))
+    url = f"http://127.0.0.1:{web_port}/miniapp/"
+    await asyncio.to_thread(open_the_app, browser, url, signed)
+    await asyncio.to_thread(wait_text, browser, "phase", "Betting is open")
+    await asyncio.to_thread(wait_text, browser, "dealer", DEALER["first_name"])
+    browser.save_screenshot(str(tmp_path / "miniapp-betting-open.png"))
+
+    # A quick bet (the table's first, 5.00), answered in the page as /bet is in the group.
+    quick = await asyncio.to_thread(bet_in_the_page, browser, None, tmp_path, "miniapp-quick")
+    assert quick["ok"], quick
+    assert quick["message"] == texts.message("answer.bet_placed", amount=500)
+    assert quick["bets"] == [f"{PLAYER['first_name']} (you)\n{format_amount(500, currency)}"]
+    assert await e2e.fake.wait_for(lambda: board_line(e2e, texts, 500), timeout=10)
+
+    # A typed amount changes it; the group's board shows the new bet.
+    typed = await asyncio.to_thread(bet_in_the_page, browser, "7.50", tmp_path, "miniapp-betting")
+    assert typed["ok"], typed
+    assert typed["message"] == texts.message("answer.bet_changed", amount=750)
+    assert await e2e.fake.wait_for(lambda: board_line(e2e, texts, 750), timeout=10)
+    current = await e2e.current_round(GROUP)
+    assert current is not None and current.id == state.id
+    assert [(bet.user_id, bet.amount) for bet in current.bets] == [(PLAYER["id"], 750)]
+
+    # The chips the page shows are the ledger's: free, and held by the bet.
+    balance = await e2e.service.balance(GROUP, PLAYER["id"])
+    assert balance.held > 0
+    assert typed["free"] == format_amount(balance.available, currency)
+    assert typed["held"] == format_amount(balance.held, currency)
+
+    # Answered in the page only: the group got no message for either bet (its board was
+    # edited in place).
+    assert len(e2e.sends(GROUP)) == sent_before
+    # Readable at 360 px: nothing wider than the screen, and buttons big enough to tap.
+    assert typed["page_width"] <= PHONE["width"], typed
+    assert min(typed["tap_heights"]) >= 44, typed
