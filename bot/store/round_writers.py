@@ -69,11 +69,13 @@ TOUCH_USER = (
     " first_name = excluded.first_name, last_name = excluded.last_name,"
     " seen_at_ms = excluded.seen_at_ms"
 )
-#: An update processed: claimed once, by the write that applies it.
+#: An update processed: claimed once, by the write that applies it. SQLite counts the
+#: row written; asyncpg can say only by a row returned.
 CLAIM = (
     "INSERT INTO processed_updates (bot_id, update_id, processed_at_ms)"
-    " VALUES (:bot_id, :update_id, :now) ON CONFLICT DO NOTHING RETURNING 1"
+    " VALUES (:bot_id, :update_id, :now) ON CONFLICT DO NOTHING"
 )
+_CLAIMS = {"sqlite": CLAIM, "postgresql": CLAIM + " RETURNING 1"}
 _CLEAR_NEXT_ROUND = (
     "UPDATE chats SET next_round_at_ms = NULL WHERE id = :chat_id AND next_round_at_ms IS NOT NULL"
 )
@@ -215,11 +217,11 @@ def sqlite_write(write: RoundWrite, envelope: Envelope = NO_ENVELOPE) -> list[St
                 _SQLITE_NEXT_ROUND, {"chat_id": write.chat_id, "next_round_at": write.next_round_at}
             )
         )
-    statements += _envelope(envelope, now)
+    statements += _envelope(envelope, now, "sqlite")
     return statements
 
 
-def _envelope(envelope: Envelope, now: int) -> list[Statement]:
+def _envelope(envelope: Envelope, now: int, dialect: str) -> list[Statement]:
     statements = []
     if envelope.user_row is not None:
         statements.append(Statement(TOUCH_USER, dict(envelope.user_row)))
@@ -227,7 +229,7 @@ def _envelope(envelope: Envelope, now: int) -> list[Statement]:
     if update_id is not None:
         statements.append(
             Statement(
-                CLAIM,
+                _CLAIMS[dialect],
                 {"bot_id": envelope.bot_id, "update_id": update_id, "now": now},
                 expect_one=lambda: AlreadyProcessed(update_id),
             )
@@ -453,7 +455,7 @@ def start_write(
     table's pending start cleared."""
     chat_id, now = row["chat_id"], row["started_at_ms"]
     return [
-        *_envelope(envelope, now),
+        *_envelope(envelope, now, dialect),
         Statement(
             _insert_round(tuple(row), cast=dialect == "postgresql"),
             dict(row),
