@@ -69,8 +69,8 @@ _NO_REFUSALS: Mapping[str, Refusal] = MappingProxyType({})
 class Statement:
     """One statement of a write, with its parameters (a list: once per row).
 
-    A plain class, not a dataclass: a bet builds several, and a frozen dataclass's
-    ``__init__`` costs a few times a plain one's."""
+    A plain class, not a frozen dataclass: a bet builds several, and a frozen
+    dataclass's ``__init__`` sets each field through ``object.__setattr__``."""
 
     __slots__ = ("expect_columns", "expect_one", "params", "refusals", "returns", "sql")
 
