@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import shutil
-import socket
 import subprocess
 import tempfile
 from collections.abc import Iterator
@@ -19,15 +18,9 @@ from pathlib import Path
 import asyncpg
 import pytest
 
+from tests.helpers.ports import free_port
+
 POSTGRES_BIN = Path("/usr/lib/postgresql")
-
-
-def free_port() -> int:
-    """A port nothing listens on now (the server binds it a moment later)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 class ScratchCluster:

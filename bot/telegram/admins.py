@@ -4,6 +4,7 @@ Telegram, cached briefly) and the operators named in the configuration."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
 from cachetools import TTLCache
 from telegram import ChatMember, Update
@@ -38,20 +39,17 @@ class AdminCheck:
         cache_seconds: float,
     ) -> None:
         self.service = service
-        self.messenger = messenger
         self.operators = operators
-        self._answers: TTLCache[tuple[int, int], bool] = TTLCache(
-            ADMIN_ANSWERS_CACHED, cache_seconds
-        )
+        self._answers = MemberAnswers(messenger, cache_seconds)
         self._titles: TTLCache[int, str] = TTLCache(TITLES_CACHED, TITLES_CACHE_SECONDS)
 
     def sizes(self) -> dict[str, int]:
         """Entries cached now: Telegram's answers (per chat and user) and group titles."""
-        return {"answers": len(self._answers), "titles": len(self._titles)}
+        return {"answers": self._answers.size(), "titles": len(self._titles)}
 
     def forget_quiet(self) -> None:
         """Forget the answers and titles whose time ran out."""
-        self._answers.expire()
+        self._answers.forget_quiet()
         self._titles.expire()
 
     async def is_admin(self, chat_id: int, user_id: int) -> bool:
@@ -59,17 +57,7 @@ class AdminCheck:
         ``False`` when Telegram cannot say (logged)."""
         if user_id in self.operators:
             return True
-        found = self._answers.get((chat_id, user_id))
-        if found is not None:
-            return found
-        try:
-            member = await self.messenger.bot.get_chat_member(chat_id, user_id)
-        except TelegramError as error:
-            log.warning("getChatMember(%s, %s) failed: %s", chat_id, user_id, error)
-            return False
-        allowed = member.status in (ChatMember.OWNER, ChatMember.ADMINISTRATOR)
-        self._answers[(chat_id, user_id)] = allowed
-        return allowed
+        return await self._answers.ask(chat_id, user_id, _administers)
 
     async def require(self, update: Update) -> tuple[int, Person]:
         """The group and the admin who sent ``update``; ``GameError("not_admin")`` for
@@ -95,22 +83,52 @@ class MemberCheck:
     Mini App shows a group only to its members."""
 
     def __init__(self, messenger: Messenger, *, cache_seconds: float) -> None:
+        self._answers = MemberAnswers(messenger, cache_seconds)
+
+    def sizes(self) -> dict[str, int]:
+        """Entries cached now: Telegram's answers (per chat and user)."""
+        return {"answers": self._answers.size()}
+
+    def forget_quiet(self) -> None:
+        """Forget the answers whose time ran out."""
+        self._answers.forget_quiet()
+
+    async def is_member(self, chat_id: int, user_id: int) -> bool:
+        """Whether Telegram says the user is in the group (cached); ``False`` when it
+        cannot say (logged), and not cached then: the next look asks again."""
+        return await self._answers.ask(chat_id, user_id, _inside)
+
+
+def _administers(member: ChatMember) -> bool:
+    return member.status in (ChatMember.OWNER, ChatMember.ADMINISTRATOR)
+
+
+def _inside(member: ChatMember) -> bool:
+    # A restricted user may have left the group too: Telegram says so in is_member.
+    return member.status not in GONE and getattr(member, "is_member", True) is not False
+
+
+class MemberAnswers:
+    """What Telegram's ``getChatMember`` says of a user in a group, judged and cached per
+    chat and user for ``cache_seconds``; ``False`` when Telegram cannot say (logged, and
+    not cached: the next look asks again)."""
+
+    def __init__(self, messenger: Messenger, cache_seconds: float) -> None:
         self.messenger = messenger
         self._answers: TTLCache[tuple[int, int], bool] = TTLCache(
             ADMIN_ANSWERS_CACHED, cache_seconds
         )
 
-    def sizes(self) -> dict[str, int]:
-        """Entries cached now: Telegram's answers (per chat and user)."""
-        return {"answers": len(self._answers)}
+    def size(self) -> int:
+        """Answers cached now."""
+        return len(self._answers)
 
     def forget_quiet(self) -> None:
         """Forget the answers whose time ran out."""
         self._answers.expire()
 
-    async def is_member(self, chat_id: int, user_id: int) -> bool:
-        """Whether Telegram says the user is in the group (cached); ``False`` when it
-        cannot say (logged), and not cached then: the next look asks again."""
+    async def ask(self, chat_id: int, user_id: int, judge: Callable[[ChatMember], bool]) -> bool:
+        """``judge``'s answer on the user's membership, cached (one judge per cache)."""
         found = self._answers.get((chat_id, user_id))
         if found is not None:
             return found
@@ -119,7 +137,6 @@ class MemberCheck:
         except TelegramError as error:
             log.warning("getChatMember(%s, %s) failed: %s", chat_id, user_id, error)
             return False
-        # A restricted user may have left the group too: Telegram says so in is_member.
-        inside = member.status not in GONE and getattr(member, "is_member", True) is not False
-        self._answers[(chat_id, user_id)] = inside
-        return inside
+        answer = judge(member)
+        self._answers[(chat_id, user_id)] = answer
+        return answer

@@ -14,6 +14,8 @@ import pytest
 import pytest_asyncio
 
 from tests.e2e.harness import E2E, FAST_GAME, running_bot
+from tests.helpers.browser import headless_chromium
+from tests.helpers.ports import free_port
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -36,3 +38,16 @@ async def e2e(
     folder = tmp_path_factory.mktemp("e2e")
     async with running_bot(folder, game=game, replies_per_minute=replies) as session:
         yield session
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """Headless chromium (the test skips without it, or fails where it is required)."""
+    with headless_chromium(tmp_path_factory.mktemp("downloads")) as driver:
+        yield driver
+
+
+@pytest.fixture
+def web_port() -> int:
+    """A free port for the bot's web server (the console, the Mini App)."""
+    return free_port()

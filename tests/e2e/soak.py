@@ -23,7 +23,6 @@ import contextlib
 import os
 import random
 import re
-import socket
 import time
 import uuid
 from collections import Counter
@@ -46,6 +45,7 @@ from bot.store.models import Account, RoundRow
 from tests.e2e.harness import FAST_GAME, BotProcess, sliding_max, write_config
 from tests.e2e.webhooks import RoundRobin, WebhookPush
 from tests.helpers.game import check_ledger
+from tests.helpers.ports import free_port
 
 JsonDict = dict[str, Any]
 
@@ -147,14 +147,6 @@ class Figures:
             "rounds stuck": self.stuck,
         }
         return "\n".join(f"{name}: {items}" for name, items in named.items() if items)
-
-
-def free_port() -> int:
-    """A local port where nothing listens (bound, then closed at once)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-    return port
 
 
 def chat_of(group: int) -> int:

@@ -15,8 +15,7 @@ from __future__ import annotations
 import asyncio
 import html
 import re
-import socket
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +35,7 @@ from tests.e2e.harness import (
     start_round,
     user,
 )
-from tests.helpers.browser import and_wait, headless_chromium, screenshot
+from tests.helpers.browser import and_wait, screenshot
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -50,25 +49,6 @@ OPERATOR = 1109
 GAME = {**FAST_GAME, "bid_seconds": 3, "bet_seconds": 120}
 #: The group's max_bet before and after the admin changes it (as typed and displayed).
 MAX_BET_BEFORE, MAX_BET_AFTER = "50.00", "5.00"
-
-
-def free_port() -> int:
-    """A port nothing listens on now (the bot binds it a moment later)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    """Headless chromium (the test skips without it, or fails where it is required)."""
-    with headless_chromium(tmp_path_factory.mktemp("downloads")) as driver:
-        yield driver
-
-
-@pytest.fixture
-def web_port() -> int:
-    return free_port()
 
 
 @pytest_asyncio.fixture(loop_scope="module")

@@ -41,7 +41,8 @@ from tests.e2e.harness import (
     start_round,
     user,
 )
-from tests.scratch import ScratchCluster, fill, free_port, scratch_cluster, small_disk
+from tests.helpers.ports import free_port
+from tests.scratch import ScratchCluster, fill, scratch_cluster, small_disk
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 

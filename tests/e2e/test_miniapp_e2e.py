@@ -15,9 +15,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +35,7 @@ from tests.e2e.harness import (
     start_round,
     user,
 )
-from tests.helpers.browser import PAGE_LIMIT_SECONDS, headless_chromium
+from tests.helpers.browser import PAGE_LIMIT_SECONDS
 from tests.helpers.signing import init_data
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -50,25 +49,6 @@ GAME = {**FAST_GAME, "bid_seconds": 2, "bet_seconds": 120}
 STUB = Path(__file__).resolve().parents[1] / "helpers" / "telegram_web_app_stub.js"
 #: A small Android phone, the width the page must read well at.
 PHONE = {"width": 360, "height": 740, "deviceScaleFactor": 2, "mobile": True}
-
-
-def free_port() -> int:
-    """A port nothing listens on now (the bot binds it a moment later)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    """Headless chromium (the test skips without it, or fails where it is required)."""
-    with headless_chromium(tmp_path_factory.mktemp("downloads")) as driver:
-        yield driver
-
-
-@pytest.fixture
-def web_port() -> int:
-    return free_port()
 
 
 @pytest_asyncio.fixture(loop_scope="module")

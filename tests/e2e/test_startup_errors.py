@@ -25,6 +25,7 @@ from sqlalchemy.engine import make_url
 from bot.fakegram.server import FakeTelegram
 from tests.e2e.harness import REPO_ROOT
 from tests.helpers.databases import POSTGRES_ADMIN_URL, REQUIRE_POSTGRES
+from tests.helpers.ports import free_port
 
 #: The token the fake Telegram knows, and one it does not: neither may ever be printed.
 TOKEN = "987654321:AAHfakeTelegramKnowsThis_secret-1"
@@ -46,14 +47,6 @@ class Finished:
         lines = [line for line in self.stderr.splitlines() if line.strip()]
         assert len(lines) == 1, f"stderr is not one line:\n{self.stderr}"
         return lines[0]
-
-
-def free_port() -> int:
-    """A local port where nothing listens (bound, then closed at once)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-    return port
 
 
 def write_config(tmp_path: Path) -> Path:
