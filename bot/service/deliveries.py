@@ -109,6 +109,12 @@ class DeliveryUseCases:
         worker that recorded it after this one looked)."""
         await self.store.delivery_records.mark_board_closed(round_id, message_id, self.clock())
 
+    async def mark_board_open(self, round_id: int) -> None:
+        """Record that an ended round's board shows buttons again (an edit rendered before
+        the round ended landed after its last edit): the sweep closes it again if the
+        worker that saw it does not live to."""
+        await self.store.delivery_records.mark_board_open(round_id)
+
     async def unclosed_boards(self, *, grace_ms: int) -> list[tuple[int, int]]:
         """Ended rounds whose board may still show live buttons, that ended ``grace_ms``
         ago or more: (round id, chat id)."""

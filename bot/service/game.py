@@ -191,6 +191,7 @@ class GameService:
         self.replaced_boards = deliveries.replaced_boards
         self.mark_announced = deliveries.mark_announced
         self.mark_board_closed = deliveries.mark_board_closed
+        self.mark_board_open = deliveries.mark_board_open
         self.unclosed_boards = deliveries.unclosed_boards
         self.unannounced = deliveries.unannounced
         self.unposted_boards = deliveries.unposted_boards

@@ -85,6 +85,12 @@ _MARK_BOARD_CLOSED = (
     "WHERE id = :round_id AND board_closed_at_ms IS NULL "
     "AND COALESCE(board_message_id, -1) = :message_id"
 )
+#: The board shows the round open again (an edit of another worker's, rendered before the
+#: round ended, landed after its last edit): to be closed again, by the sweep if need be.
+_MARK_BOARD_OPEN = (
+    "UPDATE rounds SET board_closed_at_ms = NULL "
+    "WHERE id = :round_id AND board_closed_at_ms IS NOT NULL"
+)
 _POSTGRES = {
     statement: Positional.of(statement)
     for statement in (
@@ -95,6 +101,7 @@ _POSTGRES = {
         _FORGET_REPLACED_BOARD,
         _MARK_ANNOUNCED,
         _MARK_BOARD_CLOSED,
+        _MARK_BOARD_OPEN,
     )
 }
 
@@ -160,6 +167,10 @@ class DeliveryRecords:
             "message_id": -1 if message_id is None else message_id,
         }
         await self._update(_MARK_BOARD_CLOSED, params)
+
+    async def mark_board_open(self, round_id: int) -> None:
+        """The ended round's board shows buttons again: it is to be closed again."""
+        await self._update(_MARK_BOARD_OPEN, {"round_id": round_id})
 
     async def _update(self, statement: str, params: dict[str, Any]) -> int:
         """Run one ``UPDATE`` of a round row (by its id); the rows it changed (0 or 1)."""

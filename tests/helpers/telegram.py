@@ -467,6 +467,10 @@ class FakeService(BoardService, ProgressService, SettingsSource, NamesSource, Ch
         if self.board_messages.get(round_id) == message_id:
             self.closed.add(round_id)
 
+    async def mark_board_open(self, round_id: int) -> None:
+        self._note("mark_board_open", round_id)
+        self.closed.discard(round_id)
+
     async def unclosed_boards(self, *, grace_ms: int) -> list[tuple[int, int]]:
         self._note("unclosed_boards", grace_ms)
         return [(r.id, r.chat_id) for r in self.rounds.values() if r.id in self.unclosed]

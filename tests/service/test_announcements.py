@@ -212,6 +212,11 @@ async def test_an_ended_rounds_board_is_to_be_closed_until_recorded_after_the_gr
     # A board recorded anew (a worker that died after sending it) is to be closed again.
     await service.set_board_message(open_round.round.id, 9)
     assert len(await service.unclosed_boards(grace_ms=0)) == 1
+    await service.mark_board_closed(open_round.round.id, 9)
+    assert await service.unclosed_boards(grace_ms=0) == []
+    # So is one an edit rendered before the end put buttons back on.
+    await service.mark_board_open(open_round.round.id)
+    assert await service.unclosed_boards(grace_ms=0) == [(open_round.round.id, GROUP)]
 
 
 async def test_a_replaced_board_is_remembered_until_taken_down_and_left_to_its_worker_first(

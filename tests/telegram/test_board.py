@@ -1071,3 +1071,7 @@ async def test_an_edit_that_lands_after_another_worker_closed_the_board_is_close
     assert shell.edits == [shell.board_text(bid), shell.board_text(ended)]
     assert shell.bot.of("edit_message_text")[-1].args["reply_markup"] is None
     assert shell.service.closed == {7}
+    # Recorded open before it was closed again: had this worker died in between, the
+    # sweep (which looks for boards recorded open) would have closed it.
+    marks = [call.name for call in shell.service.calls if call.name.startswith("mark_board_")]
+    assert marks[-2:] == ["mark_board_open", "mark_board_closed"]

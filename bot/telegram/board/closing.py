@@ -49,11 +49,14 @@ class BoardClosing:
         self.memory.queue_once(key, self.outbox.put_aside, send)
 
     async def close_if_ended(self, chat_id: int, round_id: int) -> None:
-        """Once a board message is recorded: if the round ended meanwhile (in another
-        worker, whose last edit then found the message this one replaced), close it. The
-        record comes before this look, and another worker's end before its last edit's:
-        one of the two sees the other."""
+        """Once a board message is recorded, or an edit showing the round open landed: if
+        the round ended meanwhile (in another worker, whose last edit then found the
+        message this one replaced, or came before this edit), close it. The record or
+        edit comes before this look, and another worker's end before its last edit's:
+        one of the two sees the other. The board is recorded open again first, so that
+        the sweep closes it if this process does not live to."""
         if await self.service.round_ended(round_id):
+            await self.service.mark_board_open(round_id)
             self.close(chat_id, round_id)
 
     def done_posting(self, chat_id: int, round_id: int) -> None:
