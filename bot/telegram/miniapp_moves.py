@@ -6,8 +6,6 @@ group."""
 
 from __future__ import annotations
 
-import html
-
 from bot.engine.errors import GameError
 from bot.service.game import Person
 from bot.telegram.handlers.base import ShellParts
@@ -34,12 +32,6 @@ class MiniAppMoves:
                 result = await parts.service.bet(chat_id, player, cents)
                 parts.progress.publish(chat_id, result)
         except GameError as error:
-            return MoveAnswer(False, await self._text(chat_id, error))
+            return MoveAnswer(False, plain_text(await parts.replies.error_text(chat_id, error)))
         text = await confirmation(parts.chats, chat_id, result)
         return MoveAnswer(True, plain_text(text or ""))
-
-    async def _text(self, chat_id: int, error: GameError) -> str:
-        """A refusal as the bot words it in the group (``Replies.reply_error``), as plain
-        text."""
-        params = {k: html.escape(v) if isinstance(v, str) else v for k, v in error.params.items()}
-        return plain_text(await self.parts.chats.text(chat_id, f"error.{error.key}", **params))

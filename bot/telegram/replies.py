@@ -129,8 +129,12 @@ class Replies:
         chat = update.effective_chat
         if chat is None:
             return
+        self.reply(update, await self.error_text(chat.id, error))
+
+    async def error_text(self, chat_id: int, error: GameError) -> str:
+        """A refusal as the bot words it in the group, its parameters escaped (HTML)."""
         params = {k: html.escape(v) if isinstance(v, str) else v for k, v in error.params.items()}
-        self.reply(update, await self.chats.text(chat.id, f"error.{error.key}", **params))
+        return await self.chats.text(chat_id, f"error.{error.key}", **params)
 
     def toast(
         self, query_id: str, text: str, *, or_in_chat: tuple[int, bool, str] | None = None
