@@ -70,10 +70,9 @@ class Located:
 
 @dataclass(frozen=True, slots=True)
 class Applied:
-    """What the hot path did: the round before and the transition it stored, and when
-    the table's next round starts if this ended the round."""
+    """What the hot path did: the transition it stored, and when the table's next round
+    starts if this ended the round."""
 
-    before: Round
     transition: Transition
     next_round_at_ms: int | None = None
 
@@ -229,7 +228,7 @@ class RoundCommands:
             raise NotOnHotPath("a deal outside a deadline's transaction")
         envelope = Envelope(self.bot_id, job.params["update_id"], job.user_row)
         await run_asyncpg(driver, postgres_write(write, envelope))
-        return Applied(read.round, transition, write.next_round_at)
+        return Applied(transition, write.next_round_at)
 
     # -- SQLite -------------------------------------------------------------------------
 
@@ -248,4 +247,4 @@ class RoundCommands:
             # The player is stored only with a round to write (a refusal stores nobody).
             envelope = Envelope(self.bot_id, update_id, job.user_row)
             run_sqlite(connection, sqlite_write(write, envelope))
-            return Applied(read.round, transition, write.next_round_at)
+            return Applied(transition, write.next_round_at)
