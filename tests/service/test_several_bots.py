@@ -108,7 +108,8 @@ async def test_an_admin_moves_a_group_between_rounds_with_its_chips(
     assert await b.serves(GROUP) and not await a.serves(GROUP)
     after = await b.balance(GROUP, DEALER.id)  # the bid's hold released by the void
     assert after.available == before.available + before.held and after.held == 0
-    assert [entry.action for entry in await b.audit_log(GROUP, 10)][0] == "serve"
+    newest = (await b.audit_log(GROUP, 10))[0]
+    assert newest.action == "serve" and newest.details == {"from_bot": BOT_A, "to_bot": BOT_B}
     # The table is B's now: its next round is B's to start and to sweep.
     started = await b.start_round(GROUP, actor=DEALER)
     assert started.round is not None
