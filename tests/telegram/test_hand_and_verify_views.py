@@ -134,7 +134,7 @@ def test_a_verified_deal_of_cards_lists_every_hand_and_names_the_house() -> None
         "第 9 局：种子的 SHA-256 与公布的哈希一致 ✅\n"
         "种子：<code>01020304</code> · 6 副牌，第 41–50 张轮流发出，庄家最后：\n"
         "• Alice: 10♠ 9♥ A♦ | 9♣ 8♠\n"
-        "• （庄房）: K♠ 9♥ 7♦ 5♣ 2♠"
+        "• （公庄）: K♠ 9♥ 7♦ 5♣ 2♠"
     )
 
 
