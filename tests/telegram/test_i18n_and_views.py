@@ -21,6 +21,8 @@ from hypothesis import strategies as st
 from bot.engine.autobets import Autobet, place_autobets
 from bot.engine.round import advance, bet, bid, start_round
 from bot.engine.settings import LANGUAGES, Settings
+from bot.rules import bullbull, envelope, poker29
+from bot.rules.ruleset import RULESETS, get_ruleset
 from bot.service.game import Person
 from bot.telegram.i18n import (
     compile_catalogue,
@@ -246,6 +248,36 @@ def test_a_plural_message_takes_the_form_for_its_number() -> None:
 
     assert "<code>ab</code> · 1 deck, cards 1–10 dealt" in decks(1)
     assert "<code>ab</code> · 6 decks, cards 1–10 dealt" in decks(6)
+
+
+#: What each game's /rules states, in the order docs/rules.md gives it (§3, §7): the
+#: multipliers of its hands from the highest down (Bull Bull's, then what a bet holds).
+STATED_MULTIPLIERS = {
+    "bullbull": [
+        *(bullbull.KIND_MULTIPLIERS[kind] for kind in bullbull.HandKind if kind.rank >= 2),
+        2,  # Bull 9-7
+        1,  # Bull 6-1
+        bullbull.KIND_MULTIPLIERS[bullbull.HandKind.NO_BULL],
+        bullbull.LARGEST_MULTIPLIER,
+    ],
+    "envelope68": list(envelope.SPECIAL_MULTIPLIERS.values()),
+    "poker29": [kind.multiplier for kind in poker29.HandKind],
+    "poker29_vn": [kind.multiplier for kind in poker29.HandKind],
+}
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+@pytest.mark.parametrize("game", sorted(RULESETS))
+def test_rules_state_each_games_multipliers_and_seats_in_every_language(
+    game: str, language: str
+) -> None:
+    text = translate(language, f"rules.{game}", dealer="")
+    assert [int(n) for n in re.findall(r"(\d+)\s*(?:×|倍)", text)] == STATED_MULTIPLIERS[game]
+    seats = get_ruleset(game).max_bettors
+    if seats is not None:
+        assert re.search(rf"\b{seats} ?(?:bets|注|cược|taruhan)", text), text
+    if language != "en":
+        assert text != translate("en", f"rules.{game}", dealer="")  # translated, not copied
 
 
 def test_money_parameters_are_formatted_with_the_currency() -> None:
