@@ -34,6 +34,7 @@ from bot.service.core import GroupSettings, ServiceObserver, StoredPeople, Unobs
 from bot.service.deliveries import BOARD_REFUSED as BOARD_REFUSED
 from bot.service.deliveries import DELIVERY_LEASE_MS as DELIVERY_LEASE_MS
 from bot.service.deliveries import DeliveryUseCases
+from bot.service.group_bots import GroupBotUseCases
 from bot.service.group_sends import GroupSends as GroupSends
 from bot.service.reading import ReadingUseCases
 from bot.service.records import MAX_USER_ID as MAX_USER_ID
@@ -129,6 +130,7 @@ class GameService:
             store, clock=clock, people=people, group_settings=group_settings
         )
         self.chips = ChipUseCases(store, clock=clock, people=people)
+        self.group_bots = GroupBotUseCases(store, clock=clock, people=people)
         self.deliveries = DeliveryUseCases(store, clock=clock)
         self.reading = ReadingUseCases(store, db=self.db, clock=clock)
         self.stats = StatsUseCases(store, clock=clock)
@@ -167,6 +169,9 @@ class GameService:
         self.knows_chat = tables.knows_chat
         self.settings = tables.settings
         self.change_setting = tables.change_setting
+
+        self.serves = self.group_bots.serves
+        self.serve_here = self.group_bots.serve_here
 
         chips = self.chips
         self.credit = chips.credit

@@ -10,7 +10,7 @@ from typing import NamedTuple
 
 from bot.engine.autobets import AutobetRun
 from bot.engine.errors import GameError
-from bot.engine.round import Event, Phase, Round
+from bot.engine.round import Event, Phase, Round, RoundOrSeat
 from bot.rules.split import SEED_BYTES
 from bot.store.ledger import Balance as Balance
 from bot.store.queries import AuditLine as AuditLine
@@ -71,7 +71,7 @@ class CommandResult:
     the table's next round starts by itself, if the command ended the round.
     """
 
-    round: Round | None = None
+    round: RoundOrSeat | None = None
     events: tuple[Event, ...] = ()
     started: Round | None = None
     duplicate: bool = False

@@ -27,8 +27,10 @@ def betting_opened(result: CommandResult) -> Round | None:
     state = result.round
     if state is None or state.phase is not Phase.BETTING:
         return None
-    opened = any(isinstance(event, (DealerChosen, RoundStarted)) for event in result.events)
-    return state if opened else None
+    if not any(isinstance(event, (DealerChosen, RoundStarted)) for event in result.events):
+        return None
+    assert isinstance(state, Round)  # opened by a deadline or a start: read whole
+    return state
 
 
 class RoundEvents:

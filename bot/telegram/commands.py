@@ -41,7 +41,7 @@ DESCRIBED = frozenset(
     {
         *("newround", "bid", "bet", "autobet", "balance", "balance.private", "history"),
         *("rules", "verify", "seed", "bank", "help", "start.private", "open", "close"),
-        *("config", "set"),
+        *("config", "set", "serve"),
         *("credit", "debit", "fund", "ledger", "audit", "console", "console.private"),
         *("stats", "top", "odds"),
     }

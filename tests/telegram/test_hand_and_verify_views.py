@@ -197,7 +197,7 @@ def test_a_real_shoe_round_is_answered_without_its_shoes_seed_until_revealed() -
     ).round
     for user in (ALICE, BOB):
         state = engine.bet(state, user, 1_000, free_chips=10**9, now_ms=state.deadline_ms - 1).round
-    state = engine.advance(state, state.deadline_ms).round
+    state = engine.advance(state, state.deadline_ms, player_seeds={}).round
 
     secret = EN.verification(verify_round(state), PEOPLE)
     assert shoe_seed.hex() not in secret and "cards 41–55" in secret
@@ -222,9 +222,12 @@ def test_a_round_with_client_seeds_lists_them_in_its_results_and_its_verificatio
     ).round
     for user in (ALICE, BOB):
         state = engine.bet(state, user, 100, free_chips=10**9, now_ms=state.deadline_ms - 1).round
-    state = dataclasses.replace(state, player_seeds={ALICE: "zed", BOB: "alpha.1"})
-    state = engine.advance(state, state.deadline_ms).round
-    transition = engine.advance(state, state.deadline_ms)  # the deadline grabs for them
+    state = engine.advance(
+        state, state.deadline_ms, player_seeds={ALICE: "zed", BOB: "alpha.1"}
+    ).round
+    transition = engine.advance(
+        state, state.deadline_ms, player_seeds={}
+    )  # the deadline grabs for them
     state = transition.round
     ended = transition.events[-1]
     assert isinstance(ended, engine.RoundSettled | engine.RoundVoided)
@@ -246,9 +249,8 @@ def played_to_the_end(players: int, seeds: dict[int, str]) -> tuple[engine.Round
     ).round
     for user in range(100, 100 + players):
         state = engine.bet(state, user, 100, free_chips=10**9, now_ms=state.deadline_ms - 1).round
-    state = dataclasses.replace(state, player_seeds=seeds)
-    state = engine.advance(state, state.deadline_ms).round
-    transition = engine.advance(state, state.deadline_ms)
+    state = engine.advance(state, state.deadline_ms, player_seeds=seeds).round
+    transition = engine.advance(state, state.deadline_ms, player_seeds={})
     return transition.round, transition.events[-1]
 
 

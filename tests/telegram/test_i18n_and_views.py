@@ -480,7 +480,7 @@ def test_betting_board_offers_quick_bets_within_limits_and_cancel() -> None:
     )
     state = start_round(round_id=4, chat_id=-1, settings=settings, seed=b"s" * 32, now_ms=0).round
     state = bid(state, 7, 100, free_chips=10_000, now_ms=1).round
-    state = advance(state, settings.bid_seconds * 1000).round
+    state = advance(state, settings.bid_seconds * 1000, player_seeds={}).round
     state = bet(state, 8, 500, free_chips=100_000, now_ms=state.deadline_ms - 1).round
     _, markup = Views(settings).board(state, {}, now_ms=0)
     assert markup is not None
@@ -511,7 +511,7 @@ def test_the_board_lists_a_bounded_number_of_bets() -> None:
     settings = Settings(min_bid=100, bid_increment=100, min_bet=100, max_bet=100)
     state = start_round(round_id=5, chat_id=-1, settings=settings, seed=b"s" * 32, now_ms=0).round
     state = bid(state, 1, 100, free_chips=10_000, now_ms=1).round
-    state = advance(state, settings.bid_seconds * 1000).round
+    state = advance(state, settings.bid_seconds * 1000, player_seeds={}).round
     people: dict[int, Person] = {}
     for user_id in range(100, 300):
         people[user_id] = Person(user_id, "&" * 64)
@@ -525,7 +525,7 @@ def test_a_bet_a_standing_bet_placed_is_marked_on_the_board() -> None:
     settings = Settings(min_bid=100, bid_increment=100, min_bet=100, max_bet=1_000)
     state = start_round(round_id=5, chat_id=-1, settings=settings, seed=b"s" * 32, now_ms=0).round
     state = bid(state, 1, 100, free_chips=10_000, now_ms=1).round
-    state = advance(state, settings.bid_seconds * 1000).round
+    state = advance(state, settings.bid_seconds * 1000, player_seeds={}).round
     run = place_autobets(state, [Autobet(2, 300, settings.ruleset)], {2: 10_000}, 2)
     state = bet(run.round, 3, 200, free_chips=10_000, now_ms=3).round
     people = {2: Person(2, "Ann"), 3: Person(3, "Ben")}
