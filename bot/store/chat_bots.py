@@ -5,7 +5,8 @@ A group is bound to the bot that creates its row or first hears from it (``bind`
 group with no bot yet (one from before bots were bound, migration 0022) is served by any.
 The sweep's reads take only the rounds and tables of their bot's groups (``SERVED``).
 An admin moves a group to another bot between rounds (``MOVE``, in the unit of work that
-audits it): its chips, ledger and rounds stay the group's.
+audits it): its chips, ledger and rounds stay the group's. SQL text, as the sweep's other
+reads (``bot.store.deliveries``): they run on the bare drivers, which take text.
 """
 
 from __future__ import annotations

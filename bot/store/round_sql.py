@@ -8,6 +8,10 @@ step may settle (the last grab: ``engine.grab`` takes the whole round for it) or
 deadline's, it brings the round whole instead: every bet and grab and every account of
 the round's players, as JSON arrays, and what a deal mixes in (the participants' client
 seeds at the close of betting, the shoe's fixed ones): still one statement.
+
+SQL text, one template for both dialects (their JSON functions filled in): the hot path
+runs it on the bare drivers, which take text, and a Core construct would be compiled to
+this same text once, with its per-dialect JSON aggregates as hand-written functions.
 """
 
 from __future__ import annotations
