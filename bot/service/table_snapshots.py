@@ -1,6 +1,6 @@
-"""A group's table as its watchers see it, read in one snapshot: the open round, where
-the table stands (``RoundKey``), the group's settings, and the chips of every watcher
-and the names the round shows. The Mini App's live feed reads it once per change and
+"""A group's table as its watchers see it: the open round, where the table stands
+(``RoundKey``), the group's settings, and the chips of every watcher and the names the
+round shows. The Mini App's live feed reads it once per change and
 shares it among everyone watching that group."""
 
 from __future__ import annotations
@@ -47,20 +47,22 @@ class TableSnapshots:
         self.group_settings = group_settings
 
     async def table_snapshot(self, chat_id: int, viewers: Sequence[int]) -> TableSnapshot:
-        """The group's table with the chips of ``viewers``, in one read-only unit of work.
+        """The group's table with the chips of ``viewers``.
 
-        Its key is never ahead of what it shows: the latest round's is read before the
-        open round, so a round started in between is shown later, by its own change."""
-        async with self.store.reading() as uow:
-            latest = await uow.queries.latest_round_key(chat_id)
-            state = await uow.rounds.load_open(chat_id, lock=False)
-            if state is not None:
-                key, settings = RoundKey(state.id, state.version), state.settings
-            else:
-                key = NO_ROUND if latest is None else RoundKey(*latest)
-                settings = self.group_settings.of(await uow.chats.get(chat_id))
-            balances = await uow.ledger.balances_in_chat(chat_id, sorted(set(viewers)))
-            named = people_in(state)
-            rows = await uow.queries.names(named) if named else []
+        A few single reads, not one transaction: its key is the round's it shows (read
+        whole, in one statement), so it is never ahead of what it shows; the chips, read
+        after, may be newer, and the change that made them is read again on its notice."""
+        store = self.store
+        latest = await store.table_reads.latest_round(chat_id)
+        state = await store.round_commands.whole(latest[0]) if latest is not None else None
+        key = NO_ROUND if state is None else RoundKey(state.id, state.version)
+        if state is not None and not state.phase.is_open:
+            state = None  # ended: the page shows no round (and never before: no seed)
+        if state is not None:
+            settings = state.settings
+        else:
+            settings = self.group_settings.of(await store.chat_lookup.get(chat_id))
+        balances = await store.table_reads.balances(chat_id, sorted(set(viewers)))
+        rows = await store.table_reads.names(people_in(state))
         people = {row[0]: Person(*row) for row in rows}
         return TableSnapshot(chat_id, key, state, settings, balances, people)

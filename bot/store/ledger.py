@@ -188,24 +188,6 @@ class Ledger:
         amounts = dict(rows.tuples().all())
         return Balance(amounts.get("available", 0), amounts.get("held", 0))
 
-    async def balances_in_chat(self, chat_id: int, user_ids: Sequence[int]) -> dict[int, Balance]:
-        """Several players' chips in a group, in one statement (zero where no account
-        exists)."""
-        rows = await self.session.execute(
-            select(Account.user_id, Account.kind, Account.balance).where(
-                Account.chat_id == chat_id,
-                Account.user_id.in_(user_ids),
-                Account.kind.in_((AccountKind.AVAILABLE.value, AccountKind.HELD.value)),
-            )
-        )
-        kinds: dict[int, dict[str, int]] = {user_id: {} for user_id in user_ids}
-        for user_id, kind, amount in rows:
-            kinds[user_id][kind] = amount
-        return {
-            user_id: Balance(amounts.get("available", 0), amounts.get("held", 0))
-            for user_id, amounts in kinds.items()
-        }
-
     async def balances_of_user(self, user_id: int) -> dict[int, Balance]:
         """A player's chips in every group where they have an account."""
         rows = await self.session.execute(

@@ -311,19 +311,6 @@ class Queries:
         )
         return [AuditLine(*row) for row in rows.tuples()]
 
-    async def latest_round_key(self, chat_id: int) -> tuple[int, int] | None:
-        """The id and version of the chat's latest round, open or ended (one indexed
-        read), or ``None`` when it never had one."""
-        row = (
-            await self.session.execute(
-                select(RoundRow.id, RoundRow.version)
-                .where(RoundRow.chat_id == chat_id)
-                .order_by(RoundRow.id.desc())
-                .limit(1)
-            )
-        ).first()
-        return None if row is None else (row.id, row.version)
-
     async def names(self, user_ids: Sequence[int]) -> list[UserName]:
         """What the bot knows of these users."""
         rows = await self.session.execute(

@@ -9,7 +9,8 @@ round's start on the same connections. Beside them, a few small looks and writes
 every group or the sweep takes again and again run as single statements on those
 connections: ``autobet_lookup``, ``chat_lookup`` (a group's settings), ``delivery_records``
 (the leases on boards and results), ``delivery_lookup`` (boards and results still to go
-out, a board's message) and ``due_lookup`` (rounds and tables due).
+out, a board's message), ``due_lookup`` (rounds and tables due) and ``table_reads`` (a
+group's table for the Mini App's live feed).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from bot.store.round_writers import RoundWriter
 from bot.store.rounds import RoundRepository
 from bot.store.shoes import ShoeRepository
 from bot.store.stats import StatsQueries
+from bot.store.table_reads import TableReads
 from bot.store.updates import ProcessedUpdates
 
 
@@ -77,6 +79,7 @@ class Store:
         self.delivery_lookup = DeliveryLookup(db)
         self.due_lookup = DueLookup(db)
         self.answer_records = AnswerRecords(db, bot_id=bot_id)
+        self.table_reads = TableReads(db)
 
     @asynccontextmanager
     async def writing(self) -> AsyncIterator[UnitOfWork]:
