@@ -34,11 +34,11 @@ import asyncio
 import dataclasses
 import json
 import math
-import os
 import resource
 import sys
 import tempfile
 import time
+import tracemalloc
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,6 +55,7 @@ from bot.service.game import Balance, GameService, Person, TableSnapshot
 from bot.service.round_changes import RoundChange, RoundKey
 from bot.store.db import Database
 from bot.store.migrate import upgrade_async
+from bot.telegram.collector import tune_garbage_collector
 from bot.web.miniapp import build_miniapp
 from bot.web.miniapp.app import PARTS
 from bot.web.miniapp.feed import FeedHub, sse_event
@@ -92,9 +93,17 @@ def signed_init_data(user_id: int, now: int) -> str:
     return "&".join(f"{key}={quote(value)}" for key, value in fields.items())
 
 
-def resident_bytes() -> int:
-    with open("/proc/self/statm") as statm:
-        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+async def open_measured(port: int, paths: list[str]) -> tuple[Pages, float]:
+    """The pages opened, and the bot's Python memory for each (``tracemalloc``, on only
+    while they open: the resident set would reuse what an earlier run freed)."""
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        pages = await Pages.open(port, paths)
+        grown = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    return pages, grown / len(paths)
 
 
 def percentile(values: Sequence[float], fraction: float) -> float:
@@ -358,17 +367,14 @@ async def run(url: str, label: str, groups: int, viewers: int, changes: int, rat
             for player in players
         ]
 
+        tune_garbage_collector()  # as the bot's runner does once it has started
         writes = await bench.bets("writes", changes, rate)
 
-        before = resident_bytes()
-        pages = await Pages.open(port, paths)
-        feed_memory = (resident_bytes() - before) / len(paths)
+        pages, feed_memory = await open_measured(port, paths)
         feed = await bench.bets("feed", changes, rate)
         measure(feed, groups_of_pages, await pages.close())
 
-        before = resident_bytes()
-        pages = await Pages.open(floor_port, paths)
-        floor_memory = (resident_bytes() - before) / len(paths)
+        pages, floor_memory = await open_measured(floor_port, paths)
         floor = await floor_run(hub, keys, chats, changes, rate)
         measure(floor, groups_of_pages, await pages.close())
         return Result(label, groups, len(paths), writes, feed, floor, feed_memory, floor_memory)
