@@ -10,7 +10,8 @@ every group or the sweep takes again and again run as single statements on those
 connections: ``autobet_lookup``, ``chat_lookup`` (a group's settings), ``chat_bots`` (the
 bot that serves a group), ``delivery_records``
 (the leases on boards and results), ``delivery_lookup`` (boards and results still to go
-out, a board's message) and ``due_lookup`` (rounds and tables due).
+out, a board's message), ``due_lookup`` (rounds and tables due) and ``table_reads`` (a
+group's table for the Mini App's live feed).
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from bot.store.round_writers import RoundWriter
 from bot.store.rounds import RoundRepository
 from bot.store.shoes import ShoeRepository
 from bot.store.stats import StatsQueries
+from bot.store.table_reads import TableReads
 from bot.store.updates import ProcessedUpdates
 
 
@@ -80,6 +82,7 @@ class Store:
         self.due_lookup = DueLookup(db, bot_id=bot_id)
         self.chat_bots = ChatBots(db, bot_id=bot_id)
         self.answer_records = AnswerRecords(db, bot_id=bot_id)
+        self.table_reads = TableReads(db)
 
     @asynccontextmanager
     async def writing(self) -> AsyncIterator[UnitOfWork]:
