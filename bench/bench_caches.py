@@ -252,6 +252,7 @@ def rows(application: AnyApplication, game: GameBot) -> list[Row]:
             lambda: game.admins.sizes()["titles"],
         ),
         Row("Board: shown", "open rounds", lambda: game.board.sizes()["shown"]),
+        Row("Board: board ids", "open rounds", lambda: game.board.sizes()["board_ids"]),
         Row("Board: phases recorded", "open rounds", lambda: game.board.sizes()["phase_recorded"]),
         Row("Board: phases unshown", "rounds", lambda: game.board.sizes()["unshown_since"]),
         Row(

@@ -87,6 +87,17 @@ class DeliveryUseCases:
         rows = await self.store.delivery_lookup.unshown_phases()
         return [(round_id, chat_id, Phase(phase)) for round_id, chat_id, phase in rows]
 
+    async def mark_stray_board(self, round_id: int, message_id: int) -> bool:
+        """Record that ``message_id`` shows the round's buttons but is not its board (a
+        board a worker sent and died before recording: Telegram took it, and nobody
+        learnt its id until a player pressed it): it is taken down as a replaced board is,
+        by the sweep once ``replaced_boards``' grace passed (its worker, if alive, records
+        it as the board before that, and then it stays). False if it is the board, or
+        another replaced board is still to be taken down."""
+        return await self.store.delivery_records.mark_stray_board(
+            round_id, message_id, now_ms=self.clock()
+        )
+
     async def replaced_board_gone(self, round_id: int, message_id: int) -> None:
         """Record that a replaced board message is deleted, or has no buttons left."""
         await self.store.delivery_records.forget_replaced_board(round_id, message_id)

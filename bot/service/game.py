@@ -203,6 +203,7 @@ class GameService:
         self.mark_phase_shown = deliveries.mark_phase_shown
         self.unshown_phases = deliveries.unshown_phases
         self.replaced_board_gone = deliveries.replaced_board_gone
+        self.mark_stray_board = deliveries.mark_stray_board
         self.replaced_boards = deliveries.replaced_boards
         self.mark_announced = deliveries.mark_announced
         self.mark_board_closed = deliveries.mark_board_closed

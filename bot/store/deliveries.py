@@ -56,10 +56,16 @@ _LEASES = {
     for message in Message
     for renew in (False, True)
 }
-#: A new board message is not closed yet, whatever the one it replaced was.
+#: A new board message is not closed yet, whatever the one it replaced was; nor to be taken
+#: down, if a press on it was recorded first (``_MARK_STRAY_BOARD``).
 _SET_BOARD_MESSAGE = (
     "UPDATE rounds SET board_message_id = :message_id, board_phase = :phase, "
-    "board_closed_at_ms = NULL WHERE id = :round_id"
+    "board_closed_at_ms = NULL, "
+    "board_replaced_at_ms = CASE WHEN replaced_board_message_id = :message_id "
+    "THEN NULL ELSE board_replaced_at_ms END, "
+    "replaced_board_message_id = CASE WHEN replaced_board_message_id = :message_id "
+    "THEN NULL ELSE replaced_board_message_id END "
+    "WHERE id = :round_id"
 )
 #: A new phase's board in place of ``:old`` (unless another worker replaced that first),
 #: the old one remembered until it is taken down.
@@ -71,6 +77,13 @@ _REPLACE_BOARD_MESSAGE = (
 #: The board ``:message_id`` (still the round's) shows ``:phase``.
 _MARK_PHASE_SHOWN = (
     "UPDATE rounds SET board_phase = :phase WHERE id = :round_id AND board_message_id = :message_id"
+)
+#: A message a button of the round was pressed on that is not its board (none is
+#: remembered to be taken down already): one to take down, as a replaced board is.
+_MARK_STRAY_BOARD = (
+    "UPDATE rounds SET replaced_board_message_id = :message_id, board_replaced_at_ms = :now "
+    "WHERE id = :round_id AND replaced_board_message_id IS NULL "
+    "AND (board_message_id IS NULL OR board_message_id <> :message_id)"
 )
 _FORGET_REPLACED_BOARD = (
     "UPDATE rounds SET replaced_board_message_id = NULL, board_replaced_at_ms = NULL "
@@ -99,6 +112,7 @@ _POSTGRES = {
         _SET_BOARD_MESSAGE,
         _REPLACE_BOARD_MESSAGE,
         _MARK_PHASE_SHOWN,
+        _MARK_STRAY_BOARD,
         _FORGET_REPLACED_BOARD,
         _MARK_ANNOUNCED,
         _MARK_BOARD_CLOSED,
@@ -149,6 +163,13 @@ class DeliveryRecords:
         """The board ``message_id`` shows ``phase`` (nothing if it is no longer the board)."""
         params = {"round_id": round_id, "message_id": message_id, "phase": phase}
         await self._update(_MARK_PHASE_SHOWN, params)
+
+    async def mark_stray_board(self, round_id: int, message_id: int, *, now_ms: int) -> bool:
+        """``message_id`` shows the round's buttons and is not its board: to be taken down
+        as a replaced board is (``forget_replaced_board`` once it is). False (nothing
+        written) if it is the board, or another board is remembered to be taken down."""
+        params = {"round_id": round_id, "message_id": message_id, "now": now_ms}
+        return await self._update(_MARK_STRAY_BOARD, params) == 1
 
     async def forget_replaced_board(self, round_id: int, message_id: int) -> None:
         """The replaced board ``message_id`` is deleted, or has no buttons left."""

@@ -128,6 +128,11 @@ class Figures:
     forwarded: list[int] = field(default_factory=list)
     #: Messages a bot sent to a group another bot serves: (bot, group, count).
     foreign: list[tuple[int, int, int]] = field(default_factory=list)
+    #: When each kill came (wall clock, as the fakes' transcripts) and which worker it hit.
+    kill_times: list[tuple[float, int]] = field(default_factory=list)
+    #: Each message of ``live_after_end``: what the bot did to it, in order, each action's
+    #: time from the round's end and the live buttons it left, and the kills near them.
+    live_histories: list[str] = field(default_factory=list)
 
     def summary(self) -> str:
         """Every figure in one line."""
@@ -149,6 +154,7 @@ class Figures:
         named = {
             "rounds without a board": self.without_board,
             "ended with live buttons": self.live_after_end,
+            "their histories": self.live_histories,
             "stray processes": self.strays,
             "ledger problems": self.ledger_problems,
             "rounds stuck": self.stuck,
@@ -192,6 +198,8 @@ class Worker:
     def __init__(
         self, index: int, fake: FakeTelegram, folder: Path, database_url: str, marker: str
     ) -> None:
+        #: Its log is ``worker{index}.log``.
+        self.index = index
         self.webhook_port = free_port()
         self.web_port = free_port()
         config = write_config(folder / f"worker{index}.toml", game=SOAK_GAME, replies_per_minute=10)
@@ -235,6 +243,8 @@ class Killer:
     def __init__(self, workers: list[Worker], plan: Plan, rng: random.Random) -> None:
         self.workers, self.plan, self.rng = workers, plan, rng
         self.kills = 0
+        #: (wall clock, worker index) of each kill.
+        self.kill_times: list[tuple[float, int]] = []
         self._starts: set[asyncio.Task[None]] = set()
 
     async def run(self, until: float) -> None:
@@ -254,6 +264,7 @@ class Killer:
                     target = self.rng.choice(up)
                 if loop.time() >= until:
                     break
+                self.kill_times.append((time.time(), target.index))
                 await target.kill()
                 self.kills += 1
                 self._starts.add(asyncio.create_task(target.start()))
@@ -346,6 +357,26 @@ def live_actions(markup: JsonDict | None) -> dict[int, set[str]]:
     return found
 
 
+def history(
+    transcript: list[JsonDict], message_id: int, round_id: int, ended_at: float, figures: Figures
+) -> str:
+    """What the bot did to one message, each action's time from the round's end (s) and
+    the round's live buttons it left, and the kills within a few seconds of them."""
+    actions = [entry for entry in transcript if entry["message_id"] == message_id]
+    steps = [
+        f"{entry['kind']} {entry['time'] - ended_at:+.2f} "
+        f"[{'/'.join(sorted(live_actions(entry['reply_markup']).get(round_id, ()))) or '-'}]"
+        for entry in actions
+    ]
+    times = [entry["time"] for entry in actions] or [ended_at]
+    kills = [
+        f"worker{worker} {at - ended_at:+.2f}"
+        for at, worker in figures.kill_times
+        if min(times) - 5 <= at <= max(times) + 5
+    ]
+    return f"message {message_id}: {', '.join(steps)}; kills {', '.join(kills) or 'none near'}"
+
+
 def stray_processes(marker: str) -> list[str]:
     """Every process that runs (not a zombie) with ``MARKER=marker`` in its environment."""
     needle = f"{MARKER}={marker}".encode()
@@ -380,6 +411,7 @@ async def read_figures(database: Database, groups: list[Group], figures: Figures
                     RoundRow.phase,
                     RoundRow.seed,
                     RoundRow.board_message_id,
+                    RoundRow.ended_at_ms,
                 ).where(RoundRow.chat_id.in_(chats))
             )
         ).all()
@@ -395,6 +427,7 @@ async def read_figures(database: Database, groups: list[Group], figures: Figures
     figures.settled, figures.void = phases["settled"], phases["void"]
     figures.boarded = figures.results_only = 0
     figures.without_board, figures.live_after_end, figures.stuck = [], [], []
+    figures.live_histories = []
     for row in rows:
         sends = [e for e in transcripts[row.chat_id] if e["kind"] == "send"]
         boarded = any(row.id in live_actions(e["reply_markup"]) for e in sends) or (
@@ -418,6 +451,10 @@ async def read_figures(database: Database, groups: list[Group], figures: Figures
                 figures.live_after_end.append(
                     f"round {row.id} ({row.phase}): message {message_id}, {which}, "
                     f"shows {'/'.join(sorted(actions))}"
+                )
+                ended_at = (row.ended_at_ms or 0) / 1000
+                figures.live_histories.append(
+                    history(transcripts[row.chat_id], message_id, row.id, ended_at, figures)
                 )
     figures.most_a_minute, figures.busiest_group = max(
         (sliding_max([e["time"] for e in transcript if e["kind"] == "send"]), chat)
@@ -501,7 +538,7 @@ async def soak(plan: Plan, folder: Path, database_url: str) -> Figures:
                 await asyncio.gather(
                     killer.run(until), *(g.play(until, new_rounds=True) for g in groups)
                 )
-                figures.kills = killer.kills
+                figures.kills, figures.kill_times = killer.kills, killer.kill_times
                 for group in groups:
                     await group.service.set_open(group.chat, ADMIN, False)
                 end = loop.time() + plan.end_seconds

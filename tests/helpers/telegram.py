@@ -388,6 +388,8 @@ class FakeService(BoardService, ProgressService, SettingsSource, NamesSource, Ch
     ) -> None:
         self._note("set_board_message", round_id, message_id)
         self.board_messages[round_id] = message_id
+        if self.replaced.get(round_id) == message_id:
+            del self.replaced[round_id]
         self.board_phases[round_id] = phase
         self.board_claims.discard(round_id)
 
@@ -414,6 +416,13 @@ class FakeService(BoardService, ProgressService, SettingsSource, NamesSource, Ch
             and self.board_messages.get(state.id, 0) > 0
             and self.board_phases.get(state.id) is not state.phase
         ]
+
+    async def mark_stray_board(self, round_id: int, message_id: int) -> bool:
+        self._note("mark_stray_board", round_id, message_id)
+        if round_id in self.replaced or self.board_messages.get(round_id) == message_id:
+            return False
+        self.replaced[round_id] = message_id
+        return True
 
     async def replaced_board_gone(self, round_id: int, message_id: int) -> None:
         self._note("replaced_board_gone", round_id, message_id)

@@ -244,6 +244,30 @@ async def test_a_replaced_board_is_remembered_until_taken_down_and_left_to_its_w
     assert await service.replaced_boards(grace_ms=0) == []
 
 
+async def test_a_pressed_message_that_is_not_the_board_is_taken_down_as_a_replaced_board(
+    service: GameService, clock: Clock
+) -> None:
+    await open_table(service)
+    started = await service.start_round(GROUP, actor=DEALER)
+    assert started.round is not None
+    round_id = started.round.id
+    # A press on a board not recorded yet: its worker may be recording it (then it stays)...
+    assert await service.mark_stray_board(round_id, 7) is True
+    await service.set_board_message(round_id, 7, Phase.BIDDING)
+    assert await service.replaced_boards(grace_ms=0) == []
+    assert await service.mark_stray_board(round_id, 7) is False  # the board itself
+    # ...or died after Telegram took it: another board is recorded, and it is taken down.
+    assert await service.mark_stray_board(round_id, 6) is True
+    assert await service.replaced_boards(grace_ms=DELIVERY_LEASE_MS) == []  # a lease first
+    clock.advance(DELIVERY_LEASE_MS / 1000)
+    assert await service.replaced_boards(grace_ms=DELIVERY_LEASE_MS) == [(round_id, GROUP, 6)]
+    # One to take down at a time: the one remembered is not forgotten for another.
+    assert await service.mark_stray_board(round_id, 9) is False
+    await service.replaced_board_gone(round_id, 6)
+    assert await service.replaced_boards(grace_ms=0) == []
+    assert await service.board_message(round_id) == 7
+
+
 async def test_an_open_round_whose_board_does_not_show_its_phase_is_found_until_recorded(
     service: GameService, clock: Clock
 ) -> None:

@@ -1075,3 +1075,48 @@ async def test_an_edit_that_lands_after_another_worker_closed_the_board_is_close
     # sweep (which looks for boards recorded open) would have closed it.
     marks = [call.name for call in shell.service.calls if call.name.startswith("mark_board_")]
     assert marks[-2:] == ["mark_board_open", "mark_board_closed"]
+
+
+async def test_a_board_its_worker_died_before_recording_is_taken_down_once_pressed(
+    shell: BoardShell,
+) -> None:
+    await shell.posted()
+    opened = betting(shell.round)
+    shell.service.put(opened)
+    # The worker that showed betting died after Telegram took its board, before recording
+    # it; the round ended in another worker (its last edit: board 1). Nobody knows 2...
+    await shell.bot.send_message(GROUP, "its betting board, never recorded")
+    ended, _ = voided(opened)
+    shell.service.put(ended)
+    shell.board.close(GROUP, 7)
+    await shell.settle()
+    assert shell.service.closed == {7} and shell.service.board_messages == {7: 1}
+
+    shell.board.pressed(7, 2)  # ...until a player presses a button on it
+    await shell.settle()
+    assert shell.service.replaced == {7: 2}
+    shell.board.lease_ms = 0  # its worker, had it lived, would have recorded it by now
+    await shell.board.redeliver()
+    await shell.settle()
+
+    assert [c.args["message_id"] for c in shell.bot.of("delete_message")] == [2]
+    assert shell.service.replaced == {}
+    assert shell.service.board_messages == {7: 1}
+
+
+async def test_a_press_on_the_board_this_process_knows_looks_nothing_up(
+    shell: BoardShell,
+) -> None:
+    await shell.posted()
+    looked = len(shell.service.called("board_message"))
+
+    shell.board.pressed(7, 1)
+    await shell.settle()
+
+    assert len(shell.service.called("board_message")) == looked
+    assert shell.service.called("mark_stray_board") == []
+    # One this process does not know as the board is looked up, and left if it is.
+    shell.board.pressed(8, 5)
+    shell.service.board_messages[8] = 5
+    await shell.settle()
+    assert shell.service.replaced == {}

@@ -5,8 +5,9 @@ moves), the results, and the notice that a shoe was replaced.
 process remembers (``memory``): the board rendered as the round is (``rendering``), a
 round's first board (``posting``, under a ``lease``), one edit (``editing``) and when to
 make it (``refreshing``), a new phase as a new message (``phases``), an ended round's
-last edit (``closing``), the results and shoe notices (``notices``), and the sweep's
-look for what a dead worker left (``sweep``)."""
+last edit (``closing``), the results and shoe notices (``notices``), the sweep's
+look for what a dead worker left (``sweep``), and a press on a board it left unrecorded
+(``presses``)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from bot.telegram.board.memory import BOARD_CACHE_SECONDS, BOARDS_CACHED, BoardM
 from bot.telegram.board.notices import RoundNotices
 from bot.telegram.board.phases import REPOST_BACKLOG_SECONDS, PhaseBoards
 from bot.telegram.board.posting import BoardPosting
+from bot.telegram.board.presses import BoardPresses
 from bot.telegram.board.refreshing import BoardRefresh
 from bot.telegram.board.rendering import BoardRenderer, board_people
 from bot.telegram.board.sweep import BoardSweep
@@ -95,6 +97,7 @@ class Board:
         notices = self._notices = RoundNotices(
             service, messenger, outbox, memory, chats, people, lease, self.results
         )
+        self._presses = BoardPresses(service, outbox, memory)
         self._sweep = BoardSweep(
             service, lease, posting=posting, notices=notices, closing=closing, phases=phases
         )
@@ -152,6 +155,11 @@ class Board:
         another has posted is reposted: one still being posted shows the phase anyway; nor
         one whose phase is over when its turn comes (what ended it shows itself)."""
         self._phases.show_phase(state.chat_id, state.id, state.phase)
+
+    def pressed(self, round_id: int, message_id: int) -> None:
+        """A bid, bet, cancel or Grab button of the round was pressed on ``message_id``:
+        if that is not its board, it is taken down (``BoardPresses``)."""
+        self._presses.pressed(round_id, message_id)
 
     def shoe_replaced(self, state: RoundState, started: RoundStarted) -> None:
         """Tell the group its shoe was replaced (or retired), revealing the old one's seed."""

@@ -88,7 +88,10 @@ class BoardEditor:
         shown = memory.shown.get(round_id)
         if not state.phase.is_open:  # the round's last edit: forget its board
             memory.shown.pop(round_id, None)
+            memory.board_ids.pop(round_id, None)
             memory.phase_recorded.pop(round_id, None)
+        elif message_id:
+            memory.board_ids[round_id] = message_id
         if not message_id or shown == (text, markup):
             return None
         if state.phase.is_open:

@@ -41,6 +41,9 @@ class BoardMemory:
 
     def __init__(self, *, edit_seconds: float) -> None:
         self.shown: TTLCache[int, Rendered] = TTLCache(BOARDS_CACHED, BOARD_CACHE_SECONDS)
+        #: Each round's board message as this process last read or recorded it: a press
+        #: on it needs no look (``BoardPresses``).
+        self.board_ids: TTLCache[int, int] = TTLCache(BOARDS_CACHED, BOARD_CACHE_SECONDS)
         #: The phase each round's board was last recorded showing (by this process).
         self.phase_recorded: TTLCache[int, Phase] = TTLCache(BOARDS_CACHED, BOARD_CACHE_SECONDS)
         #: When each chat's board was last edited, while that still holds its next edit back.
@@ -73,13 +76,14 @@ class BoardMemory:
 
     def forget_quiet(self) -> None:
         """Forget the boards, phases recorded and edit times whose time ran out."""
-        for cache in (self.shown, self.phase_recorded, self.edited_at):
+        for cache in (self.shown, self.board_ids, self.phase_recorded, self.edited_at):
             cache.expire()
 
     def sizes(self) -> dict[str, int]:
         """Entries kept now, per round or per chat (each bounded, or transient)."""
         return {
             "shown": len(self.shown),
+            "board_ids": len(self.board_ids),
             "phase_recorded": len(self.phase_recorded),
             "edited_at": len(self.edited_at),
             "edit_pending": len(self.edit_pending),

@@ -117,6 +117,7 @@ class PhaseBoards:
             return
         self.memory.phase_recorded[round_id] = phase
         self.memory.shown[round_id] = shown
+        self.memory.board_ids[round_id] = new
         self.memory.edited_at[chat_id] = time.monotonic()
         await self.closing.close_if_ended(chat_id, round_id)
         self.take_down_replaced(chat_id, round_id, old)

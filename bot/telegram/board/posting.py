@@ -105,5 +105,6 @@ class BoardPosting:
         self.memory.shown[round_id] = shown
         self.memory.edited_at[chat_id] = time.monotonic()
         await self.service.set_board_message(round_id, message_id, phase)
+        self.memory.board_ids[round_id] = message_id
         self.memory.phase_recorded[round_id] = phase
         await self.closing.close_if_ended(chat_id, round_id)

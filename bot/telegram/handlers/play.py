@@ -119,6 +119,10 @@ class PlayHandlers:
         if press is None or update.effective_chat is None:
             raise GameError("bad_button")
         round_id = press.round_id
+        if query.message is not None and press.action != "again":
+            # Before the command, which may refuse it (the round over): a message that is
+            # not the round's board is taken down either way.
+            self.parts.progress.board.pressed(round_id, query.message.message_id)
         if press.action == "bid":
             await self._play(update, self.service.bid, press.amount, round_id=round_id)
         elif press.action == "bet":
