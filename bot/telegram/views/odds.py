@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import html
 
-from bot.engine.edge import EdgeAlarm, EdgeWarning, edge_limit
+from bot.engine.edge import HOUSE_EDGE_LIMIT_BPS, EdgeAlarm, EdgeWarning
 from bot.engine.odds import Odds
 from bot.engine.settings import Settings
 from bot.money import format_bps
@@ -51,7 +51,9 @@ class OddsViews(Phrasing):
             why = self.t("set.edge_pays_out", percent=_unsigned(-edge))
         else:
             why = self.t(
-                "set.edge_takes_too_much", percent=_unsigned(edge), limit=_unsigned(edge_limit())
+                "set.edge_takes_too_much",
+                percent=_unsigned(edge),
+                limit=format_bps(HOUSE_EDGE_LIMIT_BPS),
             )
         how = self.t("set.confirm", name=html.escape(name), value=html.escape(value))
         return "\n\n".join([why, self.odds(settings, warning.after.odds), how])

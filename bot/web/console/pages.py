@@ -9,10 +9,11 @@ from urllib.parse import urlencode
 
 from aiohttp import web
 
-from bot.engine.edge import EdgeAlarm, edge_limit
+from bot.engine.edge import HOUSE_EDGE_LIMIT_BPS, EdgeAlarm
 from bot.engine.errors import GameError
 from bot.engine.settings import SETTING_NAMES, SettingError
 from bot.engine.verification import Mismatch, NothingDealt, ShoeSecret, Verification, Verified
+from bot.money import format_bps
 from bot.rules.ruleset import RULESETS
 from bot.service.console import PERIODS
 from bot.service.game import Person, UnconfirmedChange
@@ -123,7 +124,7 @@ class EdgeNotice:
         else:
             why = (
                 f"With {change.name} {change.value} the house takes {_percent(edge)} of every"
-                f" stake on average, more than {_percent(edge_limit())}."
+                f" stake on average, more than {format_bps(HOUSE_EDGE_LIMIT_BPS)}."
             )
         return cls(
             change.name,
