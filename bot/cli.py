@@ -21,7 +21,7 @@ from bot.money import format_amount, format_bps, parse_amount, parse_bps
 from bot.rules import fairness as fair
 from bot.rules.cards import HAND_SIZE, Card, pack, parse_cards
 from bot.rules.hand_view import DecidingRule, Decision, HandView
-from bot.rules.ruleset import LOSS_BY_DEALER, RED_ENVELOPE, RULESETS, Ruleset, get_ruleset
+from bot.rules.ruleset import RED_ENVELOPE, RULESETS, Ruleset, get_ruleset, table_ruleset
 from bot.rules.split import split_envelope
 
 EXIT_USAGE = 2
@@ -473,7 +473,8 @@ def _run_odds(args: argparse.Namespace) -> int:
     }
     ruleset = get_ruleset(args.ruleset)
     if args.loss_pays != LOSS_PAYS[0]:
-        if ruleset.name not in LOSS_BY_DEALER:
+        # A game without a variant of its own already charges a loss by the dealer's hand.
+        if table_ruleset(args.ruleset, loss_by_dealer=True) is ruleset:
             return _usage_error(
                 f"--loss-pays is for Niu-Niu Poker: in {args.ruleset} a loser always pays by"
                 " the dealer's hand"
