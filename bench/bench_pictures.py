@@ -11,7 +11,8 @@ one more drawing with no text remembered shows what a round of new names costs.
 Not a test: numbers depend on the machine.
 
 ``--write-docs`` writes the README's pictures instead: one results picture of each game
-under ``docs/pictures/`` (six players; Bull Bull in Chinese) and the dealer's cards
+under ``docs/pictures/`` (six players; Bull Bull in Chinese, Niu-Niu Poker with ties
+pushing in Vietnamese) and the dealer's cards
 turning over (``docs/pictures/reveal.gif``).
 """
 
@@ -36,7 +37,7 @@ from tests.helpers.picture_samples import GAMES, sample_pictures
 REPEATS = 15
 TARGET_MS = 50.0
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "pictures"
-DOCS_LANGUAGES = {"bullbull": "zh"}
+DOCS_LANGUAGES = {"bullbull": "zh", "poker29_vn": "vi"}
 
 
 def median_ms(action: Callable[[], object], repeats: int = REPEATS) -> float:

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from bot.config import Config
-from bot.engine.round import Round
+from bot.engine.round import RoundState
 from bot.service.game import CommandResult, GameService
 from bot.store.db import Database
 from bot.store.migrate import redact_url, upgrade, upgrade_async
@@ -55,7 +55,7 @@ class _EveryDeadlineObserver:
     def __init__(self, *observers: DeadlineObserver) -> None:
         self.observers = observers
 
-    def scheduled(self, state: Round) -> None:
+    def scheduled(self, state: RoundState) -> None:
         for observer in self.observers:
             observer.scheduled(state)
 

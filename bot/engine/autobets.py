@@ -56,7 +56,7 @@ class AutobetPlaced:
     transaction)."""
 
     autobet: Autobet
-    transition: Transition
+    transition: Transition[Round]
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,12 +157,11 @@ def place_autobets(
     return AutobetRun(state, tuple(placed), tuple(stopped), tuple(skipped))
 
 
-def _placed_standing(transition: Transition, user: UserId) -> Transition:
+def _placed_standing(transition: Transition[Round], user: UserId) -> Transition[Round]:
     """The transition of a bet placed by a standing bet, its bet marked as such (the board
     shows it)."""
     state = transition.round
-    bets = tuple(
-        dataclasses.replace(bet, standing=True) if bet.user_id == user else bet
-        for bet in state.bets
-    )
-    return dataclasses.replace(transition, round=dataclasses.replace(state, bets=bets))
+    placed = state.bet_of(user)
+    assert placed is not None
+    standing = state.with_bet(user, dataclasses.replace(placed, standing=True))
+    return dataclasses.replace(transition, round=standing)

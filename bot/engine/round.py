@@ -9,6 +9,11 @@ function that returns a ``Transition``: the new round (its ``version`` one highe
 events that happened, and the balanced postings that move chips. Time (``now_ms``) and
 the seed are arguments; nothing here reads a clock, draws randomness or does I/O.
 
+A command takes what its rules need: a ``Round`` (every bet and grab) where they need
+every bet (settling, dealing, voiding, a deadline), and otherwise a player's ``Seat``
+too (the round's state, the player's own bet and grab, and the counts), whose step gives
+a seat. The deal takes the participants' client seeds as an argument.
+
 Holds cover the worst case, so nobody can lose chips they did not hold: a bid holds the
 bid plus the dealer's fees, a bet holds stake x the ruleset's largest loss multiplier.
 """
@@ -19,7 +24,7 @@ import dataclasses
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import Any, Generic, TypeVar, overload
 
 from bot.engine.errors import NotDue, RuleViolation
 from bot.engine.settings import Settings
@@ -266,28 +271,10 @@ class ShoeRef:
 
 
 @dataclass(frozen=True, slots=True)
-class Tally:
-    """How many bets and grabs a round has in all, when its ``bets`` and ``grabs`` hold
-    only those of the player a command is about (a command never loads every bet)."""
-
-    bets: int
-    grabs: int
-
-
-class PartialRound(Exception):
-    """A step needs every bet and grab of a round that was loaded for one player only:
-    load it whole and apply the step again. Never a user error."""
-
-
-@dataclass(frozen=True, slots=True)
-class Round:
-    """A round's state. Immutable: commands return a new ``Round``.
-
-    ``tally`` is ``None`` when ``bets`` and ``grabs`` hold all of them; otherwise they
-    hold the acting player's own only, and ``tally`` counts them all. Bids, bets, grabs
-    before the last and the deadlines of bidding and an envelope's betting need no more;
-    a step that does (settling, dealing cards, voiding with bets) raises ``PartialRound``.
-    """
+class RoundState:
+    """A round's own state, as its row holds it, without its bets and grabs: what every
+    step reads. ``Round`` adds every bet and grab, ``Seat`` one player's. Immutable:
+    commands return a new one, their ``version`` one higher."""
 
     id: int
     chat_id: int
@@ -302,52 +289,15 @@ class Round:
     bid_hold: int = 0
     dealer_id: UserId | None = None
     pool: int = 0
-    bets: tuple[Bet, ...] = ()
     shares: tuple[int, ...] = ()
-    grabs: tuple[Grab, ...] = ()
     void_reason: VoidReason | None = None
     shoe: ShoeRef | None = None
-    tally: Tally | None = None
     #: How the deal seed derives from the server seed (``bot.rules.fairness``): 1 for
     #: rounds before client seeds, 2 since (a shoe round: its shoe's derivation).
     fairness: int = fair.V1
     #: The client seeds the deal was derived with (canonical order), fixed as it is dealt;
     #: for a shoe round, the shoe's.
     client_seeds: tuple[str, ...] = ()
-    #: The client seeds the participants have set now, by user (only those who set one);
-    #: None when not loaded. Derivation 2 needs them to deal (``PartialRound`` otherwise).
-    #: What was loaded, not the round's state: rounds compare without it.
-    player_seeds: Mapping[UserId, str] | None = dataclasses.field(default=None, compare=False)
-
-    @property
-    def is_whole(self) -> bool:
-        """True when ``bets`` and ``grabs`` hold every bet and grab of the round."""
-        tally = self.tally
-        return tally is None or (tally.bets == len(self.bets) and tally.grabs == len(self.grabs))
-
-    def require_whole(self) -> None:
-        """Raise ``PartialRound`` unless every bet and grab is loaded."""
-        if not self.is_whole:
-            raise PartialRound(self.id)
-
-    @property
-    def bet_count(self) -> int:
-        """How many bets the round has."""
-        return self.tally.bets if self.tally is not None else len(self.bets)
-
-    @property
-    def grab_count(self) -> int:
-        """How many outcomes were grabbed (or dealt) so far."""
-        return self.tally.grabs if self.tally is not None else len(self.grabs)
-
-    @property
-    def participant_count(self) -> int:
-        """How many grab: the bettors and, unless the house deals, the dealer."""
-        return self.bet_count + (0 if self.dealer_id is None else 1)
-
-    def takes_part(self, user_id: UserId) -> bool:
-        """True for the dealer and the bettors (a partial round holds the player's bet)."""
-        return user_id == self.dealer_id or self.bet_of(user_id) is not None
 
     @property
     def ruleset(self) -> Ruleset[Any]:
@@ -359,6 +309,40 @@ class Round:
         """True when the group's bank is the dealer (no bidding, no dealer hold)."""
         return self.settings.dealer == HOUSE_DEALER
 
+    def cards_dealt(self) -> tuple[int, int]:
+        """The first and last positions (from 1) of the cards this card round was dealt
+        in its deck or shoe."""
+        offset = self.shoe.offset if self.shoe is not None else 0
+        return offset + 1, offset + HAND_SIZE * len(self.shares)
+
+
+@dataclass(frozen=True, slots=True)
+class Round(RoundState):
+    """A round whole: its state with every bet (in bet order) and every grab (in grab
+    order). Settling, dealing and voiding take one."""
+
+    bets: tuple[Bet, ...] = ()
+    grabs: tuple[Grab, ...] = ()
+
+    @property
+    def bet_count(self) -> int:
+        """How many bets the round has."""
+        return len(self.bets)
+
+    @property
+    def grab_count(self) -> int:
+        """How many outcomes were grabbed (or dealt) so far."""
+        return len(self.grabs)
+
+    @property
+    def participant_count(self) -> int:
+        """How many grab: the bettors and, unless the house deals, the dealer."""
+        return len(self.bets) + (0 if self.dealer_id is None else 1)
+
+    def takes_part(self, user_id: UserId) -> bool:
+        """True for the dealer and the bettors."""
+        return user_id == self.dealer_id or self.bet_of(user_id) is not None
+
     def bet_of(self, user_id: UserId) -> Bet | None:
         """The user's bet in this round, if any."""
         return next((bet for bet in self.bets if bet.user_id == user_id), None)
@@ -367,14 +351,27 @@ class Round:
         """The user's grab in this round, if any."""
         return next((grab for grab in self.grabs if grab.user_id == user_id), None)
 
+    def with_bet(self, user_id: UserId, placed: Bet | None) -> Round:
+        """The round with the user's bet placed, changed (same place in the bet order) or,
+        with ``None``, gone."""
+        if placed is None:
+            bets = tuple(bet for bet in self.bets if bet.user_id != user_id)
+        elif self.bet_of(user_id) is None:
+            bets = (*self.bets, placed)
+        else:
+            bets = tuple(placed if bet.user_id == user_id else bet for bet in self.bets)
+        return dataclasses.replace(self, bets=bets)
+
+    def with_grab(self, taken: Grab) -> Round:
+        """The round with one more grab."""
+        return dataclasses.replace(self, grabs=(*self.grabs, taken))
+
     def dealt(self) -> dict[UserId, int]:
         """What each participant grabbed (or was dealt) so far."""
-        self.require_whole()
         return {grab.user_id: grab.amount for grab in self.grabs}
 
     def hands(self) -> dict[UserId, Any]:
         """The hand each participant's outcome makes, by the round's ruleset."""
-        self.require_whole()
         ruleset = self.ruleset
         return {grab.user_id: ruleset.evaluate(grab.amount) for grab in self.grabs}
 
@@ -382,17 +379,11 @@ class Round:
         """The dealer's outcome once it is known: the dealer's grab, or for the house the
         last share (taken after every player's)."""
         if self.house_deals:
-            if self.shares and self.grab_count == self.bet_count:
-                return self.shares[self.bet_count]
+            if self.shares and len(self.grabs) == len(self.bets):
+                return self.shares[len(self.bets)]
             return None
         grab = self.grab_of(self.dealer_id) if self.dealer_id is not None else None
         return grab.amount if grab is not None else None
-
-    def cards_dealt(self) -> tuple[int, int]:
-        """The first and last positions (from 1) of the cards this card round was dealt
-        in its deck or shoe."""
-        offset = self.shoe.offset if self.shoe is not None else 0
-        return offset + 1, offset + HAND_SIZE * len(self.shares)
 
     def dealer_hand(self) -> AnyHand | None:
         """The dealer's hand once it is known."""
@@ -403,13 +394,11 @@ class Round:
     def participants(self) -> tuple[UserId, ...]:
         """Who grabs: the bettors in bet order, then the dealer (unless the house deals:
         its share is the one left after every player's)."""
-        self.require_whole()
         dealer = () if self.dealer_id is None else (self.dealer_id,)
         return tuple(bet.user_id for bet in self.bets) + dealer
 
     def holds(self) -> dict[UserId, int]:
         """Chips each user has held by this round right now."""
-        self.require_whole()
         result: dict[UserId, int] = {}
         if self.phase is Phase.BIDDING and self.high_bidder is not None:
             result[self.high_bidder] = self.bid_hold
@@ -422,23 +411,72 @@ class Round:
 
 
 @dataclass(frozen=True, slots=True)
-class Transition:
+class Seat(RoundState):
+    """A round as one player's command needs it: its state, the player's own bet and grab,
+    and how many bets and grabs it has in all. Bids, bets, changes and grabs but the last
+    take one; the last grab settles, and settling takes a ``Round``."""
+
+    player: UserId = 0
+    bet: Bet | None = None
+    grab: Grab | None = None
+    bet_count: int = 0
+    grab_count: int = 0
+
+    @property
+    def participant_count(self) -> int:
+        """How many grab: the bettors and, unless the house deals, the dealer."""
+        return self.bet_count + (0 if self.dealer_id is None else 1)
+
+    def _own(self, user_id: UserId) -> None:
+        if user_id != self.player:
+            raise ValueError(f"the seat of user {self.player} asked for user {user_id}'s")
+
+    def takes_part(self, user_id: UserId) -> bool:
+        """True for the dealer and the bettors (of the seat's player only)."""
+        return user_id == self.dealer_id or self.bet_of(user_id) is not None
+
+    def bet_of(self, user_id: UserId) -> Bet | None:
+        """The seat's player's bet, if any (``ValueError`` for anyone else's)."""
+        self._own(user_id)
+        return self.bet
+
+    def grab_of(self, user_id: UserId) -> Grab | None:
+        """The seat's player's grab, if any (``ValueError`` for anyone else's)."""
+        self._own(user_id)
+        return self.grab
+
+    def with_bet(self, user_id: UserId, placed: Bet | None) -> Seat:
+        """The seat with its player's bet placed, changed or, with ``None``, gone."""
+        self._own(user_id)
+        count = self.bet_count + (placed is not None) - (self.bet is not None)
+        return dataclasses.replace(self, bet=placed, bet_count=count)
+
+    def with_grab(self, taken: Grab) -> Seat:
+        """The seat with its player's grab."""
+        self._own(taken.user_id)
+        return dataclasses.replace(self, grab=taken, grab_count=self.grab_count + 1)
+
+
+#: A round as a player's command reads it: whole, or the player's seat.
+RoundOrSeat = Round | Seat
+_R_co = TypeVar("_R_co", bound=RoundState, covariant=True)
+
+
+@dataclass(frozen=True, slots=True)
+class Transition(Generic[_R_co]):
     """What a command did: the new round, what happened, and the chips it moves (netted
     per account: ``merge_postings``)."""
 
-    round: Round
+    round: _R_co
     events: tuple[Event, ...]
     postings: tuple[Posting, ...] = ()
 
 
-def _counted(state: Round, *, bets: int = 0, grabs: int = 0) -> Tally | None:
-    """The tally of a partial round after a step adds or removes bets and grabs."""
-    if state.tally is None:
-        return None
-    return Tally(state.tally.bets + bets, state.tally.grabs + grabs)
+#: A step keeps the kind of round it was given: a seat's step gives a seat.
+_S = TypeVar("_S", bound=RoundState)
 
 
-def _next(state: Round, **changes: object) -> Round:
+def _next(state: _S, **changes: object) -> _S:
     return dataclasses.replace(state, version=state.version + 1, **changes)  # type: ignore[arg-type]
 
 
@@ -478,7 +516,7 @@ def start_round(
     shoe: ShoeRef | None = None,
     retired_shoe: RetiredShoe | None = None,
     derivation: int = fair.CURRENT,
-) -> Transition:
+) -> Transition[Round]:
     """Open a round. ``seed`` (32 random bytes from the caller) fixes the outcomes with the
     participants' client seeds (seed ``derivation``, ``bot.rules.fairness``: for a shoe
     game, the shoe's); only its commitment is published until the round ends. A shoe game
@@ -510,13 +548,11 @@ def start_round(
         pool=bank if house else 0,
         shoe=kept_shoe,
         fairness=derivation,
-        # Nobody's seed is known yet; the caller that loads the round fills them in.
-        player_seeds={},
     )
     return Transition(state, (RoundStarted(state.commitment, state.deadline_ms, retired_shoe),))
 
 
-def _require_phase(state: Round, phase: Phase, now_ms: int) -> None:
+def _require_phase(state: RoundState, phase: Phase, now_ms: int) -> None:
     if state.phase is not phase:
         raise RuleViolation(f"not_{phase.value}", phase=state.phase.value)
     if now_ms >= state.deadline_ms:
@@ -526,14 +562,16 @@ def _require_phase(state: Round, phase: Phase, now_ms: int) -> None:
 # -- bidding ------------------------------------------------------------------------------
 
 
-def minimum_bid(state: Round) -> int:
+def minimum_bid(state: RoundState) -> int:
     """The least the next bid may be: ``min_bid``, and the highest bid plus the increment."""
     if state.high_bidder is None:
         return state.settings.min_bid
     return max(state.settings.min_bid, state.high_bid + state.settings.bid_increment)
 
 
-def verify_bid(state: Round, user_id: UserId, amount: int, *, free_chips: int, now_ms: int) -> None:
+def verify_bid(
+    state: RoundState, user_id: UserId, amount: int, *, free_chips: int, now_ms: int
+) -> None:
     """Raise ``RuleViolation`` unless ``user_id`` may bid ``amount`` now.
 
     ``free_chips`` is the bidder's available balance (their own current hold is
@@ -549,7 +587,7 @@ def verify_bid(state: Round, user_id: UserId, amount: int, *, free_chips: int, n
         raise RuleViolation("not_enough_chips", needed=needed, available=free_chips + own_hold)
 
 
-def bid(state: Round, user_id: UserId, amount: int, *, free_chips: int, now_ms: int) -> Transition:
+def bid(state: _S, user_id: UserId, amount: int, *, free_chips: int, now_ms: int) -> Transition[_S]:
     """Bid to be the dealer. The previous highest bidder's hold is released at once."""
     verify_bid(state, user_id, amount, free_chips=free_chips, now_ms=now_ms)
     hold = amount + state.settings.dealer_fees
@@ -574,7 +612,9 @@ def check_bet_limits(settings: Settings, amount: int) -> None:
         raise RuleViolation("bet_too_large", amount=amount, maximum=settings.max_bet)
 
 
-def verify_bet(state: Round, user_id: UserId, amount: int, *, free_chips: int, now_ms: int) -> None:
+def verify_bet(
+    state: RoundOrSeat, user_id: UserId, amount: int, *, free_chips: int, now_ms: int
+) -> None:
     """Raise ``RuleViolation`` unless ``user_id`` may bet ``amount`` now (0 cancels a bet)."""
     _require_phase(state, Phase.BETTING, now_ms)
     if user_id == state.dealer_id:
@@ -601,7 +641,17 @@ def verify_bet(state: Round, user_id: UserId, amount: int, *, free_chips: int, n
         )
 
 
-def bet(state: Round, user_id: UserId, amount: int, *, free_chips: int, now_ms: int) -> Transition:
+@overload
+def bet(
+    state: Round, user_id: UserId, amount: int, *, free_chips: int, now_ms: int
+) -> Transition[Round]: ...
+@overload
+def bet(
+    state: RoundOrSeat, user_id: UserId, amount: int, *, free_chips: int, now_ms: int
+) -> Transition[RoundOrSeat]: ...
+def bet(
+    state: RoundOrSeat, user_id: UserId, amount: int, *, free_chips: int, now_ms: int
+) -> Transition[RoundOrSeat]:
     """Place, change (same place in the bet order) or, with ``amount == 0``, cancel a bet."""
     verify_bet(state, user_id, amount, free_chips=free_chips, now_ms=now_ms)
     current = state.bet_of(user_id)
@@ -610,28 +660,21 @@ def bet(state: Round, user_id: UserId, amount: int, *, free_chips: int, now_ms: 
         postings += _release(user_id, current.hold)
     if amount == 0:
         assert current is not None  # verify_bet refuses to cancel a missing bet
-        bets = tuple(b for b in state.bets if b.user_id != user_id)
         return Transition(
-            _next(state, bets=bets, tally=_counted(state, bets=-1)),
+            _next(state.with_bet(user_id, None)),
             (BetCancelled(user_id, current.amount),),
             merge_postings(postings),
         )
     new_bet = Bet(user_id, amount, amount * state.ruleset.largest_loss_multiplier)
     postings += _hold(user_id, new_bet.hold)
-    if current is None:
-        bets = (*state.bets, new_bet)
-        tally = _counted(state, bets=1)
-    else:
-        bets = tuple(new_bet if b.user_id == user_id else b for b in state.bets)
-        tally = state.tally
     event = BetPlaced(user_id, amount, current.amount if current is not None else 0)
-    return Transition(_next(state, bets=bets, tally=tally), (event,), merge_postings(postings))
+    return Transition(_next(state.with_bet(user_id, new_bet)), (event,), merge_postings(postings))
 
 
 # -- grabbing -----------------------------------------------------------------------------
 
 
-def verify_grab(state: Round, user_id: UserId, now_ms: int) -> None:
+def verify_grab(state: RoundOrSeat, user_id: UserId, now_ms: int) -> None:
     """Raise ``RuleViolation`` unless ``user_id`` may grab now.
 
     A second grab raises ``already_grabbed`` with the share they got.
@@ -644,14 +687,21 @@ def verify_grab(state: Round, user_id: UserId, now_ms: int) -> None:
         raise RuleViolation("already_grabbed", amount=existing.amount)
 
 
-def grab(state: Round, user_id: UserId, now_ms: int) -> Transition:
-    """Take the next share of the envelope. The last grab settles the round."""
+@overload
+def grab(state: Round, user_id: UserId, now_ms: int) -> Transition[Round]: ...
+@overload
+def grab(state: RoundOrSeat, user_id: UserId, now_ms: int) -> Transition[RoundOrSeat]: ...
+def grab(state: RoundOrSeat, user_id: UserId, now_ms: int) -> Transition[RoundOrSeat]:
+    """Take the next share of the envelope. The last grab settles the round, so it takes
+    the ``Round``; any other takes the player's ``Seat`` too."""
     verify_grab(state, user_id, now_ms)
     taken = Grab(user_id, state.shares[state.grab_count])
-    after = _next(state, grabs=(*state.grabs, taken), tally=_counted(state, grabs=1))
+    after = _next(state.with_grab(taken))
     events: tuple[Event, ...] = (Grabbed(user_id, taken.amount, False),)
     if after.grab_count < after.participant_count:
         return Transition(after, events)
+    if not isinstance(after, Round):
+        raise ValueError(f"round {state.id}: the last grab settles; it takes the whole round")
     final = _finish(after)
     return Transition(final.round, events + final.events, final.postings)
 
@@ -659,7 +709,7 @@ def grab(state: Round, user_id: UserId, now_ms: int) -> Transition:
 # -- deadlines ----------------------------------------------------------------------------
 
 
-def is_due(state: Round, now_ms: int) -> bool:
+def is_due(state: RoundState, now_ms: int) -> bool:
     """True when the round is open and its deadline has passed."""
     return state.phase.is_open and now_ms >= state.deadline_ms
 
@@ -670,7 +720,7 @@ def is_due(state: Round, now_ms: int) -> bool:
 WINDOW_LATE_MS = 500
 
 
-def window_ms(state: Round) -> int:
+def window_ms(state: RoundState) -> int:
     """How long the window of the round's current phase lasts."""
     settings = state.settings
     seconds = {
@@ -683,7 +733,7 @@ def window_ms(state: Round) -> int:
     return seconds * 1000
 
 
-def move_window(state: Round, phase: Phase, opens_at_ms: int) -> Transition:
+def move_window(state: _S, phase: Phase, opens_at_ms: int) -> Transition[_S]:
     """Open the window of ``phase`` at ``opens_at_ms`` (docs/rules.md §1: a window counts
     from when the group can see it): its deadline becomes that plus the window's length.
     Raises ``NotDue`` when the round has left ``phase``, or when the window opened at
@@ -696,12 +746,14 @@ def move_window(state: Round, phase: Phase, opens_at_ms: int) -> Transition:
     return Transition(_next(state, deadline_ms=deadline), (WindowMoved(phase, deadline),))
 
 
-def advance(state: Round, now_ms: int) -> Transition:
+def advance(state: Round, now_ms: int, *, player_seeds: Mapping[UserId, str]) -> Transition[Round]:
     """Apply the deadline of the current phase. Raises ``NotDue`` before it has passed.
 
     Bidding ends with a dealer (or void: no bids); betting ends in grabbing (or void: no
     bets); grabbing ends with the missing shares grabbed for their owners, in bet order
-    and the dealer last, and the round settles.
+    and the dealer last, and the round settles. ``player_seeds``: the client seeds the
+    participants have set now, by user (those who set one); the close of betting deals
+    with them (derivation 2), no other step reads them.
     """
     if not state.phase.is_open:
         raise NotDue("round_closed", phase=state.phase.value)
@@ -725,11 +777,7 @@ def advance(state: Round, now_ms: int) -> Transition:
             return void(state, VoidReason.NO_BETS)
         count = state.bet_count + 1
         ruleset = state.ruleset
-        if not ruleset.uses_grabs or state.fairness != fair.V1:
-            # The cards are dealt and settled at once; the client seeds are every
-            # participant's.
-            state.require_whole()
-        state = fix_client_seeds(state)
+        state = fix_client_seeds(state, player_seeds)
         offset = state.shoe.offset if state.shoe is not None else 0
         shares = ruleset.deal(
             deal_seed_of(state), count, mean_share=settings.envelope_mean_share, offset=offset
@@ -760,26 +808,24 @@ def advance(state: Round, now_ms: int) -> Transition:
     return Transition(final.round, events, final.postings)
 
 
-def fix_client_seeds(state: Round) -> Round:
+def fix_client_seeds(state: Round, player_seeds: Mapping[UserId, str]) -> Round:
     """The round with the client seeds its deal derives from fixed (as the deal is made,
-    once the participants are final): the participants' (a shoe's first round: the shoe's
-    too), or a shoe's fixed before. Raises ``PartialRound`` when the participants' seeds
-    were not loaded."""
+    once the participants are final): the participants' of ``player_seeds`` (a shoe's first
+    round: the shoe's too), or a shoe's fixed before."""
     if state.fairness == fair.V1:
         return state
     shoe = state.shoe
     if shoe is not None and shoe.client_seeds is not None:
         return dataclasses.replace(state, client_seeds=shoe.client_seeds)
-    if state.player_seeds is None:
-        raise PartialRound(state.id)
-    seeds = state.player_seeds
-    fixed = fair.canonical_seeds(seeds[user] for user in state.participants if user in seeds)
+    fixed = fair.canonical_seeds(
+        player_seeds[user] for user in state.participants if user in player_seeds
+    )
     if shoe is not None:
         shoe = dataclasses.replace(shoe, client_seeds=fixed)
     return dataclasses.replace(state, client_seeds=fixed, shoe=shoe)
 
 
-def deal_seed_of(state: Round) -> bytes:
+def deal_seed_of(state: RoundState) -> bytes:
     """The seed a round's outcomes are drawn from (``bot.rules.fairness``), once its client
     seeds are fixed: derived from its own seed, or for a shoe round from the shoe's."""
     if state.shoe is not None:
@@ -795,9 +841,8 @@ def deal_seed_of(state: Round) -> bytes:
     )
 
 
-def _finish(state: Round) -> Transition:
+def _finish(state: Round) -> Transition[Round]:
     """Settle a round whose participants have all grabbed (same version: part of one step)."""
-    state.require_whole()
     dealer_outcome = state.dealer_outcome()
     assert dealer_outcome is not None
     outcome_of = state.dealt()
@@ -840,7 +885,7 @@ class NextRound:
     redeal: bool
 
 
-def next_round(state: Round, now_ms: int) -> NextRound | None:
+def next_round(state: RoundState, now_ms: int) -> NextRound | None:
     """When the next round of an open table starts after ``state`` ended at ``now_ms``:
     after the pause when it settled, at once after a re-deal or a system error, and not by
     itself after a void for want of bids or bets (someone starts one)."""
@@ -851,14 +896,14 @@ def next_round(state: Round, now_ms: int) -> NextRound | None:
     return None
 
 
-def void(state: Round, reason: VoidReason) -> Transition:
+def void(state: Round, reason: VoidReason) -> Transition[Round]:
     """End an open round without settling: every hold is released, nothing is charged."""
     if not state.phase.is_open:
         raise RuleViolation("round_closed", phase=state.phase.value)
     return _void_in_place(_next(state), reason)
 
 
-def _void_in_place(state: Round, reason: VoidReason) -> Transition:
+def _void_in_place(state: Round, reason: VoidReason) -> Transition[Round]:
     """Void ``state`` as part of a step that already moved its version."""
     postings: list[Posting] = []
     for user_id, amount in state.holds().items():

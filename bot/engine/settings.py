@@ -26,7 +26,17 @@ from bot.money import (
 from bot.rules.envelope import MAX_AMOUNT as MAX_ENVELOPE
 from bot.rules.ruleset import LEGACY_NAMES, RULESETS, Ruleset, get_ruleset, table_ruleset
 
-LANGUAGES = ("en", "zh")
+#: The languages a group can choose (``/set language``), as BCP 47 tags: Simplified
+#: Chinese is ``zh``, Traditional ``zh-Hant``. Each has a catalogue (bot/telegram/locale).
+LANGUAGES = ("en", "zh", "zh-Hant", "vi", "ms")
+#: Each language by its own name, for the refusal that lists them.
+LANGUAGE_NAMES = {
+    "en": "English",
+    "zh": "简体中文",
+    "zh-Hant": "繁體中文",
+    "vi": "Tiếng Việt",
+    "ms": "Bahasa Melayu",
+}
 #: Who deals: players bid for the seat (``docs/rules.md`` §1), or the group's bank deals.
 DEALERS = ("bid", "house")
 #: Whether a round's results come as a picture too (``on``) or as text alone (``off``).
@@ -175,7 +185,12 @@ class Settings:
             raise SettingError(
                 "currency cannot contain <, > or &", "currency_html", name="currency"
             )
-        _check_choice("language", self.language, LANGUAGES)
+        _check_choice(
+            "language",
+            self.language,
+            LANGUAGES,
+            [f"{code} ({LANGUAGE_NAMES[code]})" for code in LANGUAGES],
+        )
         _check_choice("ruleset", self.ruleset, sorted(RULESETS))
         _check_choice("dealer", self.dealer, DEALERS)
         _check_choice("pictures", self.pictures, PICTURES)
@@ -272,10 +287,11 @@ def _check_range(
         )
 
 
-def _check_choice(name: str, value: str, choices: Sequence[str]) -> None:
-    """Raise ``SettingError`` unless ``value`` is one of ``choices``."""
+def _check_choice(name: str, value: str, choices: Sequence[str], shown: Sequence[str] = ()) -> None:
+    """Raise ``SettingError`` unless ``value`` is one of ``choices`` (listed as ``shown``,
+    if given)."""
     if value not in choices:
-        listed = ", ".join(choices)
+        listed = ", ".join(shown or choices)
         raise SettingError(f"{name} is one of {listed}", "not_one_of", name=name, choices=listed)
 
 
@@ -295,6 +311,14 @@ def _parse_seconds(text: str) -> int:
 
 def _parse_label(text: str) -> str:
     return text.strip()
+
+
+def _parse_language(text: str) -> str:
+    """A language as typed, in any case and with ``-`` or ``_`` (``zh_hant``), as its tag
+    in ``LANGUAGES``; anything else as typed, for ``validate`` to refuse."""
+    typed = text.strip()
+    canonical = typed.replace("_", "-").casefold()
+    return next((code for code in LANGUAGES if code.casefold() == canonical), typed)
 
 
 def _parse_amount_list(text: str) -> tuple[int, ...]:
@@ -334,7 +358,7 @@ _PARSERS: dict[str, Callable[[str], Any]] = {
     "rake_bps": parse_bps,
     "rebate_bps": parse_bps,
     "currency": _parse_label,
-    "language": lambda text: text.strip().lower(),
+    "language": _parse_language,
     "ruleset": lambda text: text.strip().lower(),
     "dealer": lambda text: text.strip().lower(),
     "pictures": lambda text: text.strip().lower(),

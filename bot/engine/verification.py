@@ -193,13 +193,12 @@ def verify_round(state: Round, revealed_shoe: RevealedShoe | None = None) -> Ver
     A round dealt from a shoe is checked with ``revealed_shoe`` (None while the shoe is in
     use: ``ShoeSecret``); the shoe's seed the round holds is never used. Each grab must
     hold the share at its place in the deal. Raises ``ValueError`` for a round still open
-    or a shoe given for a round that has none, ``PartialRound`` for a partly loaded round.
+    or a shoe given for a round that has none.
     """
     if state.phase.is_open:
         raise ValueError(f"round {state.id} is not finished")
     if revealed_shoe is not None and state.shoe is None:
         raise ValueError(f"round {state.id} was not dealt from a shoe")
-    state.require_whole()
     if not state.shares:
         return NothingDealt(state.id, None if state.shoe is not None else state.seed)
     ruleset = state.ruleset

@@ -13,6 +13,8 @@ JsonDict = dict[str, Any]
 
 _MAX_COMMANDS = 100
 _COMMAND_NAME = re.compile(r"[a-z0-9_]{1,32}")
+#: A menu's language: "A two-letter ISO 639-1 language code" (the Bot API), or none.
+_LANGUAGE_CODE = re.compile(r"[a-z]{2}")
 
 
 class BotProfile:
@@ -68,4 +70,7 @@ def _commands_key(params: RequestParams) -> tuple[str, str]:
     if not isinstance(scope, dict) or "type" not in scope:
         raise bad_request("can't parse BotCommandScope JSON object")
     scope_key = ",".join(f"{key}={scope[key]}" for key in sorted(scope))
-    return scope_key, params.optional_str("language_code") or ""
+    language = params.optional_str("language_code") or ""
+    if language and not _LANGUAGE_CODE.fullmatch(language):
+        raise bad_request("LANGUAGE_CODE_INVALID")
+    return scope_key, language

@@ -26,6 +26,7 @@ from bot.engine.round import Phase, Round, check_bet_limits
 from bot.service.core import GroupSettings, ServiceObserver, StoredPeople, admin_command
 from bot.service.records import CommandResult, Person
 from bot.service.round_commands import RoundCommandUseCases
+from bot.service.round_events import RoundEvents
 from bot.store.errors import StaleRound
 from bot.store.round_writes import accounts_moved, describe_placed
 from bot.store.unit_of_work import Store, UnitOfWork
@@ -69,6 +70,7 @@ class AutobetUseCases:
         group_settings: GroupSettings,
         observer: ServiceObserver,
         commands: RoundCommandUseCases,
+        events: RoundEvents,
     ) -> None:
         self.store = store
         self.clock = clock
@@ -76,6 +78,7 @@ class AutobetUseCases:
         self.group_settings = group_settings
         self.observer = observer
         self.commands = commands
+        self.events = events
 
     # -- the reaction to betting opened -----------------------------------------------
 
@@ -98,13 +101,17 @@ class AutobetUseCases:
         transaction per bet. ``None`` when there were none to consider (one indexed read)."""
         for _ in range(PLACING_ATTEMPTS):
             try:
-                return await self._place_autobets(chat_id, round_id)
+                run = await self._place_autobets(chat_id, round_id)
             except StaleRound:
                 self.observer.database_retried()
             except RuleViolation as error:
                 if error.key != "chips_changed":  # a balance changed since it was read
                     raise
                 self.observer.database_retried()
+            else:
+                if run is not None and run.placed:
+                    self.events.committed(run.round)
+                return run
         raise RuntimeError(f"round {round_id}: standing bets not placed in {PLACING_ATTEMPTS}")
 
     async def _place_autobets(self, chat_id: int, round_id: int) -> AutobetRun | None:

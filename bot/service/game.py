@@ -10,10 +10,11 @@ changed.
 The use cases live by family, each a class of its own that is given what it needs (the
 store, the clock, the people stored, the groups' settings, the observer, another family):
 ``round_starts``, ``round_commands`` (run by ``round_steps``), ``round_deadlines``,
-``autobets``, ``tables``, ``chips``, ``deliveries``, ``reading``, ``stats`` and ``seeds``.
+``autobets``, ``tables``, ``table_snapshots``, ``chips``, ``deliveries``, ``reading``,
+``stats`` and ``seeds``.
 ``GameService`` builds them, wires the standing bets to the rounds' events (placed as
-betting opens, see ``bot.service.round_events``), and hands the shell each use case under
-one object.
+betting opens, see ``bot.service.round_events``) and the live feed's ``round_changes`` to
+every round state written, and hands the shell each use case under one object.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from bot.service.core import GroupSettings, ServiceObserver, StoredPeople, Unobs
 from bot.service.deliveries import BOARD_REFUSED as BOARD_REFUSED
 from bot.service.deliveries import DELIVERY_LEASE_MS as DELIVERY_LEASE_MS
 from bot.service.deliveries import DeliveryUseCases
+from bot.service.group_bots import GroupBotUseCases
 from bot.service.group_sends import GroupSends as GroupSends
 from bot.service.reading import ReadingUseCases
 from bot.service.records import MAX_USER_ID as MAX_USER_ID
@@ -49,6 +51,7 @@ from bot.service.records import StatementLine as StatementLine
 from bot.service.records import UnconfirmedChange as UnconfirmedChange
 from bot.service.records import random_seed as random_seed
 from bot.service.records import wall_clock_ms as wall_clock_ms
+from bot.service.round_changes import RoundChanges
 from bot.service.round_commands import RoundCommandUseCases
 from bot.service.round_deadlines import RoundDeadlineUseCases
 from bot.service.round_events import RoundEvents
@@ -56,6 +59,8 @@ from bot.service.round_starts import RoundStartUseCases
 from bot.service.round_steps import RoundSteps
 from bot.service.seeds import SeedUseCases
 from bot.service.stats import StatsUseCases
+from bot.service.table_snapshots import TableSnapshot as TableSnapshot
+from bot.service.table_snapshots import TableSnapshots
 from bot.service.tables import TableUseCases
 from bot.store.db import Database
 from bot.store.errors import database_unavailable as database_unavailable
@@ -124,12 +129,18 @@ class GameService:
             group_settings=group_settings,
             observer=observer,
             commands=self.round_commands,
+            events=events,
         )
         events.on_betting_opened(self.autobets.betting_opened)
+        #: Round states written, for the Mini App's live feed (``watch`` them).
+        self.round_changes = RoundChanges(self.db)
+        events.on_committed(self.round_changes.committed)
+        self.table_snapshots = TableSnapshots(store, group_settings=group_settings)
         self.tables = TableUseCases(
             store, clock=clock, people=people, group_settings=group_settings
         )
         self.chips = ChipUseCases(store, clock=clock, people=people)
+        self.group_bots = GroupBotUseCases(store, clock=clock, people=people)
         self.deliveries = DeliveryUseCases(store, clock=clock)
         self.reading = ReadingUseCases(store, db=self.db, clock=clock)
         self.stats = StatsUseCases(store, clock=clock)
@@ -166,8 +177,12 @@ class GameService:
         self.set_open = tables.set_open
         self.is_open = tables.is_open
         self.knows_chat = tables.knows_chat
+        self.table_snapshot = self.table_snapshots.table_snapshot
         self.settings = tables.settings
         self.change_setting = tables.change_setting
+
+        self.serves = self.group_bots.serves
+        self.serve_here = self.group_bots.serve_here
 
         chips = self.chips
         self.credit = chips.credit

@@ -11,7 +11,7 @@ from typing import NamedTuple
 from bot.engine.autobets import AutobetRun
 from bot.engine.edge import EdgeWarning
 from bot.engine.errors import GameError
-from bot.engine.round import Event, Phase, Round
+from bot.engine.round import Event, Phase, Round, RoundOrSeat
 from bot.engine.settings import Settings
 from bot.rules.split import SEED_BYTES
 from bot.store.ledger import Balance as Balance
@@ -73,7 +73,7 @@ class CommandResult:
     the table's next round starts by itself, if the command ended the round.
     """
 
-    round: Round | None = None
+    round: RoundOrSeat | None = None
     events: tuple[Event, ...] = ()
     started: Round | None = None
     duplicate: bool = False

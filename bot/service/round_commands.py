@@ -4,14 +4,23 @@ moved. Each is the engine's decision for the round as it is read, run by ``Round
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Protocol
 
 from bot.engine import round as engine
 from bot.engine.errors import NotDue
-from bot.engine.round import Phase, Round, Transition
+from bot.engine.round import Phase, RoundOrSeat, Transition, UserId
 from bot.priority import urgent
 from bot.service.records import CommandResult, Person
 from bot.service.round_steps import RoundSteps
+from bot.store.round_reads import StepInput
+
+
+class _Stake(Protocol):
+    """A bid or a bet (``engine.bid``, ``engine.bet``) of a round or a seat."""
+
+    def __call__(
+        self, state: RoundOrSeat, user_id: UserId, amount: int, *, free_chips: int, now_ms: int
+    ) -> Transition[RoundOrSeat]: ...
 
 
 class RoundCommandUseCases:
@@ -50,8 +59,8 @@ class RoundCommandUseCases:
         """A bare amount: a bid while the round is bidding, a bet while it is betting."""
 
         def by_phase(
-            state: Round, user_id: int, amount: int, *, free_chips: int, now_ms: int
-        ) -> Transition:
+            state: RoundOrSeat, user_id: UserId, amount: int, *, free_chips: int, now_ms: int
+        ) -> Transition[RoundOrSeat]:
             command = engine.bid if state.phase is Phase.BIDDING else engine.bet
             return command(state, user_id, amount, free_chips=free_chips, now_ms=now_ms)
 
@@ -59,16 +68,17 @@ class RoundCommandUseCases:
 
     async def _stake(
         self,
-        command: Any,
+        command: _Stake,
         chat_id: int,
         actor: Person,
         amount: int,
         round_id: int | None,
         update_id: int | None,
     ) -> CommandResult:
-        def decide(state: Round, free_chips: int, now: int) -> Transition:
-            result: Transition = command(state, actor.id, amount, free_chips=free_chips, now_ms=now)
-            return result
+        def decide(step: StepInput) -> Transition[RoundOrSeat]:
+            return command(
+                step.round, actor.id, amount, free_chips=step.free_chips, now_ms=step.now_ms
+            )
 
         return await self.steps.run(
             chat_id=chat_id, round_id=round_id, decide=decide, actor=actor, update_id=update_id
@@ -84,8 +94,8 @@ class RoundCommandUseCases:
     ) -> CommandResult:
         """Grab the next share of the chat's envelope; the last grab settles the round."""
 
-        def decide(state: Round, free_chips: int, now: int) -> Transition:
-            return engine.grab(state, actor.id, now)
+        def decide(step: StepInput) -> Transition[RoundOrSeat]:
+            return engine.grab(step.round, actor.id, step.now_ms)
 
         return await self.steps.run(
             chat_id=chat_id, round_id=round_id, decide=decide, actor=actor, update_id=update_id
@@ -95,8 +105,8 @@ class RoundCommandUseCases:
         """Apply a round's deadline if it has passed; nothing if not (a duplicate timer),
         or if another worker is advancing it right now."""
 
-        def decide(state: Round, free_chips: int, now: int) -> Transition:
-            return engine.advance(state, now)
+        def decide(step: StepInput) -> Transition[RoundOrSeat]:
+            return engine.advance(step.whole(), step.now_ms, player_seeds=step.player_seeds)
 
         try:
             with urgent():  # before waiting commands for the database (bot/store/db.py)
@@ -113,8 +123,8 @@ class RoundCommandUseCases:
         round's version, as every step: a bet placed meanwhile is kept, and a deadline
         applied meanwhile wins."""
 
-        def decide(state: Round, free_chips: int, now: int) -> Transition:
-            return engine.move_window(state, phase, max(opens_at_ms, now))
+        def decide(step: StepInput) -> Transition[RoundOrSeat]:
+            return engine.move_window(step.round, phase, max(opens_at_ms, step.now_ms))
 
         try:
             with urgent():  # what shows a deadline, as the deadline's advance

@@ -15,7 +15,7 @@ from typing import Any
 
 from bot.engine import round as engine
 from bot.engine.errors import GameError, RuleViolation
-from bot.engine.round import BANK, HOUSE, HOUSE_DEALER, RetiredShoe, ShoeRef, Transition
+from bot.engine.round import BANK, HOUSE, HOUSE_DEALER, RetiredShoe, Round, ShoeRef, Transition
 from bot.engine.settings import Settings
 from bot.rules.ruleset import Ruleset, get_ruleset
 from bot.rules.split import commitment
@@ -88,7 +88,9 @@ class RoundStartUseCases:
             raise RuleViolation("round_running") from None
         return await self.events.told(CommandResult(transition.round, transition.events))
 
-    async def _start(self, chat_id: int, actor: Person | None, update_id: int | None) -> Transition:
+    async def _start(
+        self, chat_id: int, actor: Person | None, update_id: int | None
+    ) -> Transition[Round]:
         """On the hot path (``Store.round_starts``) when it covers the start, else on the
         general path."""
         try:
@@ -106,8 +108,8 @@ class RoundStartUseCases:
 
     async def _start_hot(
         self, chat_id: int, actor: Person | None, update_id: int | None
-    ) -> Transition:
-        def decide(read: StartRead, now: int) -> Transition:
+    ) -> Transition[Round]:
+        def decide(read: StartRead, now: int) -> Transition[Round]:
             if not read.is_open:
                 raise RuleViolation("table_closed")
             if read.open_round_id is not None:
@@ -130,7 +132,7 @@ class RoundStartUseCases:
 
     async def _start_whole(
         self, chat_id: int, actor: Person | None, update_id: int | None
-    ) -> Transition:
+    ) -> Transition[Round]:
         """The general path: a unit of work that also replaces the group's shoe and
         creates the house's account when the start needs them."""
         async with self.store.writing() as uow:
@@ -145,7 +147,7 @@ class RoundStartUseCases:
                 raise RuleViolation("round_running", round_id=running)
             return await self.insert_round(uow, chat, now)
 
-    async def insert_round(self, uow: UnitOfWork, chat: ChatRecord, now: int) -> Transition:
+    async def insert_round(self, uow: UnitOfWork, chat: ChatRecord, now: int) -> Transition[Round]:
         """Start the group's next round in ``uow`` (the general path's start, and a
         re-deal's in the transaction that ended the round before it)."""
         settings = self.group_settings.of(chat)
@@ -167,7 +169,7 @@ class RoundStartUseCases:
         bank: int,
         shoe: ShoeRecord | None,
         retired: RetiredShoe | None,
-    ) -> Transition:
+    ) -> Transition[Round]:
         """The engine's new round (id 0 until stored), dealt from ``shoe`` if its game
         has one."""
         ref = None if shoe is None else ShoeRef(shoe.id, shoe.seed, shoe.dealt, shoe.client_seeds)

@@ -17,13 +17,14 @@ from dataclasses import dataclass
 
 from bot.engine import round as engine
 from bot.engine.errors import GameError, RuleViolation
-from bot.engine.round import Round, Transition, VoidReason
+from bot.engine.round import Round, RoundOrSeat, Transition, VoidReason
 from bot.service.core import ServiceObserver, StoredPeople
 from bot.service.records import CommandResult, Person
 from bot.service.round_events import RoundEvents
 from bot.service.round_starts import RoundStartUseCases
 from bot.store.errors import AlreadyProcessed, StaleRound, is_transient
 from bot.store.round_commands import Decide, Located, NotOnHotPath, StepFailed
+from bot.store.round_reads import StepInput
 from bot.store.round_writes import accounts_moved, describe
 from bot.store.unit_of_work import Store, UnitOfWork
 
@@ -37,8 +38,8 @@ class _Attempt:
     """What one try of a round command produced."""
 
     before: Round
-    transition: Transition
-    started: Transition | None = None
+    transition: Transition[RoundOrSeat]
+    started: Transition[Round] | None = None
     refused: GameError | None = None
     next_round_at_ms: int | None = None
 
@@ -110,10 +111,10 @@ class RoundSteps:
         it is refused unless that is the chat's open round.
         """
 
-        def checked(state: Round, free_chips: int, now: int) -> Transition:
-            if chat_id is not None and round_id is not None and round_id != state.id:
+        def checked(step: StepInput) -> Transition[RoundOrSeat]:
+            if chat_id is not None and round_id is not None and round_id != step.round.id:
                 raise RuleViolation("stale_button")
-            return decide(state, free_chips, now)
+            return decide(step)
 
         command = RoundCommand(chat_id, round_id, checked, actor, update_id, skip_locked)
         result = await self._on_either_path(command)
@@ -199,8 +200,9 @@ class RoundSteps:
                 free = 0
                 if actor is not None:
                     free = (await uow.ledger.balance(state.chat_id, actor.id)).available
+                seeds = await uow.rounds.player_seeds(state)
                 try:
-                    transition = command.decide(state, free, now)
+                    transition = command.decide(StepInput(state, free, seeds, now))
                 except GameError:
                     raise
                 except Exception:

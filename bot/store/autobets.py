@@ -14,6 +14,7 @@ from sqlalchemy.orm import InstrumentedAttribute, aliased
 from bot.engine.autobets import Autobet
 from bot.engine.round import AccountKind, AccountRef, Phase, available
 from bot.engine.round import held as engine_held
+from bot.store.chat_bots import served_clause
 from bot.store.db import Database, dialect_insert
 from bot.store.models import Account, AutobetRow, OutcomeRow, RoundRow
 from bot.store.statements import Positional
@@ -60,8 +61,9 @@ def _account_of(account: Any, kind: AccountKind) -> ColumnElement[bool]:
 class AutobetRepository:
     """Standing bets in one unit of work."""
 
-    def __init__(self, session: AsyncSession) -> None:
+    def __init__(self, session: AsyncSession, bot_id: int = 0) -> None:
         self.session = session
+        self.bot_id = bot_id
 
     async def get(self, chat_id: int, user_id: int) -> Autobet | None:
         """The player's standing bet in the group, if they have one."""
@@ -143,13 +145,14 @@ class AutobetRepository:
             )
 
     async def rounds_due(self) -> list[tuple[int, int]]:
-        """Rounds taking bets whose group has standing bets not yet considered for them:
-        (round id, chat id), in one statement (after a restart that came between a window
-        opening and its standing bets being placed)."""
+        """Rounds taking bets whose group (one of the bot's) has standing bets not yet
+        considered for them: (round id, chat id), in one statement (after a restart that
+        came between a window opening and its standing bets being placed)."""
         rows = await self.session.execute(
             select(RoundRow.id, RoundRow.chat_id)
             .where(
                 RoundRow.phase == Phase.BETTING.value,
+                served_clause(RoundRow.chat_id, self.bot_id),
                 exists().where(
                     and_(AutobetRow.chat_id == RoundRow.chat_id, _not_yet_for(RoundRow.id))
                 ),

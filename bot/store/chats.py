@@ -8,9 +8,10 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import select, text, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from bot.store.chat_bots import MOVE
 from bot.store.db import Database, dialect_insert
 from bot.store.models import Chat
 from bot.store.statements import Positional
@@ -36,8 +37,10 @@ _COLUMNS = (Chat.id, Chat.title, Chat.is_open, Chat.settings, Chat.next_round_at
 class ChatRepository:
     """Chats in one unit of work."""
 
-    def __init__(self, session: AsyncSession) -> None:
+    def __init__(self, session: AsyncSession, bot_id: int = 0) -> None:
         self.session = session
+        #: A group created here is bound to this bot (``bot.store.chat_bots``).
+        self.bot_id = bot_id
 
     async def get(self, chat_id: int) -> ChatRecord | None:
         """The chat, if the bot has seen it."""
@@ -59,12 +62,25 @@ class ChatRepository:
                 is_open=False,
                 settings={},
                 created_at_ms=now_ms,
+                bot_id=self.bot_id,
             )
             .on_conflict_do_nothing()
         )
         created = await self.get(chat_id)
         assert created is not None
         return created
+
+    async def bot_of(self, chat_id: int) -> int | None:
+        """The bot that serves the chat (``None``: none yet, or no such chat)."""
+        found = await self.session.scalar(select(Chat.bot_id).where(Chat.id == chat_id))
+        return None if found is None else int(found)
+
+    async def move_here(self, chat_id: int) -> bool:
+        """Bind the chat to this bot unless a round's messages are still on their way to
+        it (``bot.store.chat_bots.MOVE``): whether it moved."""
+        params = {"chat_id": chat_id, "bot_id": self.bot_id}
+        moved = await self.session.execute(text(MOVE), params)
+        return int(moved.rowcount) == 1  # type: ignore[attr-defined]
 
     async def change(self, chat_id: int, **values: Any) -> None:
         """Set columns of the chat: ``title``, ``is_open``, ``settings``,

@@ -18,6 +18,7 @@ from __future__ import annotations
 from enum import Enum
 from typing import Any
 
+from bot.store.chat_bots import served
 from bot.store.db import Database
 from bot.store.models import OPEN_PHASES_SQL, REPLACED_BOARD_SQL, UNCLOSED_SQL
 from bot.store.statements import Positional
@@ -184,17 +185,19 @@ SELECT id, chat_id FROM rounds
 WHERE {OPEN_PHASES_SQL} AND board_message_id IS NULL
   AND (board_claimed_until_ms <= :now
        OR (board_claimed_until_ms IS NULL AND started_at_ms <= :unclaimed_before))
+  AND {served("rounds.chat_id")}
 ORDER BY id
 """
 #: Ended rounds whose results have not gone out and that no worker is sending. The first
 #: three conditions are ix_rounds_unannounced's (its partial condition, then its columns),
 #: so that a plan can read that small index (SQLite's does; PostgreSQL's reads it or the
 #: window's range of the index on ended_at_ms).
-_UNANNOUNCED = """
+_UNANNOUNCED = f"""
 SELECT id FROM rounds
 WHERE announced_at_ms IS NULL AND phase IN ('settled', 'void') AND ended_at_ms >= :since
   AND (announcement_claimed_until_ms <= :now
        OR (announcement_claimed_until_ms IS NULL AND ended_at_ms <= :unclaimed_before))
+  AND {served("rounds.chat_id")}
 ORDER BY id
 """
 #: Ended rounds whose board's last edit has not been made, that ended before
@@ -203,6 +206,7 @@ ORDER BY id
 _UNCLOSED_BOARDS = f"""
 SELECT id, chat_id FROM rounds
 WHERE {UNCLOSED_SQL} AND phase IN ('settled', 'void') AND ended_at_ms <= :unclosed_before
+  AND {served("rounds.chat_id")}
 ORDER BY id
 """
 #: Board messages replaced by a new phase's before ``:replaced_before`` and not yet taken
@@ -210,6 +214,7 @@ ORDER BY id
 _REPLACED_BOARDS = f"""
 SELECT id, chat_id, replaced_board_message_id FROM rounds
 WHERE {REPLACED_BOARD_SQL} AND board_replaced_at_ms <= :replaced_before
+  AND {served("rounds.chat_id")}
 ORDER BY id
 """
 #: Open rounds whose board (posted, not refused) does not show their phase yet.
@@ -217,6 +222,7 @@ _UNSHOWN_PHASES = f"""
 SELECT id, chat_id, phase FROM rounds
 WHERE {OPEN_PHASES_SQL} AND board_message_id > 0
   AND (board_phase IS NULL OR board_phase <> phase)
+  AND {served("rounds.chat_id")}
 ORDER BY id
 """
 _BOARD_MESSAGE = "SELECT board_message_id FROM rounds WHERE id = :round_id"
@@ -244,10 +250,12 @@ class DeliveryLookup:
     of the hot path's (SQLite: the reader's thread; PostgreSQL: the bare driver's pool),
     no transaction of SQLAlchemy's around it. The sweep reads them every second, and
     finds nothing nearly every time: through a unit of work each read cost a session,
-    several thread hops and the statement's compilation."""
+    several thread hops and the statement's compilation. The sweep's reads find the
+    rounds of the bot's own groups (``bot.store.chat_bots``)."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, *, bot_id: int = 0) -> None:
         self.db = db
+        self.bot_id = bot_id
 
     async def board_message(self, round_id: int) -> int | None:
         """The board's message id: ``None`` until Telegram has it (or no such round)."""
@@ -312,4 +320,5 @@ class DeliveryLookup:
         return [(round_id, chat_id, str(phase)) for round_id, chat_id, phase in rows]
 
     async def _read_all(self, statement: str, params: dict[str, int]) -> list[Any]:
+        params = {**params, "bot_id": self.bot_id}
         return await self.db.read_all(statement, _READS_POSTGRES[statement], params)

@@ -61,6 +61,9 @@ class Chat(Base):
     settings: Mapped[dict[str, Any]] = mapped_column(default=dict)
     next_round_at_ms: Mapped[int | None] = mapped_column(nullable=True)
     created_at_ms: Mapped[int]
+    #: The bot that serves the group (a token's numeric prefix); ``None`` until one is
+    #: bound (``bot.store.chat_bots``).
+    bot_id: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
 
 
 class User(Base):

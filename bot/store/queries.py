@@ -20,6 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.engine.round import Phase, Round, RoundSettled, RoundVoided
 from bot.store import ledger
+from bot.store.chat_bots import served_clause
 from bot.store.ledger import Balance
 from bot.store.models import (
     Account,
@@ -135,8 +136,9 @@ _HELD_CENTS = select(func.coalesce(func.sum(Account.balance), 0)).where(Account.
 class Queries:
     """The read side in one unit of work (see the module's docstring)."""
 
-    def __init__(self, session: AsyncSession) -> None:
+    def __init__(self, session: AsyncSession, bot_id: int = 0) -> None:
         self.session = session
+        self.bot_id = bot_id
 
     async def vital_counts(self) -> VitalCounts:
         """Open rounds by phase and ruleset, and the chips held (see ``VitalCounts``)."""
@@ -146,8 +148,10 @@ class Queries:
         return VitalCounts(open_rounds, int(held or 0))
 
     async def open_rounds(self) -> list[Round]:
-        """Every open round, by id."""
-        return await RoundRepository(self.session).load_many(RoundRow.phase.in_(OPEN_PHASES))
+        """Every open round of the bot's groups, by id."""
+        return await RoundRepository(self.session).load_many(
+            RoundRow.phase.in_(OPEN_PHASES), served_clause(RoundRow.chat_id, self.bot_id)
+        )
 
     async def ended_rounds(
         self, round_ids: Sequence[int]

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.engine.errors import GameError
-from bot.engine.round import PartialRound, Round, Transition
+from bot.engine.round import Round, RoundOrSeat, Transition
 from bot.engine.settings import Settings
 from bot.store import round_sql as sql
 from bot.store.db import Database
@@ -43,16 +43,15 @@ from bot.store.errors import (
     database_unavailable,
     transient_postgres_errors,
 )
-from bot.store.round_reads import NotOnHotPath, RoundRead, StepFailed, parse_read
+from bot.store.round_reads import NotOnHotPath, RoundRead, StepFailed, StepInput, parse_read
 from bot.store.round_writers import Envelope, postgres_write, sqlite_write
 from bot.store.round_writes import RoundWrite, UnknownAccount, describe
 from bot.store.statements import run_asyncpg, run_sqlite
 
 __all__ = ["Applied", "Decide", "Located", "NotOnHotPath", "RoundCommands", "StepFailed"]
 
-#: What a command asks of the engine: the round (partial: the player's own bet and grab,
-#: and the counts), the player's free chips and the time; the engine's answer.
-Decide = Callable[[Round, int, int], Transition]
+#: What a command asks of the engine, given what it decides on; the engine's answer.
+Decide = Callable[[StepInput], Transition[RoundOrSeat]]
 
 #: Distinct round settings kept parsed (groups rarely change theirs).
 _SETTINGS_KEPT = 1024
@@ -73,7 +72,7 @@ class Applied:
     """What the hot path did: the transition it stored, and when the table's next round
     starts if this ended the round."""
 
-    transition: Transition
+    transition: Transition[RoundOrSeat]
     next_round_at_ms: int | None = None
 
 
@@ -131,14 +130,11 @@ class RoundCommands:
             raise AlreadyProcessed(job.params["update_id"])
         return read
 
-    def _decide(self, read: RoundRead, job: _Job) -> tuple[Transition, RoundWrite]:
+    def _decide(self, read: RoundRead, job: _Job) -> tuple[Transition[RoundOrSeat], RoundWrite]:
         # The clock is read once the command has its turn to write.
         now = job.clock()
         before = read.round
-        try:
-            transition = job.decide(before, read.free_chips, now)
-        except PartialRound:  # the read's guess of what the step needs fell short
-            raise NotOnHotPath("the step needs every bet") from None
+        transition = job.decide(StepInput(before, read.free_chips, read.player_seeds, now))
         try:
             write = describe(
                 before, transition, now, accounts=read.accounts, table_open=read.table_open
@@ -192,7 +188,11 @@ class RoundCommands:
         its board shows: the general path's load takes three statements)."""
         params = {**sql.NOBODY, "round_id": round_id}
         row = await self.db.read_one(sql.SQLITE_WHOLE, sql.POSTGRES_WHOLE, params)
-        return None if row is None else parse_read(row, None, self.settings_of).round
+        if row is None:
+            return None
+        whole = parse_read(row, None, self.settings_of).round
+        assert isinstance(whole, Round)  # a read by id is whole
+        return whole
 
     # -- PostgreSQL ---------------------------------------------------------------------
 

@@ -1,7 +1,7 @@
-"""Rounds as read, as the engine's ``Round``: ``round_of`` maps a ``rounds`` row (both
-paths' reads), ``parse_read`` the hot path's read (for one player, or whole when it
-brought every bet) with what the write needs besides. Plain Python: no statement is
-built or run here."""
+"""Rounds as read, as the engine's ``Round`` or ``Seat``: ``round_of`` maps a ``rounds``
+row (both paths' reads), ``parse_read`` the hot path's read (the player's seat, or the
+round whole when it brought every bet) with what the write needs besides. Plain Python:
+no statement is built or run here."""
 
 from __future__ import annotations
 
@@ -18,8 +18,9 @@ from bot.engine.round import (
     Grab,
     Phase,
     Round,
+    RoundOrSeat,
+    Seat,
     ShoeRef,
-    Tally,
     VoidReason,
     available,
     held,
@@ -45,12 +46,33 @@ class StepFailed(Exception):
 
 
 @dataclass(frozen=True, slots=True)
-class RoundRead:
-    """The read's answer: the round for the engine, the player's free chips, the ids of
-    the accounts the step may move chips between, and what else the write needs."""
+class StepInput:
+    """What a round command decides on: the round as read (whole, or the player's seat),
+    the player's free chips, the participants' client seeds by user (read with a whole
+    round in betting, whose close deals with them; no other step reads them) and the
+    time."""
 
-    round: Round
+    round: RoundOrSeat
     free_chips: int
+    player_seeds: Mapping[int, str]
+    now_ms: int
+
+    def whole(self) -> Round:
+        """The round whole, as a deadline reads it; ``ValueError`` for a seat."""
+        if not isinstance(self.round, Round):
+            raise ValueError(f"round {self.round.id} was read for one player, not whole")
+        return self.round
+
+
+@dataclass(frozen=True, slots=True)
+class RoundRead:
+    """The read's answer: the round for the engine, the player's free chips and the
+    participants' client seeds, the ids of the accounts the step may move chips between,
+    and what else the write needs."""
+
+    round: RoundOrSeat
+    free_chips: int
+    player_seeds: Mapping[int, str]
     accounts: Mapping[AccountRef, int]
     seen: bool
     table_open: bool
@@ -71,16 +93,10 @@ def _account(kind: str, user_id: int) -> AccountRef:
 def parse_read(
     row: Mapping[str, Any], user_id: int | None, settings_of: Callable[[str], Settings]
 ) -> RoundRead:
-    """The read's row (by column name) as the engine's round: the player's own bet and
-    grab and the counts, or every bet and grab when the read brought them."""
-    bets: tuple[Bet, ...] = ()
-    grabs: tuple[Grab, ...] = ()
+    """The read's row (by column name) as the engine's round: whole when the read brought
+    every bet and grab, else the player's seat (their own bet and grab, and the counts)."""
     accounts: dict[AccountRef, int] = {}
     if user_id is not None:
-        if row["bet_amount"] is not None:
-            bets = (Bet(user_id, row["bet_amount"], row["bet_hold"], bool(row["bet_standing"])),)
-        if row["grab_amount"] is not None:
-            grabs = (Grab(user_id, row["grab_amount"], bool(row["grab_auto"])),)
         if row["available_id"] is not None:
             accounts[available(user_id)] = row["available_id"]
         if row["held_id"] is not None:
@@ -91,18 +107,6 @@ def parse_read(
             accounts[available(bidder)] = row["bidder_available_id"]
         if row["bidder_held_id"] is not None:
             accounts[held(bidder)] = row["bidder_held_id"]
-    tally: Tally | None = Tally(row["bet_count"], row["grab_count"])
-    if row["all_bets"] is not None:
-        # Positions give the order; the arrays come in the index's.
-        every_bet = sorted(_json(row["all_bets"]), key=lambda bet: bet[3])
-        bets = tuple(
-            Bet(user, amount, hold, bool(standing)) for user, amount, hold, _, standing in every_bet
-        )
-        every_grab = sorted(_json(row["all_grabs"]), key=lambda grab: grab[3])
-        grabs = tuple(Grab(user, amount, bool(auto)) for user, amount, auto, _ in every_grab)
-        for kind, owner, account_id in _json(row["all_accounts"]):
-            accounts[_account(kind, owner)] = account_id
-        tally = None
     shoe = None
     if row["shoe_id"] is not None:
         # Read only when the step may deal (as the participants' seeds are).
@@ -113,20 +117,60 @@ def parse_read(
             row["deal_offset"],
             None if fixed is None else tuple(fixed),
         )
-    player_seeds = None
+    settings = settings_of(row["settings"])
+    state: RoundOrSeat
+    if row["all_bets"] is not None:
+        for kind, owner, account_id in _json(row["all_accounts"]):
+            accounts[_account(kind, owner)] = account_id
+        state = round_of(row, settings=settings, shoe=shoe, **_every_bet_and_grab(row))
+    elif user_id is None:
+        raise ValueError(f"round {row['id']} was read for nobody and not whole")
+    else:
+        state = _seat_of(row, user_id, settings=settings, shoe=shoe)
+    player_seeds: Mapping[int, str] = _NO_SEEDS
     if row["player_seeds"] is not None:  # betting may close: the participants' seeds
         player_seeds = MappingProxyType({user: seed for user, seed in _json(row["player_seeds"])})
-    state = round_of(
-        row,
-        settings=settings_of(row["settings"]),
-        bets=bets,
-        grabs=grabs,
-        shoe=shoe,
-        tally=tally,
-        player_seeds=player_seeds,
-    )
     return RoundRead(
-        state, row["free_chips"] or 0, accounts, bool(row["seen"]), bool(row["chat_open"])
+        state,
+        row["free_chips"] or 0,
+        player_seeds,
+        accounts,
+        bool(row["seen"]),
+        bool(row["chat_open"]),
+    )
+
+
+_NO_SEEDS: Mapping[int, str] = MappingProxyType({})
+
+
+def _every_bet_and_grab(row: Mapping[str, Any]) -> dict[str, Any]:
+    # Positions give the order; the arrays come in the index's.
+    every_bet = sorted(_json(row["all_bets"]), key=lambda bet: bet[3])
+    every_grab = sorted(_json(row["all_grabs"]), key=lambda grab: grab[3])
+    return {
+        "bets": tuple(
+            Bet(user, amount, hold, bool(standing)) for user, amount, hold, _, standing in every_bet
+        ),
+        "grabs": tuple(Grab(user, amount, bool(auto)) for user, amount, auto, _ in every_grab),
+    }
+
+
+def _seat_of(
+    row: Mapping[str, Any], user_id: int, *, settings: Settings, shoe: ShoeRef | None
+) -> Seat:
+    bet = None
+    if row["bet_amount"] is not None:
+        bet = Bet(user_id, row["bet_amount"], row["bet_hold"], bool(row["bet_standing"]))
+    grab = None
+    if row["grab_amount"] is not None:
+        grab = Grab(user_id, row["grab_amount"], bool(row["grab_auto"]))
+    return Seat(
+        **_state_columns(row, settings, shoe),
+        player=user_id,
+        bet=bet,
+        grab=grab,
+        bet_count=row["bet_count"],
+        grab_count=row["grab_count"],
     )
 
 
@@ -137,32 +181,33 @@ def round_of(
     bets: tuple[Bet, ...],
     grabs: tuple[Grab, ...],
     shoe: ShoeRef | None,
-    tally: Tally | None = None,
-    player_seeds: Mapping[int, str] | None = None,
 ) -> Round:
     """A ``rounds`` row (by column name; its JSON columns as text or parsed) as the
     engine's round, with the bets, grabs and shoe read beside it."""
-    return Round(
-        id=row["id"],
-        chat_id=row["chat_id"],
-        phase=Phase(row["phase"]),
-        version=row["version"],
-        deadline_ms=row["deadline_ms"],
-        settings=settings,
-        seed=bytes(row["seed"]),
-        commitment=row["commitment"],
-        high_bidder=row["high_bidder"],
-        high_bid=row["high_bid"],
-        bid_hold=row["bid_hold"],
-        dealer_id=row["dealer_id"],
-        pool=row["pool"],
-        bets=bets,
-        shares=tuple(_json(row["shares"])),
-        grabs=grabs,
-        void_reason=VoidReason(row["void_reason"]) if row["void_reason"] else None,
-        shoe=shoe,
-        tally=tally,
-        fairness=row["fairness"],
-        client_seeds=tuple(_json(row["client_seeds"]) or ()),
-        player_seeds=player_seeds,
-    )
+    return Round(**_state_columns(row, settings, shoe), bets=bets, grabs=grabs)
+
+
+def _state_columns(
+    row: Mapping[Any, Any], settings: Settings, shoe: ShoeRef | None
+) -> dict[str, Any]:
+    """The engine's ``RoundState`` fields of a ``rounds`` row."""
+    return {
+        "id": row["id"],
+        "chat_id": row["chat_id"],
+        "phase": Phase(row["phase"]),
+        "version": row["version"],
+        "deadline_ms": row["deadline_ms"],
+        "settings": settings,
+        "seed": bytes(row["seed"]),
+        "commitment": row["commitment"],
+        "high_bidder": row["high_bidder"],
+        "high_bid": row["high_bid"],
+        "bid_hold": row["bid_hold"],
+        "dealer_id": row["dealer_id"],
+        "pool": row["pool"],
+        "shares": tuple(_json(row["shares"])),
+        "void_reason": VoidReason(row["void_reason"]) if row["void_reason"] else None,
+        "shoe": shoe,
+        "fairness": row["fairness"],
+        "client_seeds": tuple(_json(row["client_seeds"]) or ()),
+    }

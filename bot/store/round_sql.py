@@ -3,11 +3,15 @@ write is ``bot.store.round_writers``'s).
 
 The read brings the round row, the player's own bet and grab, the round's counts, the
 player's free chips, the ids of the accounts a bid may move chips between, whether the
-update was processed, and whether the table is open. When the step may need every bet
-(the last grab, or a deadline of betting or grabbing) it brings them too, with the grabs
-and every account of the round's players, as JSON arrays, and what a deal mixes in (the
-participants' client seeds at the close of betting, the shoe's fixed ones): still one
-statement.
+update was processed, and whether the table is open: the player's ``Seat``. When the
+step may settle (the last grab: ``engine.grab`` takes the whole round for it) or is a
+deadline's, it brings the round whole instead: every bet and grab and every account of
+the round's players, as JSON arrays, and what a deal mixes in (the participants' client
+seeds at the close of betting, the shoe's fixed ones): still one statement.
+
+SQL text, one template for both dialects (their JSON functions filled in): the hot path
+runs it on the bare drivers, which take text, and a Core construct would be compiled to
+this same text once, with its per-dialect JSON aggregates as hand-written functions.
 """
 
 from __future__ import annotations
@@ -72,19 +76,17 @@ _LAST_GRAB = (
     "r.phase = 'grabbing' AND r.grab_count + 1 >= "
     "r.bet_count + CASE WHEN r.dealer_id IS NULL THEN 0 ELSE 1 END"
 )
-#: A deadline is located by the round's id; closing betting or grabbing reads every bet.
+#: A deadline (or a window moved) is located by the round's id, and reads it whole.
 _BY_ID = "r.id = :round_id"
-_CLOSES_BETTING_OR_GRABBING = "r.phase IN ('betting', 'grabbing')"
+_WHOLE = "1 = 1"
 
 _POSTGRES_JSON = {"array": "json_agg", "row": "json_build_array", "empty": "CAST('[]' AS json)"}
 _SQLITE_JSON = {"array": "json_group_array", "row": "json_array", "empty": "'[]'"}
 
 
-def _read(json: Mapping[str, str], *, by_chat: bool, lock: str, whole: str | None = None) -> str:
-    where, may_need_all = (
-        (_BY_CHAT, _LAST_GRAB) if by_chat else (_BY_ID, _CLOSES_BETTING_OR_GRABBING)
-    )
-    return _READ.format(where=where, whole=whole or may_need_all, lock=lock, **json)
+def _read(json: Mapping[str, str], *, by_chat: bool, lock: str) -> str:
+    where, whole = (_BY_CHAT, _LAST_GRAB) if by_chat else (_BY_ID, _WHOLE)
+    return _READ.format(where=where, whole=whole, lock=lock, **json)
 
 
 #: PostgreSQL's read by (by chat, skip locked). A command's read locks nothing (the write's
@@ -104,8 +106,8 @@ SQLITE_READS = {
 }
 
 #: A round whole, by id, locking nothing: what its board or results show.
-POSTGRES_WHOLE = Positional.of(_read(_POSTGRES_JSON, by_chat=False, lock="", whole="TRUE"))
-SQLITE_WHOLE = _read(_SQLITE_JSON, by_chat=False, lock="", whole="1 = 1")
+POSTGRES_WHOLE = POSTGRES_READS[(False, False)]
+SQLITE_WHOLE = SQLITE_READS[False]
 #: The parameters a read without a player or an update takes.
 NOBODY = {"chat_id": None, "user_id": None, "bot_id": 0, "update_id": None}
 

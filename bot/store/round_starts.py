@@ -28,7 +28,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from bot.engine.round import Transition
+from bot.engine.round import Round, Transition
 from bot.store.db import Database
 from bot.store.errors import (
     AlreadyProcessed,
@@ -60,7 +60,7 @@ class StartRead:
 
 #: The service's decision: the new round's transition (its round's id is 0) from what was
 #: read and the time; raises the engine's ``GameError`` or ``NotOnHotPath``.
-DecideStart = Callable[[StartRead, int], Transition]
+DecideStart = Callable[[StartRead, int], Transition[Round]]
 
 _READ = f"""
 SELECT c.id AS chat_id, c.is_open, CAST(c.settings AS text) AS settings,
@@ -99,7 +99,7 @@ class RoundStarts:
         clock: Callable[[], int],
         update_id: int | None = None,
         user_row: Mapping[str, Any] | None = None,
-    ) -> Transition:
+    ) -> Transition[Round]:
         """Read, decide, write: the started round's transition, its round with its id.
         ``user_row`` (``users`` columns) is stored in the same transaction. Raises the
         engine's ``GameError`` (nothing is written), ``AlreadyProcessed``,
@@ -121,7 +121,7 @@ class RoundStarts:
         params: Mapping[str, Any],
         decide: DecideStart,
         clock: Callable[[], int],
-    ) -> tuple[Transition, int]:
+    ) -> tuple[Transition[Round], int]:
         if row["seen"]:
             raise AlreadyProcessed(params["update_id"])
         shoe = None
@@ -160,7 +160,7 @@ class RoundStarts:
         decide: DecideStart,
         clock: Callable[[], int],
         user_row: Mapping[str, Any] | None,
-    ) -> Transition:
+    ) -> Transition[Round]:
         found = connection.execute(_READ, params).fetchone()
         row = dict(zip(found.keys(), found, strict=True))
         transition, now = self._decide(row, params, decide, clock)
@@ -176,7 +176,7 @@ class RoundStarts:
         decide: DecideStart,
         clock: Callable[[], int],
         user_row: Mapping[str, Any] | None,
-    ) -> Transition:
+    ) -> Transition[Round]:
         assert self.db.driver_pool is not None
         with transient_postgres_errors():
             async with self.db.driver_pool.connection() as driver, driver.transaction():
@@ -189,6 +189,6 @@ class RoundStarts:
                 return _with_id(transition, round_id)
 
 
-def _with_id(transition: Transition, round_id: int | None) -> Transition:
+def _with_id(transition: Transition[Round], round_id: int | None) -> Transition[Round]:
     assert round_id is not None
     return dataclasses.replace(transition, round=dataclasses.replace(transition.round, id=round_id))

@@ -7,6 +7,10 @@ the step needs (a bet: its bet, the ledger and the update), so the server plans 
 no empty ones. SQLite has no such CTEs: its write is a few statements in the caller's
 transaction. Neither writes a balance: the database adds each posting to its account's
 (migration 0021).
+
+SQL text, each statement once: the two dialects' writes are different statements (CTEs
+over arrays against several ``executemany``), not one written twice, and they run on the
+bare drivers, which take text (``bot.store.statements``).
 """
 
 from __future__ import annotations

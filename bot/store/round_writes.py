@@ -19,13 +19,17 @@ from typing import Any
 from bot.engine import round as engine
 from bot.engine.round import (
     AccountRef,
+    Bet,
     BetPlaced,
     BidPlaced,
     CardsDealt,
+    Grab,
     Posting,
     Round,
+    RoundOrSeat,
     RoundSettled,
     RoundStarted,
+    RoundState,
     Transition,
 )
 from bot.store.ledger import UnbalancedTransaction, transaction_kind
@@ -47,7 +51,7 @@ def stored_client_seeds(seeds: tuple[str, ...] | None, derivation: int) -> list[
     return None if seeds is None or derivation == 1 else list(seeds)
 
 
-def round_columns(state: Round) -> dict[str, object]:
+def round_columns(state: RoundOrSeat) -> dict[str, object]:
     """The ``rounds`` columns a step may change, as stored."""
     return {
         "phase": state.phase.value,
@@ -70,7 +74,7 @@ def round_columns(state: Round) -> dict[str, object]:
 JSON_COLUMNS = frozenset({"settings", "shares", "client_seeds"})
 
 
-def _changed_columns(before: Round, after: Round) -> dict[str, Any]:
+def _changed_columns(before: RoundOrSeat, after: RoundOrSeat) -> dict[str, Any]:
     old = round_columns(before)
     return {column: value for column, value in round_columns(after).items() if old[column] != value}
 
@@ -120,7 +124,7 @@ class RoundWrite:
     redeal: bool = False
 
 
-def accounts_moved(transitions: Iterable[Transition]) -> set[AccountRef]:
+def accounts_moved(transitions: Iterable[Transition[RoundOrSeat]]) -> set[AccountRef]:
     """The accounts the transitions' postings move chips of."""
     return {posting.account for step in transitions for posting in step.postings}
 
@@ -143,9 +147,23 @@ def _ledger(
     return LedgerWrite(kind, legs) if legs else None
 
 
+def _bets_held(state: RoundOrSeat) -> tuple[Bet, ...]:
+    """The bets ``state`` holds: every one, or its player's."""
+    if isinstance(state, Round):
+        return state.bets
+    return () if state.bet is None else (state.bet,)
+
+
+def _grabs_held(state: RoundOrSeat) -> tuple[Grab, ...]:
+    """The grabs ``state`` holds (in grab order): every one, or its player's."""
+    if isinstance(state, Round):
+        return state.grabs
+    return () if state.grab is None else (state.grab,)
+
+
 def describe(
-    before: Round,
-    transition: Transition,
+    before: RoundOrSeat,
+    transition: Transition[RoundOrSeat],
     now: int,
     *,
     accounts: Mapping[AccountRef, int],
@@ -167,10 +185,16 @@ def describe(
     changed = _changed_columns(before, after)
     if not after.phase.is_open:
         changed["ended_at_ms"] = now
-    old = {bet.user_id: bet for bet in before.bets}
-    new = {bet.user_id: bet for bet in after.bets}
+    old = {bet.user_id: bet for bet in _bets_held(before)}
+    new = {bet.user_id: bet for bet in _bets_held(after)}
+    old_grabs = len(_grabs_held(before))
     dealt = next((e for e in transition.events if isinstance(e, CardsDealt)), None)
     settled = next((e for e in transition.events if isinstance(e, RoundSettled)), None)
+    outcomes: list[dict[str, Any]] = []
+    if settled is not None:
+        if not isinstance(after, Round):  # the engine settles a whole round only
+            raise ValueError(f"round {before.id}: settled from one player's seat")
+        outcomes = outcome_rows(after, settled)
     return RoundWrite(
         round_id=before.id,
         chat_id=before.chat_id,
@@ -191,14 +215,14 @@ def describe(
                 "position": before.grab_count + i,
                 "auto": grab.auto,
             }
-            for i, grab in enumerate(after.grabs[len(before.grabs) :])
+            for i, grab in enumerate(_grabs_held(after)[old_grabs:])
         ],
         bids=[
             {"user_id": event.user_id, "amount": event.amount}
             for event in transition.events
             if isinstance(event, BidPlaced)
         ],
-        outcomes=[] if settled is None else outcome_rows(after, settled),
+        outcomes=outcomes,
         transactions=[] if ledger is None else [ledger],
         shoe=None
         if dealt is None or before.shoe is None
@@ -210,7 +234,11 @@ def describe(
 
 
 def describe_placed(
-    before: Round, steps: Sequence[Transition], now: int, *, accounts: Mapping[AccountRef, int]
+    before: Round,
+    steps: Sequence[Transition[Round]],
+    now: int,
+    *,
+    accounts: Mapping[AccountRef, int],
 ) -> RoundWrite:
     """The write of steps that each placed one new bet (standing bets placed as betting
     opens): one compare-and-set from ``before``'s version to the last step's, each bet at
@@ -240,7 +268,7 @@ def describe_placed(
     )
 
 
-def _bet_row(bet: engine.Bet, position: int) -> dict[str, Any]:
+def _bet_row(bet: Bet, position: int) -> dict[str, Any]:
     return {
         "user_id": bet.user_id,
         "amount": bet.amount,
@@ -268,7 +296,7 @@ def describe_start(state: Round, now: int) -> dict[str, Any]:
     )
 
 
-def _first_shoe_seeds(before: Round, after: Round) -> str | None:
+def _first_shoe_seeds(before: RoundState, after: RoundState) -> str | None:
     """The client seeds a shoe's first deal fixes (JSON text); None for a later deal."""
     if before.shoe is None or before.shoe.client_seeds is not None or after.shoe is None:
         return None

@@ -3,10 +3,9 @@ and what ended them. Every write of a round is ``bot.store.round_writes``'s."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections import defaultdict
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
 
@@ -76,17 +75,14 @@ class RoundRepository:
         self, *where: ColumnElement[bool], lock: bool, skip_locked: bool = False
     ) -> Round | None:
         found = await self.load_many(*where, lock=lock, skip_locked=skip_locked)
-        if not found:
-            return None
-        state = found[0]
-        if state.phase is Phase.BETTING and state.fairness != 1:
-            # Betting may close in this step: the deal mixes in the participants' seeds.
-            participants = [bet.user_id for bet in state.bets]
-            if state.dealer_id is not None:
-                participants.append(state.dealer_id)
-            seeds = await ClientSeeds(self.session).of(participants)
-            state = dataclasses.replace(state, player_seeds=MappingProxyType(seeds))
-        return state
+        return found[0] if found else None
+
+    async def player_seeds(self, state: Round) -> Mapping[int, str]:
+        """The client seeds the round's participants have set now, by user, while betting
+        may close (the deal mixes them in: ``engine.advance``); none otherwise."""
+        if state.phase is not Phase.BETTING or state.fairness == 1:
+            return MappingProxyType({})
+        return MappingProxyType(await ClientSeeds(self.session).of(list(state.participants)))
 
     async def load_many(
         self, *where: ColumnElement[bool], lock: bool = False, skip_locked: bool = False

@@ -7,9 +7,11 @@ a consistent snapshot that blocks no writer, ``Store.round_commands`` runs the h
 path (a bid, bet, grab or deadline in two round trips) and ``Store.round_starts`` a
 round's start on the same connections. Beside them, a few small looks and writes that
 every group or the sweep takes again and again run as single statements on those
-connections: ``autobet_lookup``, ``chat_lookup`` (a group's settings), ``delivery_records``
+connections: ``autobet_lookup``, ``chat_lookup`` (a group's settings), ``chat_bots`` (the
+bot that serves a group), ``delivery_records``
 (the leases on boards and results), ``delivery_lookup`` (boards and results still to go
-out, a board's message) and ``due_lookup`` (rounds and tables due).
+out, a board's message), ``due_lookup`` (rounds and tables due) and ``table_reads`` (a
+group's table for the Mini App's live feed).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.store.answers import AnswerRecords
 from bot.store.autobets import AutobetLookup, AutobetRepository
+from bot.store.chat_bots import ChatBots
 from bot.store.chats import ChatLookup, ChatRepository
 from bot.store.client_seeds import ClientSeeds
 from bot.store.console import ConsoleLinkUses, ConsoleQueries
@@ -37,6 +40,7 @@ from bot.store.round_writers import RoundWriter
 from bot.store.rounds import RoundRepository
 from bot.store.shoes import ShoeRepository
 from bot.store.stats import StatsQueries
+from bot.store.table_reads import TableReads
 from bot.store.updates import ProcessedUpdates
 
 
@@ -47,14 +51,14 @@ class UnitOfWork:
         self.rounds = RoundRepository(session)
         self.round_writer = RoundWriter(session)
         self.ledger = Ledger(session)
-        self.chats = ChatRepository(session)
+        self.chats = ChatRepository(session, bot_id)
         self.shoes = ShoeRepository(session)
-        self.autobets = AutobetRepository(session)
+        self.autobets = AutobetRepository(session, bot_id)
         self.users = UserRepository(session)
         self.client_seeds = ClientSeeds(session)
         self.audit = AuditLog(session)
         self.updates = ProcessedUpdates(session, bot_id)
-        self.queries = Queries(session)
+        self.queries = Queries(session, bot_id)
         self.console = ConsoleQueries(session)
         self.console_links = ConsoleLinkUses(session)
         self.console_sessions = ConsoleSessions(session)
@@ -74,9 +78,11 @@ class Store:
         self.autobet_lookup = AutobetLookup(db)
         self.chat_lookup = ChatLookup(db)
         self.delivery_records = DeliveryRecords(db)
-        self.delivery_lookup = DeliveryLookup(db)
-        self.due_lookup = DueLookup(db)
+        self.delivery_lookup = DeliveryLookup(db, bot_id=bot_id)
+        self.due_lookup = DueLookup(db, bot_id=bot_id)
+        self.chat_bots = ChatBots(db, bot_id=bot_id)
         self.answer_records = AnswerRecords(db, bot_id=bot_id)
+        self.table_reads = TableReads(db)
 
     @asynccontextmanager
     async def writing(self) -> AsyncIterator[UnitOfWork]:

@@ -30,13 +30,18 @@ log = logging.getLogger(__name__)
 
 Handler = Callable[[Update, Any], Coroutine[Any, Any, None]]
 
+#: The languages with menus of their own. Telegram keys a menu by a two-letter ISO 639-1
+#: code, so there is one for Chinese (``zh``, Simplified), which Traditional readers
+#: (``zh-Hant``) see too; /help and every answer are in Traditional for them.
+MENU_LANGUAGES = tuple(language for language in LANGUAGES if len(language) == 2)
+
 #: Every command description in the catalogues, as ``command.<name>`` (a command that
 #: works in private chats differently has ``<name>.private`` too).
 DESCRIBED = frozenset(
     {
         *("newround", "bid", "bet", "autobet", "balance", "balance.private", "history"),
         *("rules", "verify", "seed", "bank", "help", "start.private", "open", "close"),
-        *("config", "set"),
+        *("config", "set", "serve"),
         *("credit", "debit", "fund", "ledger", "audit", "console", "console.private"),
         *("stats", "top", "odds"),
     }
@@ -152,14 +157,14 @@ class CommandRegistry:
 
     async def publish_menus(self, bot: BotApi) -> None:
         """Tell Telegram the menus: for group members, group admins and private chats,
-        in each language (English also for everyone else)."""
+        in each language of ``MENU_LANGUAGES`` (English also for everyone else)."""
         scopes: list[tuple[BotCommandScope, bool, bool]] = [
             (BotCommandScopeAllGroupChats(), True, False),
             (BotCommandScopeAllChatAdministrators(), True, True),
             (BotCommandScopeAllPrivateChats(), False, False),
         ]
         for scope, in_groups, admin in scopes:
-            for language in (None, *LANGUAGES):
+            for language in (None, *MENU_LANGUAGES):
                 menu = self.menu(language or "en", in_groups=in_groups, admin=admin)
                 try:
                     await bot.set_my_commands(menu, scope=scope, language_code=language)

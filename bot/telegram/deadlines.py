@@ -19,7 +19,7 @@ from typing import Protocol, cast
 from apscheduler.jobstores.base import JobLookupError  # type: ignore[import-untyped]
 from telegram.ext import ContextTypes
 
-from bot.engine.round import Round
+from bot.engine.round import RoundState
 from bot.service.game import CommandResult
 from bot.telegram.telegram_needs import Timer, Timers
 
@@ -32,7 +32,7 @@ Start = Callable[[int], Awaitable[None]]
 class DeadlineObserver(Protocol):
     """Told when deadlines are set and applied (the bench's probe; metrics)."""
 
-    def scheduled(self, state: Round) -> None:
+    def scheduled(self, state: RoundState) -> None:
         """A round's timer was set at its current deadline."""
 
     def advanced(
@@ -84,7 +84,7 @@ class Deadlines:
             self._fire_start, when=delay, name=f"next round:{chat_id}", data=chat_id
         )
 
-    def schedule(self, state: Round) -> None:
+    def schedule(self, state: RoundState) -> None:
         """(Re)schedule the round's timer at its deadline; none once it has ended. Most
         commands leave the deadline as it is, and then so does this."""
         if self._queue is None:

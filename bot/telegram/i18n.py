@@ -1,7 +1,8 @@
-"""The messages users see, in English and Simplified Chinese: gettext catalogues.
+"""The messages users see, in each language of ``LANGUAGES``: gettext catalogues.
 
-Each language has one catalogue, ``locale/<language>/LC_MESSAGES/messages.po`` next to
-this module, managed with Babel (docs/translations.md: extract, update, check). A
+Each language has one catalogue, ``locale/<locale>/LC_MESSAGES/messages.po`` next to
+this module (the locale is the language's tag as gettext and Babel write it: ``zh_Hant``
+for ``zh-Hant``), managed with Babel (docs/translations.md: extract, update, check). A
 message's msgid is its key (``error.not_betting``); the text is the msgstr, English in
 ``en`` as in any other language. Texts are ``str.format`` templates in Telegram HTML.
 Parameters that are amounts of money are given in cents and formatted here with the
@@ -10,12 +11,12 @@ escaped by the caller.
 
 A message whose words change with a number it shows ("1 deck", "6 decks") has plural
 forms (``msgid_plural`` repeats the key, as gettext wants one): :func:`translate_plural`
-picks the form for the number by the language's ``Plural-Forms`` (English has two forms,
-Chinese one).
+picks the form for the number by the language's ``Plural-Forms`` (English has two forms;
+Chinese, Vietnamese and Malay one).
 
 The catalogues are compiled when this module is imported, in memory: Babel reads each
 ``.po`` and writes it as a ``.mo`` into a buffer that the standard library's
-``GNUTranslations`` loads (a few milliseconds for both). Compiling in the build instead
+``GNUTranslations`` loads (a few milliseconds each). Compiling in the build instead
 would need a build hook, and a step to remember after every edit in an editable install,
 for ``.mo`` files that could go stale; this way the ``.po`` files are the only form of
 the catalogues, in the repository and in the wheel alike (they are package data, found
@@ -30,7 +31,7 @@ from collections.abc import Mapping
 from importlib import resources
 from typing import Any
 
-from babel import Locale
+from babel import Locale, UnknownLocaleError
 from babel.messages.catalog import Catalog
 from babel.messages.mofile import write_mo
 from babel.messages.pofile import read_po
@@ -66,11 +67,17 @@ MONEY_PARAMS = frozenset(
 )
 
 
+def locale_name(language: str) -> str:
+    """A language's tag as gettext and Babel name its catalogue: ``zh_Hant`` for ``zh-Hant``."""
+    return language.replace("-", "_")
+
+
 def read_catalogue(language: str) -> Catalog:
     """The catalogue of ``language`` as Babel reads it from its ``.po`` file."""
-    po = resources.files(__package__).joinpath("locale", language, "LC_MESSAGES", f"{DOMAIN}.po")
+    locale = locale_name(language)
+    po = resources.files(__package__).joinpath("locale", locale, "LC_MESSAGES", f"{DOMAIN}.po")
     with po.open("rb") as file:
-        return read_po(file, locale=language, domain=DOMAIN, abort_invalid=True)
+        return read_po(file, locale=locale, domain=DOMAIN, abort_invalid=True)
 
 
 def compile_catalogue(catalogue: Catalog) -> gettext.GNUTranslations:
@@ -130,14 +137,33 @@ def translate_plural(
 
 def language_for(language_code: str | None) -> str:
     """The catalogue for a Telegram user's ``language_code`` (an IETF tag such as ``zh``,
-    ``zh-hans``, ``zh-CN`` or ``en-US``): the best match among the catalogues, else
-    English."""
+    ``zh-hans``, ``zh-TW``, ``vi`` or ``en-US``): the language in the tag's script, else
+    the language alone, else English. Chinese in Traditional script (``zh-Hant``, and
+    ``zh-TW``, ``zh-HK``, ``zh-MO``, whose script Babel infers) reads ``zh-Hant``; any
+    other Chinese reads ``zh``, Simplified."""
     if not language_code:
         return DEFAULT_LANGUAGE
-    # Babel matches the tag, then its language alone, against the catalogues' names; it
-    # only parses a name it matched, so no tag a client sends can make it raise.
-    match = Locale.negotiate([language_code], LANGUAGES, sep="-")
-    return DEFAULT_LANGUAGE if match is None else str(match)
+    tag = language_code.replace("_", "-")
+    parts = tag.split("-")
+    script = next((part for part in parts[1:] if len(part) == 4 and part.isalpha()), None)
+    candidates = [parts[0]]
+    if script or (script := _likely_script(tag)):
+        candidates.insert(0, f"{parts[0]}-{script}")
+    known = {code.casefold(): code for code in LANGUAGES}
+    return next(
+        (known[tag.casefold()] for tag in candidates if tag.casefold() in known),
+        DEFAULT_LANGUAGE,
+    )
+
+
+def _likely_script(language_code: str) -> str | None:
+    """The script a tag that names none is written in, as Babel's data says (``Hant`` for
+    ``zh-TW``); None when Babel cannot read the tag or knows no script for it."""
+    try:
+        script = Locale.parse(language_code, sep="-").script
+    except (UnknownLocaleError, ValueError, TypeError):
+        return None
+    return script or None
 
 
 def format_params(params: Mapping[str, Any], currency: str) -> dict[str, Any]:

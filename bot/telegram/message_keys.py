@@ -36,6 +36,7 @@ from bot.engine.round import Phase, VoidReason
 from bot.engine.settings import ALL_SETTING_REASONS, DEALERS
 from bot.engine.settlement import Result
 from bot.money import AMOUNT_REASONS
+from bot.rules import bullbull, envelope, poker29
 from bot.rules.hand_view import KIND_KEYS
 from bot.rules.ruleset import RULESETS
 from bot.telegram.commands import DESCRIBED
@@ -78,6 +79,11 @@ BUILT_KEYS: dict[str, tuple[frozenset[str], str]] = {
     "rules.": (frozenset(RULESETS), "the rules of the game a table plays (its ruleset)"),
     "rules.dealer.": (frozenset(DEALERS), "who deals at a table (the dealer setting)"),
     "kind.": (KIND_KEYS, "how a table names a hand (its ruleset's HandView.kind_key)"),
+    "hand.": (
+        frozenset({*bullbull.HandKind, *poker29.HandKind, *envelope.HandKind})
+        - {envelope.HandKind.ORDINARY},
+        "a hand's name in a language the rules do not name it in (HandView.kind)",
+    ),
     "command.": (DESCRIBED, "a command's description in menus and /help (its registry)"),
 }
 #: Keys of GameErrors built at run time, as :data:`BUILT_KEYS`.

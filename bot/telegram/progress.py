@@ -17,6 +17,7 @@ from bot.engine.round import (
     Round,
     RoundSettled,
     RoundStarted,
+    RoundState,
     RoundVoided,
 )
 from bot.priority import urgent
@@ -96,6 +97,7 @@ class RoundProgress:
                     self.board.shoe_replaced(state, event)
                 self.board.post(chat_id, state.id)
             elif isinstance(event, (RoundSettled, RoundVoided)):
+                assert isinstance(state, Round)  # the engine ends a whole round only
                 self.board.announce(state, event)
                 void_reason = event.reason.value if isinstance(event, RoundVoided) else None
                 self.shell_observer.round_ended(state.id, state.settings.ruleset, void_reason)
@@ -128,7 +130,7 @@ class RoundProgress:
         if self.autobet_notices is not None:
             self.autobet_notices.stopped(chat_id, run)
 
-    def _show_on_board(self, state: Round, result: CommandResult) -> None:
+    def _show_on_board(self, state: RoundState, result: CommandResult) -> None:
         """A new phase for players to act in is a new board message (it notifies); the end
         of a round shows at once; anything else (a bet) rides the throttled edit."""
         events = result.events

@@ -37,6 +37,7 @@ from bot.telegram.budget import GROUP_SENDS_PER_MINUTE
 from bot.telegram.commands import Command, CommandRegistry, Handler, Where
 from bot.telegram.deadlines import DeadlineObserver, Deadlines
 from bot.telegram.delivery import ChatOutbox, retrying_after_flood
+from bot.telegram.group_bots import SERVE, ServedGroups
 from bot.telegram.handlers.admin import AdminHandlers
 from bot.telegram.handlers.base import ShellParts
 from bot.telegram.handlers.console import ConsoleHandlers
@@ -95,6 +96,7 @@ def command_registry(
             Command("console", console.private, private),
             Command("console", console.in_group, group, listed=False),
             Command("open", admin.open, group, admin=True),
+            Command(SERVE, admin.serve, group, admin=True),
             Command("close", admin.close, group, admin=True),
             Command("config", admin.config, group, admin=True),
             Command("set", admin.set, group, admin=True),
@@ -175,6 +177,7 @@ class GameBot:
             service, self.messenger, config.operators, cache_seconds=config.admin_cache_seconds
         )
         self.members = MemberCheck(self.messenger, cache_seconds=config.admin_cache_seconds)
+        self.served = ServedGroups(service)
         #: The collaborators every handler works with.
         self.parts = parts = ShellParts(
             service, self.replies, self.chats, self.people, self.admins, self.progress
@@ -183,7 +186,7 @@ class GameBot:
         self.miniapp_moves = MiniAppMoves(parts, self.locks)
         self.play = PlayHandlers(parts)
         self.verify = VerifyHandlers(parts)
-        self.admin = AdminHandlers(parts)
+        self.admin = AdminHandlers(parts, self.served)
         self.stats = StatsHandlers(parts)
         self.console = ConsoleHandlers(
             parts, bot_token=config.telegram_token, public_url=config.web.console_url
@@ -223,10 +226,20 @@ class GameBot:
     def _guard(self, handler: Handler, kind: str) -> Handler:
         """Note the sender, then run ``handler``; a ``GameError`` becomes a short reply.
         The observer hears of each update of ``kind`` handled, and how long it took (an
-        unexpected error too, which ``on_error`` then logs)."""
+        unexpected error too, which ``on_error`` then logs). A group another bot serves
+        is left to that bot, but for ``/serve``, which moves it to this one."""
         observer = self.observer
 
         async def guarded(update: Update, context: Any) -> None:
+            chat = update.effective_chat
+            if (
+                chat is not None
+                and chat.type != chat.PRIVATE
+                and kind != SERVE
+                and not await self.served.serves(chat.id)
+            ):
+                await self._served_elsewhere(update)
+                return
             started = time.perf_counter()
             user = update.effective_user
             if user is not None:
@@ -241,6 +254,13 @@ class GameBot:
                 observer.update_handled(kind, time.perf_counter() - started)
 
         return guarded
+
+    async def _served_elsewhere(self, update: Update) -> None:
+        """A button of a group another bot serves now is answered by a toast saying so;
+        a message is that bot's to answer."""
+        query, chat = update.callback_query, update.effective_chat
+        if query is not None and chat is not None:
+            self.replies.toast(query.id, await self.chats.text(chat.id, "serve.other_bot"))
 
     async def _answers_written(self, update: Update, context: Any) -> None:
         await self.replies.keeping.written()
@@ -281,6 +301,7 @@ class GameBot:
         self.people.forget_quiet()
         self.admins.forget_quiet()
         self.members.forget_quiet()
+        self.served.forget_quiet()
         self.board.forget_quiet()
         self.replies.budget.forget_quiet()
         self.messenger.group_sends.forget_quiet()

@@ -27,7 +27,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
-from bot.engine.round import Phase, Round
+from bot.engine.round import Phase, RoundState
 from bot.rules.ruleset import RULESETS
 from bot.service.records import CommandResult, VitalSigns
 
@@ -209,7 +209,7 @@ class BotMetrics:
 
     # -- DeadlineObserver -------------------------------------------------------------------
 
-    def scheduled(self, state: Round) -> None:
+    def scheduled(self, state: RoundState) -> None:
         self._deadlines[state.id] = state.deadline_ms
 
     def advanced(

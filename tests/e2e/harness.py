@@ -362,7 +362,9 @@ class E2E:
         # The bot's configured defaults, so that group settings read as the bot sees them.
         defaults = load_config(self.bot.config, environ={}).game
         self.database = Database.from_url(self.database_url)
-        self.service = GameService(self.database, defaults)
+        # The bot's own id: a group it sets up is the bot's (``bot.store.chat_bots``).
+        bot_id = int(self.fake.token.split(":")[0])
+        self.service = GameService(self.database, defaults, bot_id=bot_id)
 
     # -- talking to the bot ---------------------------------------------------------
 

@@ -87,8 +87,12 @@ class Plan:
     end_seconds: float = 45.0
     #: How long the bot may then take to bring every board up to date.
     catch_up_seconds: float = 45.0
+    #: Workers of each bot.
     workers: int = 2
     seed: int | None = None
+    #: Bots (tokens) on the database, each with a fake Telegram of its own, ``workers``
+    #: workers and ``groups`` groups.
+    bots: int = 1
 
 
 @dataclass
@@ -122,6 +126,8 @@ class Figures:
     updates_redelivered: int = 0
     worker_skipped: int = 0
     forwarded: list[int] = field(default_factory=list)
+    #: Messages a bot sent to a group another bot serves: (bot, group, count).
+    foreign: list[tuple[int, int, int]] = field(default_factory=list)
 
     def summary(self) -> str:
         """Every figure in one line."""
@@ -134,7 +140,8 @@ class Figures:
             f"stray processes {len(self.strays)}; ledger problems {len(self.ledger_problems)}; "
             f"chips lost {self.chips_lost}; rounds stuck {len(self.stuck)}; "
             f"updates redelivered {self.updates_redelivered}, posts to a down worker "
-            f"{self.worker_skipped}, forwarded {self.forwarded}"
+            f"{self.worker_skipped}, forwarded {self.forwarded}; "
+            f"sends into another bot's group {len(self.foreign)}"
         )
 
     def details(self) -> str:
@@ -145,6 +152,7 @@ class Figures:
             "stray processes": self.strays,
             "ledger problems": self.ledger_problems,
             "rounds stuck": self.stuck,
+            "sends into another bot's group": self.foreign,
         }
         return "\n".join(f"{name}: {items}" for name, items in named.items() if items)
 
@@ -358,12 +366,11 @@ def stray_processes(marker: str) -> list[str]:
     return found
 
 
-async def read_figures(
-    fake: FakeTelegram, database: Database, groups: list[Group], figures: Figures
-) -> Figures:
-    """The rounds' figures from the fake's messages and the database (all but ``strays``
-    and ``kills``)."""
+async def read_figures(database: Database, groups: list[Group], figures: Figures) -> Figures:
+    """The rounds' figures from the groups' fakes' messages and the database (all but
+    ``strays``, ``kills`` and ``foreign``)."""
     chats = {group.chat for group in groups}
+    fake_of = {group.chat: group.fake for group in groups}
     async with database.transaction() as session:
         rows = (
             await session.execute(
@@ -381,8 +388,8 @@ async def read_figures(
                 select(Account.kind, Account.balance).where(Account.chat_id.in_(chats))
             )
         ).all()
-    transcripts = {chat: fake.transcript(chat) for chat in chats}
-    messages = {chat: fake.messages(chat) for chat in chats}
+    transcripts = {chat: fake_of[chat].transcript(chat) for chat in chats}
+    messages = {chat: fake_of[chat].messages(chat) for chat in chats}
     phases = Counter(str(row.phase) for row in rows)
     figures.rounds = len(rows)
     figures.settled, figures.void = phases["settled"], phases["void"]
@@ -429,52 +436,90 @@ async def read_figures(
 # -- the run ---------------------------------------------------------------------------------
 
 
+@dataclass
+class Bot:
+    """One token: its fake Telegram, its workers behind a load balancer, its groups, and
+    the service that sets its groups up (so that they are its own)."""
+
+    fake: FakeTelegram
+    service: GameService
+    workers: list[Worker] = field(default_factory=list)
+    groups: list[Group] = field(default_factory=list)
+
+
+def token_of(bot: int) -> str:
+    """The first bot's token is the fake's own; the others' follow it."""
+    return f"{123_456 + bot}:TEST"
+
+
 async def soak(plan: Plan, folder: Path, database_url: str) -> Figures:
     """Run ``plan`` on a migrated database of its own; what it showed."""
     rng = random.Random(plan.seed)
     marker = uuid.uuid4().hex
     database = Database.from_url(database_url)
-    service = GameService(database, Settings())
     figures = Figures()
     try:
-        async with FakeTelegram() as fake:
-            workers = [
-                Worker(index, fake, folder, database_url, marker) for index in range(plan.workers)
-            ]
-            groups = [Group(fake, service, group, plan) for group in range(plan.groups)]
+        async with contextlib.AsyncExitStack() as stack:
+            bots: list[Bot] = []
+            for index in range(plan.bots):
+                token = token_of(index)
+                fake = await stack.enter_async_context(
+                    FakeTelegram(token=token, bot_username=f"niuniu_soak_{index}_bot")
+                )
+                service = GameService(database, Settings(), bot_id=int(token.split(":")[0]))
+                bots.append(Bot(fake, service))
+            for index, bot in enumerate(bots):
+                bot.workers = [
+                    Worker(len(bots) * w + index, bot.fake, folder, database_url, marker)
+                    for w in range(plan.workers)
+                ]
+                first = index * plan.groups
+                bot.groups = [
+                    Group(bot.fake, bot.service, group, plan)
+                    for group in range(first, first + plan.groups)
+                ]
+            groups = [group for bot in bots for group in bot.groups]
+            workers = [worker for bot in bots for worker in bot.workers]
             for group in groups:
                 await group.set_up()
+            for bot in bots:  # every group is known to every fake: a stray send would land
+                for group in groups:
+                    bot.fake.post_message(group.chat, group.dealer, "hello", chat_title="Soak")
             try:
-                async with (
-                    RoundRobin([worker.url for worker in workers]) as balancer,
-                    WebhookPush(fake, f"{balancer.url}/telegram", SECRET) as push,
-                ):
-                    for worker in workers:
-                        await worker.start()
-                    killer = Killer(workers, plan, rng)
-                    loop = asyncio.get_running_loop()
-                    until = loop.time() + plan.play_seconds
-                    await asyncio.gather(
-                        killer.run(until), *(g.play(until, new_rounds=True) for g in groups)
+                pushes = []
+                for bot in bots:
+                    balancer = await stack.enter_async_context(
+                        RoundRobin([worker.url for worker in bot.workers])
                     )
-                    figures.kills = killer.kills
-                    for group in groups:
-                        await service.set_open(group.chat, ADMIN, False)
-                    end = loop.time() + plan.end_seconds
-                    await asyncio.gather(*(g.play(end, new_rounds=False) for g in groups))
-                    catch_up = loop.time() + plan.catch_up_seconds
-                    while loop.time() < catch_up:
-                        await read_figures(fake, database, groups, figures)
-                        if not (figures.without_board or figures.live_after_end or push.waiting):
-                            break
-                        await asyncio.sleep(1.0)
-                    figures.updates_redelivered = push.redelivered
-                    figures.worker_skipped = balancer.skipped
-                    figures.forwarded = list(balancer.forwarded)
+                    push = WebhookPush(bot.fake, f"{balancer.url}/telegram", SECRET)
+                    pushes.append((balancer, await stack.enter_async_context(push)))
+                for worker in workers:
+                    await worker.start()
+                killer = Killer(workers, plan, rng)
+                loop = asyncio.get_running_loop()
+                until = loop.time() + plan.play_seconds
+                await asyncio.gather(
+                    killer.run(until), *(g.play(until, new_rounds=True) for g in groups)
+                )
+                figures.kills = killer.kills
+                for group in groups:
+                    await group.service.set_open(group.chat, ADMIN, False)
+                end = loop.time() + plan.end_seconds
+                await asyncio.gather(*(g.play(end, new_rounds=False) for g in groups))
+                catch_up = loop.time() + plan.catch_up_seconds
+                while loop.time() < catch_up:
+                    await read_every_bots_figures(bots, database, figures)
+                    waiting = any(push.waiting for _, push in pushes)
+                    if not (figures.without_board or figures.live_after_end or waiting):
+                        break
+                    await asyncio.sleep(1.0)
+                figures.updates_redelivered = sum(push.redelivered for _, push in pushes)
+                figures.worker_skipped = sum(balancer.skipped for balancer, _ in pushes)
+                figures.forwarded = [n for balancer, _ in pushes for n in balancer.forwarded]
             finally:
                 for worker in workers:
                     await worker.kill()
-            await read_figures(fake, database, groups, figures)
+            await read_every_bots_figures(bots, database, figures)
         gone_by = time.monotonic() + GONE_WITHIN_SECONDS
         while (strays := stray_processes(marker)) and time.monotonic() < gone_by:
             await asyncio.sleep(0.2)
@@ -482,6 +527,20 @@ async def soak(plan: Plan, folder: Path, database_url: str) -> Figures:
     finally:
         await database.dispose()
     return figures
+
+
+async def read_every_bots_figures(bots: list[Bot], database: Database, figures: Figures) -> None:
+    """``read_figures`` over every bot's groups, and the sends of each bot into another
+    bot's groups."""
+    await read_figures(database, [group for bot in bots for group in bot.groups], figures)
+    figures.foreign = []
+    for index, bot in enumerate(bots):
+        own = {group.chat for group in bot.groups}
+        for other in bots:
+            for group in other.groups:
+                sends = [e for e in bot.fake.transcript(group.chat) if e["kind"] == "send"]
+                if group.chat not in own and sends:
+                    figures.foreign.append((index, group.chat, len(sends)))
 
 
 def logs(folder: Path, tail: int = 4000) -> str:

@@ -25,6 +25,7 @@ from bot.engine.round import Phase, Round, deal_seed_of
 from bot.engine.settlement import Settlement, Stake, settle
 from bot.money import format_signed
 from bot.rules.cards import deal_packed, unpack
+from bot.rules.hand_view import HandView
 from bot.rules.ruleset import get_ruleset
 from bot.rules.split import commitment
 from bot.service.game import ParticipantResult
@@ -216,10 +217,18 @@ def check_results_text(
             points=view.points,
             english=view.english,
             chinese=view.chinese,
-            name=view.chinese if texts.language == "zh" else view.english,
+            name=hand_name(texts, view),
         )
         assert kind in row, (label, kind, row)
         assert format_signed(line.net, texts.currency) in row, (label, row)
+
+
+def hand_name(texts: Texts, view: HandView) -> str:
+    """A hand's name in the group's language: as the rules name it in English and
+    Chinese, else as the group's catalogue names its kind."""
+    if texts.language in ("en", "zh"):
+        return view.english if texts.language == "en" else view.chinese
+    return texts.message(f"hand.{view.kind}", points=view.points)
 
 
 def check_no_grab_button(e2e: E2E, group: int) -> None:

@@ -1,11 +1,13 @@
 """A whole round through the real bot process: open, credit, bid, bet, grab, settle, verify.
 
-The round is played in an English group and in a Chinese one: every message it checks
-comes from that group's catalogue."""
+The round is played in a group of each language (English, Simplified and Traditional
+Chinese, Vietnamese, Malay): every message it checks comes from that group's catalogue,
+and the results read in that language."""
 
 from __future__ import annotations
 
 import html
+import json
 
 import pytest
 
@@ -40,6 +42,23 @@ BETTORS = [
     user(105, "Eko", "eko"),
     user(106, "Fay <3", "fay"),
 ]
+#: Words the results of a round begin with in each language, as its players read them
+#: (written here, not taken from the catalogues: a catalogue left in English fails).
+RESULTS_WORDS = {
+    "en": "Round #",
+    "zh": "局结果",
+    "zh-Hant": "局結果",
+    "vi": "Kết quả ván #",
+    "ms": "Keputusan pusingan #",
+}
+#: A settled round's board, in each language.
+SETTLED_WORDS = {
+    "en": "Settled",
+    "zh": "已结算",
+    "zh-Hant": "已結算",
+    "vi": "Đã kết toán",
+    "ms": "Selesai",
+}
 #: Four bets, as commands and as bare numbers: (text, stake in cents).
 BETS = [("/bet 5", 500), ("10", 1_000), ("/bet 20", 2_000), ("7.50", 750)]
 
@@ -127,6 +146,7 @@ async def test_full_round_settles_as_the_settlement_rules_say(e2e: E2E, language
     )
     sent = [e for e in e2e.sends(group) if e["plain_text"].splitlines()[0] == title]
     assert len(sent) == 1, [e["plain_text"] for e in e2e.sends(group)]
+    assert RESULTS_WORDS[language] in title, title
     message = sent[0]
     lines = message["plain_text"].splitlines()
 
@@ -185,12 +205,16 @@ async def test_full_round_settles_as_the_settlement_rules_say(e2e: E2E, language
         timeout=10,
     )
     assert texts.message("board.phase.settled") in board["plain_text"].splitlines(), board
+    assert SETTLED_WORDS[language] in board["plain_text"].splitlines(), board
 
 
 async def test_private_chats_answer_in_the_language_of_the_users_app(e2e: E2E) -> None:
     group = -1_001_000_000_002
     gao = {**user(107, "Gao", "gao"), "language_code": "zh-hans"}
     hana = {**user(108, "Hana", "hana"), "language_code": "de"}
+    lin = {**user(109, "Lin", "lin"), "language_code": "zh-TW"}
+    linh = {**user(110, "Linh", "linh"), "language_code": "vi"}
+    aminah = {**user(111, "Aminah", "aminah"), "language_code": "ms"}
     await open_table(e2e, group, ADMIN, [gao])
     currency = (await e2e.texts(group)).currency
     chinese, english = Texts("zh", currency), Texts("en", currency)
@@ -212,3 +236,34 @@ async def test_private_chats_answer_in_the_language_of_the_users_app(e2e: E2E) -
     assert await in_private(gao, "/balance") == plain_text("\n".join(chips))
     assert await in_private(hana, "/start") == english.message("private.start")
     assert await in_private(hana, "/balance") == english.message("balance.private_none")
+    for who, language, words in [
+        (lin, "zh-Hant", "你在任何群都還沒有籌碼"),
+        (linh, "vi", "Bạn chưa có chip ở nhóm nào"),
+        (aminah, "ms", "Anda belum ada cip dalam mana-mana kumpulan"),
+    ]:
+        answer = await in_private(who, "/balance")
+        assert answer == Texts(language, currency).message("balance.private_none")
+        assert words in answer, (language, answer)
+
+
+async def test_the_command_menus_are_set_in_each_language_telegram_takes(e2e: E2E) -> None:
+    await eventually(
+        lambda: len([c for c in e2e.fake.calls if c["method"] == "setMyCommands"]) >= 15,
+        what="the command menus",
+    )
+    menus = [call for call in e2e.fake.calls if call["method"] == "setMyCommands"]
+    assert all(call["ok"] for call in menus), [c.get("description") for c in menus]
+    languages = {call["params"].get("language_code") or "" for call in menus}
+    # Telegram keys menus by two-letter codes: Traditional Chinese readers see zh's.
+    assert languages == {"", "en", "zh", "vi", "ms"}
+    group_menus = {
+        call["params"].get("language_code") or "": json.loads(call["params"]["commands"])
+        for call in menus
+        if json.loads(call["params"]["scope"])["type"] == "all_group_chats"
+    }
+    bet = {
+        code: next(c for c in menu if c["command"] == "bet") for code, menu in group_menus.items()
+    }
+    assert bet["vi"]["description"].startswith("đặt cược: /bet 20"), bet["vi"]
+    assert bet["ms"]["description"].startswith("bertaruh: /bet 20"), bet["ms"]
+    assert bet["zh"]["description"].startswith("下注：/bet 20"), bet["zh"]

@@ -30,12 +30,13 @@ from tests.e2e.harness import (
     FAST_GAME,
     JsonDict,
     Texts,
+    grab_all,
     open_table,
     running_bot,
     start_round,
     user,
 )
-from tests.helpers.browser import PAGE_LIMIT_SECONDS
+from tests.helpers.browser import PAGE_LIMIT_SECONDS, SCREENSHOTS
 from tests.helpers.signing import init_data
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -186,3 +187,140 @@ async def test_a_player_bets_from_the_mini_app_and_the_groups_board_shows_it(
     # Readable at 360 px: nothing wider than the screen, and buttons big enough to tap.
     assert typed["page_width"] <= PHONE["width"], typed
     assert min(typed["tap_heights"]) >= 44, typed
+
+
+#: Windows long enough for the page to be looked at in each phase; the grab waits for
+#: the grabs, and the next round for longer than the test.
+LIVE_GAME = {
+    **FAST_GAME,
+    "bid_seconds": 4,
+    "bet_seconds": 5,
+    "grab_seconds": 60,
+    "pause_seconds": 600,
+}
+WATCHER = user(2404, "Dana", "dana")
+BETTOR = user(2405, "Emil", "emil")
+#: Records every text the page's phase line shows, in order (the test's own eyes: the
+#: page is not changed for it).
+PHASE_RECORDER = """
+window.__phases = [];
+document.addEventListener("DOMContentLoaded", function () {
+  var phase = document.getElementById("phase");
+  new MutationObserver(function () {
+    var text = phase.textContent;
+    if (window.__phases[window.__phases.length - 1] !== text) window.__phases.push(text);
+  }).observe(phase, { childList: true, characterData: true, subtree: true });
+});
+"""
+
+
+@pytest_asyncio.fixture(loop_scope="module")
+async def live_e2e(tmp_path: Path, web_port: int) -> AsyncIterator[E2E]:
+    """The bot process with its Mini App on ``web_port``, its windows ``LIVE_GAME``'s."""
+    environment = {"NIUNIU_WEB_LISTEN": f"127.0.0.1:{web_port}", "NIUNIU_WEB_MINIAPP": "true"}
+    async with running_bot(tmp_path, game=LIVE_GAME, env=environment) as session:
+        yield session
+
+
+#: What the watcher's page shows, read in one go (the page redraws its lists as events
+#: come: elements found one by one may be gone by the time they are read).
+READ_PAGE = """
+function text(id) { return document.getElementById(id).innerText; }
+return {
+  phase: text("phase"),
+  high_bid: text("high-bid"),
+  bets: Array.prototype.map.call(document.querySelectorAll("#bets li"), function (li) {
+    return li.innerText;
+  }),
+  grabbed: text("grabbed"),
+  free: text("chips-free"),
+  phases: window.__phases,
+  first_document: window.__firstDocument === true
+    && performance.getEntriesByType("navigation").length === 1,
+  events: Number(document.body.dataset.events || "0"),
+  live: document.body.dataset.live,
+};
+"""
+
+
+def page_state(browser: Any) -> dict[str, Any]:
+    """What the watcher's page shows, and whether it is the document first loaded."""
+    state: dict[str, Any] = browser.execute_script(READ_PAGE)
+    return state
+
+
+def wait_for_page(browser: Any, check: Any, what: str) -> dict[str, Any]:
+    """Wait until ``check(page_state)`` holds (the page is never reloaded meanwhile)."""
+    from selenium.webdriver.support.wait import WebDriverWait
+
+    try:
+        WebDriverWait(browser, PAGE_LIMIT_SECONDS).until(lambda _: check(page_state(browser)))
+    except Exception:
+        raise AssertionError(f"the page never showed {what}: {page_state(browser)}") from None
+    return page_state(browser)
+
+
+async def test_a_player_watches_a_round_others_play_and_the_page_follows_it_live(
+    live_e2e: E2E, web_port: int, browser: Any
+) -> None:
+    e2e = live_e2e
+    shots = SCREENSHOTS / "miniapp-live"
+    shots.mkdir(parents=True, exist_ok=True)
+    await open_table(e2e, GROUP, ADMIN, [DEALER, WATCHER, BETTOR])
+    texts = await e2e.texts(GROUP)
+    currency = (await e2e.service.settings(GROUP)).currency
+
+    # The watcher opens the app before any round: it will never reload it.
+    person = {"id": WATCHER["id"], "first_name": WATCHER["first_name"]}
+    signed = init_data(e2e.fake.token, int(time.time()), user=person, start_param=str(GROUP))
+    browser.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": PHASE_RECORDER})
+    url = f"http://127.0.0.1:{web_port}/miniapp/"
+    await asyncio.to_thread(open_the_app, browser, url, signed)
+    await asyncio.to_thread(wait_text, browser, "phase", "No round running")
+    browser.execute_script("window.__firstDocument = true;")
+    browser.save_screenshot(str(shots / "1-no-round.png"))
+
+    def step(check: Any, what: str, shot: str) -> Any:
+        async def run() -> dict[str, Any]:
+            seen = await asyncio.to_thread(wait_for_page, browser, check, what)
+            browser.save_screenshot(str(shots / f"{shot}.png"))
+            return seen
+
+        return run()
+
+    # The others play through the fake Telegram; the page follows every step.
+    state = await start_round(e2e, GROUP, DEALER)
+    await step(lambda s: s["phase"] == "Bidding for dealer", "bidding", "2-bidding")
+    await e2e.expect_reply(GROUP, DEALER, "/bid 100", "answer.bid_placed", amount=10_000)
+    high = f"{DEALER['first_name']} · {format_amount(10_000, currency)}"
+    await step(lambda s: s["high_bid"] == high, "the dealer's bid", "3-bid")
+    await e2e.wait_phase(GROUP, Phase.BETTING, state.id)
+    await step(lambda s: s["phase"] == "Betting is open", "betting", "4-betting")
+    await e2e.expect_reply(GROUP, BETTOR, "/bet 5", "answer.bet_placed", amount=500)
+    line = f"{BETTOR['first_name']}\n{format_amount(500, currency)}"
+    await step(lambda s: s["bets"] == [line], "the bet", "5-bet")
+    grabbing = await e2e.wait_phase(GROUP, Phase.GRABBING, state.id)
+    await step(lambda s: s["phase"] == "Grab!", "the grab", "6-grab")
+    await grab_all(e2e, GROUP, grabbing, [BETTOR])
+    grabbed = f"Grabbed: {BETTOR['first_name']}"
+    await step(lambda s: s["grabbed"] == grabbed, "the first grab", "7-grabbed")
+    await grab_all(e2e, GROUP, grabbing, [DEALER])
+    await e2e.wait_ended(state.id)
+    seen = await step(lambda s: s["phase"] == "No round running", "the round's end", "8-ended")
+
+    # One document all along, fed by the live feed, through every phase in order.
+    assert seen["first_document"], seen
+    assert seen["live"] == "yes", seen
+    assert seen["phases"] == [
+        "No round running",
+        "Bidding for dealer",
+        "Betting is open",
+        "Grab!",
+        "No round running",
+    ], seen
+    # The round's start, bid, bidding's end, bet, grabbing, grab and end: an event each
+    # at least (standing bets and deadlines moved may add more), after the first table.
+    assert seen["events"] >= 8, seen
+    balance = await e2e.service.balance(GROUP, WATCHER["id"])
+    assert seen["free"] == format_amount(balance.available, currency)
+    assert texts.language == "en"

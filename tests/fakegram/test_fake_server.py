@@ -585,6 +585,11 @@ async def test_my_commands_per_scope(bot: Bot) -> None:
     assert await bot.get_my_commands() == ()
     with pytest.raises(BadRequest, match=r"(?i)bot_command_invalid"):
         await bot.set_my_commands([BotCommand("Ping", "uppercase is invalid")])
+    assert await bot.set_my_commands([BotCommand("grab", "Giật")], language_code="vi")
+    assert await bot.get_my_commands(language_code="vi") == (BotCommand("grab", "Giật"),)
+    assert await bot.get_my_commands() == ()
+    with pytest.raises(BadRequest, match=r"(?i)language_code_invalid"):
+        await bot.set_my_commands([BotCommand("grab", "搶")], language_code="zh-Hant")
 
 
 async def test_send_chat_action(bot: Bot) -> None:

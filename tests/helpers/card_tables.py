@@ -26,7 +26,7 @@ async def betting_with_a_dealer(service: GameService, clock: Clock, pool: int = 
     await service.bid(GROUP, DEALER, pool)
     clock.advance(TEST_SETTINGS.bid_seconds)
     result = await service.advance(started.round.id)
-    assert result.round is not None and result.round.phase is Phase.BETTING
+    assert isinstance(result.round, Round) and result.round.phase is Phase.BETTING
     return result.round
 
 

@@ -31,7 +31,7 @@ class Ledger:
     def __init__(self) -> None:
         self.balances: dict[engine.AccountRef, int] = {}
 
-    def apply(self, before: Round, transition: Transition) -> Round:
+    def apply(self, before: Round, transition: Transition[Round]) -> Round:
         assert sum(p.amount for p in transition.postings) == 0, transition.postings
         assert all(p.amount != 0 for p in transition.postings)
         assert len({p.account for p in transition.postings}) == len(transition.postings)
@@ -70,7 +70,7 @@ def betting(
     book = Ledger()
     state = started(settings, seed, derivation)
     state = book.apply(state, engine.bid(state, DEALER, pool, free_chips=RICH, now_ms=T0 + 1))
-    state = book.apply(state, engine.advance(state, state.deadline_ms))
+    state = book.apply(state, engine.advance(state, state.deadline_ms, player_seeds={}))
     return state, book
 
 
@@ -85,5 +85,5 @@ def grabbing(
         state = book.apply(
             state, engine.bet(state, user, amount, free_chips=RICH, now_ms=state.deadline_ms - 1)
         )
-    state = book.apply(state, engine.advance(state, state.deadline_ms))
+    state = book.apply(state, engine.advance(state, state.deadline_ms, player_seeds={}))
     return state, book

@@ -49,10 +49,10 @@ def settled_round(
         stake = 100 * (1 + user_id % 5) * 5
         state = bet(state, user_id, stake, free_chips=10_000_000, now_ms=1).round
     now = state.deadline_ms
-    transition = advance(state, now)
+    transition = advance(state, now, player_seeds={})
     while transition.round.phase.is_open:
         now = transition.round.deadline_ms
-        transition = advance(transition.round, now)
+        transition = advance(transition.round, now, player_seeds={})
     ended = next(event for event in transition.events if isinstance(event, RoundSettled))
     return transition.round, ended
 

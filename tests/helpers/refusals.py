@@ -30,6 +30,10 @@ AMOUNT_REFUSALS = [
 
 
 RULESET_NAMES = ", ".join(sorted(RULESETS))
+#: The languages as a refusal lists them, each by its own name.
+LANGUAGE_CHOICES = (
+    "en (English), zh (简体中文), zh-Hant (繁體中文), vi (Tiếng Việt), ms (Bahasa Melayu)"
+)
 
 #: One ``/set KEY VALUE`` refused for each reason (or more, where a reason has several
 #: sources): the reason, its parameters, and the English text ``str()`` gives (the config
@@ -76,8 +80,8 @@ SETTING_REFUSALS = [
         "lang",
         "fr",
         "not_one_of",
-        {"name": "language", "choices": "en, zh"},
-        "language is one of en, zh",
+        {"name": "language", "choices": LANGUAGE_CHOICES},
+        f"language is one of {LANGUAGE_CHOICES}",
     ),
     (
         "ruleset",

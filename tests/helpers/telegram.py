@@ -538,7 +538,7 @@ def new_round(
     *,
     settings: Settings = SETTINGS,
     now_ms: int = T0_MS,
-) -> engine.Transition:
+) -> engine.Transition[Round]:
     """A round just started (bidding), as the engine starts it."""
     seed = round_id.to_bytes(32, "big")
     return engine.start_round(

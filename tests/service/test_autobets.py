@@ -14,7 +14,7 @@ import pytest
 
 from bot.engine.autobets import Autobet, SkipReason, StopReason
 from bot.engine.errors import GameError
-from bot.engine.round import Phase, Round
+from bot.engine.round import Bet, Phase, Round, RoundOrSeat
 from bot.service.game import CommandResult, GameService, Person
 from bot.store.db import Database
 from tests.helpers.controls import Clock
@@ -70,14 +70,23 @@ async def a_round_carol_bet_in(service: GameService, clock: Clock) -> Round:
     """A settled Bull Bull round (DEALER dealing) in which CAROL bet 12.00."""
     await bull_bull_table(service, DEALER, CAROL)
     first = await open_betting(service, clock)
-    assert first.round is not None
+    assert isinstance(first.round, Round)
     await service.bet(GROUP, CAROL, 1_200)
     await settle(service, clock, first.round.id)
     return first.round
 
 
-def stakes(state: Round) -> dict[int, int]:
-    return {bet.user_id: bet.amount for bet in state.bets}
+def bets_held(state: RoundOrSeat | None) -> tuple[Bet, ...]:
+    """The bets a command's round holds: every one, or its seat's player's (the hot
+    path's)."""
+    assert state is not None
+    if isinstance(state, Round):
+        return state.bets
+    return () if state.bet is None else (state.bet,)
+
+
+def stakes(state: RoundOrSeat) -> dict[int, int]:
+    return {bet.user_id: bet.amount for bet in bets_held(state)}
 
 
 async def test_a_standing_bet_is_placed_as_an_ordinary_bet_each_round_until_chips_run_short(
@@ -286,9 +295,8 @@ async def test_a_standing_bet_is_marked_as_one_until_its_player_changes_it(
     assert opened.round is not None
     await service.bet(GROUP, BOB, 700)
 
-    def standing(state: Round | None) -> dict[int, bool]:
-        assert state is not None
-        return {bet.user_id: bet.standing for bet in state.bets}
+    def standing(state: RoundOrSeat | None) -> dict[int, bool]:
+        return {bet.user_id: bet.standing for bet in bets_held(state)}
 
     # As stored, read whole (the board's read) and by the general path's load.
     assert standing(await service.round(opened.round.id)) == {ALICE.id: True, BOB.id: False}

@@ -4,7 +4,7 @@ timer, the sweep and bets all go by it; the ledger is untouched."""
 
 from __future__ import annotations
 
-from bot.engine.round import Phase
+from bot.engine.round import Phase, Round
 from bot.service.game import GameService
 from bot.store.db import Database
 from tests.helpers.controls import Clock
@@ -56,7 +56,7 @@ async def test_a_late_board_moves_the_window_and_every_path_goes_by_the_new_dead
     clock.now_ms = stored.deadline_ms
     assert await service.due_rounds() == [(round_id, GROUP)]
     advanced = await service.advance(round_id)
-    assert advanced.round is not None and advanced.round.phase is Phase.GRABBING
+    assert isinstance(advanced.round, Round) and advanced.round.phase is Phase.GRABBING
     assert [bet.user_id for bet in advanced.round.bets] == [P0.id]
     await check_ledger(db)
 

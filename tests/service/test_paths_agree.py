@@ -133,7 +133,7 @@ class HotPaths:
 
         async def counted_start(
             chat_id: int, actor: Person | None, update_id: int | None
-        ) -> Transition:
+        ) -> Transition[Round]:
             if self.switched_off:
                 raise NotOnHotPath("switched off")
             transition = await start_hot(chat_id, actor, update_id)

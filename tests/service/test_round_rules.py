@@ -78,7 +78,7 @@ async def start(service: GameService, actor: Person = ADMIN) -> Round:
     """Open the table and start a round (bidding)."""
     await open_table(service)
     result = await service.start_round(GROUP, actor=actor)
-    assert result.round is not None and result.round.phase is Phase.BIDDING
+    assert isinstance(result.round, Round) and result.round.phase is Phase.BIDDING
     return result.round
 
 
@@ -91,7 +91,7 @@ async def to_betting(
     await service.bid(GROUP, DEALER, pool)
     clock.advance(TEST_SETTINGS.bid_seconds)
     result = await service.advance(started.id)
-    assert result.round is not None and result.round.phase is Phase.BETTING
+    assert isinstance(result.round, Round) and result.round.phase is Phase.BETTING
     return result.round
 
 
@@ -110,7 +110,7 @@ async def to_grabbing(
         await service.bet(GROUP, person, amount)
     clock.advance(TEST_SETTINGS.bet_seconds)
     result = await service.advance(state.id)
-    assert result.round is not None and result.round.phase is Phase.GRABBING
+    assert isinstance(result.round, Round) and result.round.phase is Phase.GRABBING
     return result.round
 
 
@@ -526,7 +526,7 @@ async def test_when_all_have_grabbed_the_round_settles_and_reveals_the_seed(
     result = await service.grab(GROUP, P0, round_id=started.round.id)
     settled = ended(result.events)
     assert isinstance(settled, RoundSettled) and settled.seed == seed
-    assert result.round is not None and result.round.phase is Phase.SETTLED
+    assert isinstance(result.round, Round) and result.round.phase is Phase.SETTLED
     assert await round_transactions(db, started.round.id) == ["bid", "bet", "bet", "settle"]
     lines = {line.user_id: line for line in await service.results(started.round.id)}
     assert lines[P1.id].envelope == split_envelope(seed, 3, 1_500)[0]
@@ -563,7 +563,7 @@ async def test_the_grab_deadline_grabs_the_rest_in_bet_order_with_the_dealer_las
         Grabbed(P3.id, shares[3], True),
         Grabbed(DEALER.id, shares[4], True),
     ]
-    assert result.round is not None and not result.round.phase.is_open
+    assert isinstance(result.round, Round) and not result.round.phase.is_open
     assert [(g.user_id, g.auto) for g in result.round.grabs] == [
         (P2.id, False),
         (P0.id, True),
@@ -602,7 +602,7 @@ async def test_a_dealer_on_one_cent_redeals_refunds_all_and_starts_a_new_round(
         clock.advance(TEST_SETTINGS.grab_seconds)
         result = await service.advance(state.id)
     assert ended(result.events) == RoundVoided(VoidReason.REDEAL, seed)
-    assert result.round is not None and result.round.phase is Phase.VOID
+    assert isinstance(result.round, Round) and result.round.phase is Phase.VOID
     # Everyone refunded, nothing charged, no fee.
     assert await available_and_held(service, P0) == (50_000, 0)
     assert await available_and_held(service, DEALER) == (100_000, 0)

@@ -87,7 +87,7 @@ async def betting_round(main: GameService, clock: Clock, chat_id: int = GROUP) -
     await main.bid(chat_id, DEALER, 10_000)
     clock.advance(TEST_SETTINGS.bid_seconds)
     state = (await main.advance(started.id)).round
-    assert state is not None and state.phase is Phase.BETTING
+    assert isinstance(state, Round) and state.phase is Phase.BETTING
     return state
 
 

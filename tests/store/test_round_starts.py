@@ -113,7 +113,7 @@ async def test_the_hot_start_stores_the_round_the_general_path_stores(
     general = await service.start_round(OTHER_GROUP, actor=ADMIN)
     monkeypatch.undo()
 
-    assert hot.round is not None and general.round is not None
+    assert isinstance(hot.round, Round) and isinstance(general.round, Round)
     assert hot.events == general.events
     stored_hot = await service.round(hot.round.id)
     stored_general = await service.round(general.round.id)

@@ -333,7 +333,7 @@ async def test_the_last_edit_of_a_round_that_ended_forgets_its_board(shell: Boar
 def betting(state: Round) -> Round:
     """``state`` (bidding) once Ann's bid won it at its deadline: betting is open."""
     won = with_bid(state, ANN.id, 1_000)
-    after = engine.advance(won, won.deadline_ms).round
+    after = engine.advance(won, won.deadline_ms, player_seeds={}).round
     assert after.phase is Phase.BETTING
     return after
 
@@ -341,7 +341,7 @@ def betting(state: Round) -> Round:
 def grabbing(state: Round) -> Round:
     """``state`` (betting) once Bob's bet is in and its deadline passed: grabbing is open."""
     bet = engine.bet(state, BOB.id, 500, free_chips=10**9, now_ms=state.deadline_ms - 1).round
-    after = engine.advance(bet, bet.deadline_ms).round
+    after = engine.advance(bet, bet.deadline_ms, player_seeds={}).round
     assert after.phase is Phase.GRABBING
     return after
 
@@ -441,7 +441,7 @@ async def test_grabbing_opens_on_a_new_board_message_too(shell: BoardShell) -> N
 
 def settled(state: Round) -> Round:
     """``state`` (grabbing) once its deadline passed: grabbed for everyone, settled."""
-    after = engine.advance(state, state.deadline_ms).round
+    after = engine.advance(state, state.deadline_ms, player_seeds={}).round
     assert not after.phase.is_open
     return after
 

@@ -26,10 +26,10 @@ def settled(ruleset: str, dealer: str = "bid") -> tuple[Round, RoundSettled]:
     ).round
     if dealer == "bid":
         state = engine.bid(state, DEALER, 50_000, free_chips=10**9, now_ms=1).round
-        state = engine.advance(state, state.deadline_ms).round
+        state = engine.advance(state, state.deadline_ms, player_seeds={}).round
     for user in (ALICE, BOB):
         state = engine.bet(state, user, 1_000, free_chips=10**9, now_ms=state.deadline_ms - 1).round
-    transition = engine.advance(state, state.deadline_ms)
+    transition = engine.advance(state, state.deadline_ms, player_seeds={})
     (ended,) = [e for e in transition.events if isinstance(e, RoundSettled)]
     assert transition.round.phase is Phase.SETTLED
     return transition.round, ended

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from bot.engine.round import Round
+from bot.engine.round import RoundState
 from bot.service.game import CommandResult
 from bot.telegram.deadlines import Deadlines
 from tests.helpers.telegram import (
@@ -28,7 +28,7 @@ class Observer:
     def __init__(self) -> None:
         self.scheduled_rounds: list[tuple[int, int]] = []
 
-    def scheduled(self, state: Round) -> None:
+    def scheduled(self, state: RoundState) -> None:
         self.scheduled_rounds.append((state.id, state.deadline_ms))
 
     def advanced(

@@ -62,6 +62,28 @@ def test_a_hand_is_named_in_the_tables_language_and_shows_its_amount_or_cards(
     assert EN.dealt(view) == ZH.dealt(view) == dealt
 
 
+@pytest.mark.parametrize(
+    ("ruleset", "outcome", "vietnamese", "malay", "traditional"),
+    [
+        ("envelope68", 342, "9 điểm", "9 mata", "9點"),
+        ("envelope68", 88, "Duizi 对子", "Duizi 对子", "對子"),
+        ("envelope68", 500, "Manniu 满牛", "Manniu 满牛", "滿牛"),
+        ("bullbull", "10S 9H AD 9C 8S", "Ngầu 7", "Bull 7", "牛7"),
+        ("bullbull", "KS 9H 7D 5C 2S", "Không Ngầu", "Tiada Bull", "沒牛"),
+        ("bullbull", "KS KH KD KC 2S", "Tứ Quý", "Bom", "炸彈"),
+        ("poker29", "10S 7H 3D 9C 9S", "Điểm Lớn 8", "Mata Besar 8", "大點8"),
+        ("poker29", "10S 7H 3D 2C 2S", "Điểm Nhỏ 4", "Mata Kecil 4", "小點4"),
+        ("poker29_vn", "KS 9H 7D 5C 2S", "Mậu Thầu", "Kad Tinggi", "高牌"),
+    ],
+)
+def test_a_language_the_rules_do_not_name_hands_in_names_them_from_its_catalogue(
+    ruleset: str, outcome: int | str, vietnamese: str, malay: str, traditional: str
+) -> None:
+    view = view_of(ruleset, outcome)
+    named = [Views(Settings(language=code)).kind(view) for code in ("vi", "ms", "zh-Hant")]
+    assert named == [vietnamese, malay, traditional]
+
+
 @pytest.mark.parametrize("name", sorted(RULESETS))
 def test_every_kind_key_a_ruleset_gives_has_a_message_in_every_language(name: str) -> None:
     ruleset = get_ruleset(name)
@@ -134,7 +156,7 @@ def test_a_verified_deal_of_cards_lists_every_hand_and_names_the_house() -> None
         "第 9 局：种子的 SHA-256 与公布的哈希一致 ✅\n"
         "种子：<code>01020304</code> · 6 副牌，第 41–50 张轮流发出，庄家最后：\n"
         "• Alice: 10♠ 9♥ A♦ | 9♣ 8♠\n"
-        "• （庄房）: K♠ 9♥ 7♦ 5♣ 2♠"
+        "• （公庄）: K♠ 9♥ 7♦ 5♣ 2♠"
     )
 
 
@@ -175,7 +197,7 @@ def test_a_real_shoe_round_is_answered_without_its_shoes_seed_until_revealed() -
     ).round
     for user in (ALICE, BOB):
         state = engine.bet(state, user, 1_000, free_chips=10**9, now_ms=state.deadline_ms - 1).round
-    state = engine.advance(state, state.deadline_ms).round
+    state = engine.advance(state, state.deadline_ms, player_seeds={}).round
 
     secret = EN.verification(verify_round(state), PEOPLE)
     assert shoe_seed.hex() not in secret and "cards 41–55" in secret
@@ -200,9 +222,12 @@ def test_a_round_with_client_seeds_lists_them_in_its_results_and_its_verificatio
     ).round
     for user in (ALICE, BOB):
         state = engine.bet(state, user, 100, free_chips=10**9, now_ms=state.deadline_ms - 1).round
-    state = dataclasses.replace(state, player_seeds={ALICE: "zed", BOB: "alpha.1"})
-    state = engine.advance(state, state.deadline_ms).round
-    transition = engine.advance(state, state.deadline_ms)  # the deadline grabs for them
+    state = engine.advance(
+        state, state.deadline_ms, player_seeds={ALICE: "zed", BOB: "alpha.1"}
+    ).round
+    transition = engine.advance(
+        state, state.deadline_ms, player_seeds={}
+    )  # the deadline grabs for them
     state = transition.round
     ended = transition.events[-1]
     assert isinstance(ended, engine.RoundSettled | engine.RoundVoided)
@@ -224,9 +249,8 @@ def played_to_the_end(players: int, seeds: dict[int, str]) -> tuple[engine.Round
     ).round
     for user in range(100, 100 + players):
         state = engine.bet(state, user, 100, free_chips=10**9, now_ms=state.deadline_ms - 1).round
-    state = dataclasses.replace(state, player_seeds=seeds)
-    state = engine.advance(state, state.deadline_ms).round
-    transition = engine.advance(state, state.deadline_ms)
+    state = engine.advance(state, state.deadline_ms, player_seeds=seeds).round
+    transition = engine.advance(state, state.deadline_ms, player_seeds={})
     return transition.round, transition.events[-1]
 
 

@@ -22,6 +22,7 @@ from bot.engine.round import (
     Round,
     RoundSettled,
     RoundStarted,
+    RoundState,
     RoundVoided,
     ShoeRef,
 )
@@ -64,7 +65,7 @@ class Observer:
     def __init__(self) -> None:
         self.advanced_rounds: list[tuple[int, bool, float, float]] = []
 
-    def scheduled(self, state: Round) -> None:
+    def scheduled(self, state: RoundState) -> None:
         pass
 
     def advanced(
@@ -286,7 +287,7 @@ async def posted_by_publishing(shell: ProgressShell, state: Round) -> None:
     assert shell.service.board_messages == {state.id: 1}
 
 
-def step(shell: ProgressShell, transition: engine.Transition) -> CommandResult:
+def step(shell: ProgressShell, transition: engine.Transition[Round]) -> CommandResult:
     """The database has the transition's round; the result that did it."""
     shell.service.put(transition.round)
     return CommandResult(transition.round, transition.events)
@@ -297,19 +298,19 @@ async def stop_throttled_edits(shell: ProgressShell) -> None:
     await shell.board.drain(5.0)
 
 
-def a_bid(state: Round) -> engine.Transition:
+def a_bid(state: Round) -> engine.Transition[Round]:
     return engine.bid(state, 11, 1_000, free_chips=10**9, now_ms=state.deadline_ms - 1)
 
 
-def a_bet(state: Round) -> engine.Transition:
+def a_bet(state: Round) -> engine.Transition[Round]:
     bidding = with_bid(state, 11, 1_000)
-    betting = engine.advance(bidding, bidding.deadline_ms).round
+    betting = engine.advance(bidding, bidding.deadline_ms, player_seeds={}).round
     return engine.bet(betting, 12, 500, free_chips=10**9, now_ms=betting.deadline_ms - 1)
 
 
 @pytest.mark.parametrize("change", [a_bid, a_bet], ids=["bid", "bet"])
 async def test_a_bid_or_a_bet_rides_the_throttled_edit(
-    change: Callable[[Round], engine.Transition],
+    change: Callable[[Round], engine.Transition[Round]],
 ) -> None:
     # (With no throttle it is edited in at once: test_a_change_refreshes_the_board...)
     shell = ProgressShell(edit_seconds=THROTTLED)
@@ -327,9 +328,9 @@ async def test_a_bid_or_a_bet_rides_the_throttled_edit(
 async def test_grabbing_opens_on_a_new_board_message(shell: ProgressShell) -> None:
     await posted_by_publishing(shell, new_round(7).round)
     bidding = with_bid(new_round(7).round, 11, 1_000)
-    bets_open = engine.advance(bidding, bidding.deadline_ms).round
+    bets_open = engine.advance(bidding, bidding.deadline_ms, player_seeds={}).round
     bet = engine.bet(bets_open, 12, 500, free_chips=10**9, now_ms=bets_open.deadline_ms - 1)
-    opened = step(shell, engine.advance(bet.round, bet.round.deadline_ms))
+    opened = step(shell, engine.advance(bet.round, bet.round.deadline_ms, player_seeds={}))
     assert opened.round is not None and opened.round.phase is Phase.GRABBING
 
     shell.progress.publish(GROUP, opened)
@@ -349,7 +350,7 @@ async def test_betting_opens_on_a_new_board_message_past_the_throttle() -> None:
     await posted_by_publishing(shell, state)
     bidding = with_bid(state, 11, 1_000)
     shell.service.put(bidding)
-    opened = step(shell, engine.advance(bidding, bidding.deadline_ms))
+    opened = step(shell, engine.advance(bidding, bidding.deadline_ms, player_seeds={}))
 
     shell.progress.publish(GROUP, opened)
     await shell.settle()
@@ -359,26 +360,30 @@ async def test_betting_opens_on_a_new_board_message_past_the_throttle() -> None:
     assert [c.args["message_id"] for c in shell.bot.of("delete_message")] == [1]
 
 
-def ended_without_bids() -> engine.Transition:
+def ended_without_bids() -> engine.Transition[Round]:
     state = new_round(7).round
-    return engine.advance(state, state.deadline_ms)
+    return engine.advance(state, state.deadline_ms, player_seeds={})
 
 
-def settled_after_grabbing() -> engine.Transition:
+def settled_after_grabbing() -> engine.Transition[Round]:
     bidding = with_bid(new_round(7).round, 11, 1_000)
-    state = engine.advance(bidding, bidding.deadline_ms).round
+    state = engine.advance(bidding, bidding.deadline_ms, player_seeds={}).round
     state = engine.bet(state, 12, 500, free_chips=10**9, now_ms=state.deadline_ms - 1).round
-    state = engine.advance(state, state.deadline_ms).round
-    return engine.advance(state, state.deadline_ms)  # nobody grabbed: grabbed for them
+    state = engine.advance(state, state.deadline_ms, player_seeds={}).round
+    return engine.advance(
+        state, state.deadline_ms, player_seeds={}
+    )  # nobody grabbed: grabbed for them
 
 
-def card_round_dealt() -> engine.Transition:
+def card_round_dealt() -> engine.Transition[Round]:
     settings = dataclasses.replace(Settings(), ruleset="bullbull")
     bidding = new_round(7, settings=settings).round
     bidding = engine.bid(bidding, 11, 50_000, free_chips=10**9, now_ms=T0_MS + 1).round
-    state = engine.advance(bidding, bidding.deadline_ms).round
+    state = engine.advance(bidding, bidding.deadline_ms, player_seeds={}).round
     state = engine.bet(state, 12, 1_000, free_chips=10**9, now_ms=state.deadline_ms - 1).round
-    return engine.advance(state, state.deadline_ms)  # dealt and settled in one step
+    return engine.advance(
+        state, state.deadline_ms, player_seeds={}
+    )  # dealt and settled in one step
 
 
 @pytest.mark.parametrize(
@@ -387,7 +392,7 @@ def card_round_dealt() -> engine.Transition:
     ids=["voided", "settled", "card round dealt"],
 )
 async def test_the_end_of_a_round_shows_on_the_board_at_once_past_the_throttle(
-    ending: Callable[[], engine.Transition],
+    ending: Callable[[], engine.Transition[Round]],
 ) -> None:
     shell = ProgressShell(edit_seconds=THROTTLED)
     transition = ending()
@@ -465,7 +470,9 @@ async def test_a_timer_applies_its_deadline_publishes_it_and_tells_the_observer(
     bidding = with_bid(new_round(7).round, 11, 1_000)
     shell.posted(bidding)
     shell.deadlines.schedule(bidding)
-    transition = engine.advance(bidding, bidding.deadline_ms)  # 11 deals; betting opens
+    transition = engine.advance(
+        bidding, bidding.deadline_ms, player_seeds={}
+    )  # 11 deals; betting opens
     shell.service.put(transition.round)
     shell.service.advance_results[7] = CommandResult(transition.round, transition.events)
 

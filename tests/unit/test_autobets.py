@@ -26,7 +26,7 @@ def betting(settings: Settings = SETTINGS) -> Round:
         round_id=7, chat_id=-5, settings=settings, seed=bytes(32), now_ms=T0
     ).round
     state = engine.bid(state, DEALER, 1_000, free_chips=RICH, now_ms=T0).round
-    opened = engine.advance(state, T0 + settings.bid_seconds * 1000).round
+    opened = engine.advance(state, T0 + settings.bid_seconds * 1000, player_seeds={}).round
     assert opened.phase is Phase.BETTING
     return opened
 

@@ -77,7 +77,7 @@ def test_a_full_round_balances_at_every_step_and_settles_the_whole_pool() -> Non
     state, book = grabbing({ALICE: 500, BOB: 1_000, CAROL: 200})
     for user in (BOB, DEALER, ALICE):
         state = book.apply(state, engine.grab(state, user, state.deadline_ms - 1))
-    transition = engine.advance(state, state.deadline_ms)
+    transition = engine.advance(state, state.deadline_ms, player_seeds={})
     state = book.apply(state, transition)
     assert state.phase in (Phase.SETTLED, Phase.VOID)
     assert state.holds() == {}
@@ -157,7 +157,7 @@ def test_random_commands_balance_and_keep_holds_equal_to_held_chips(
                 elif name == "grab":
                     transition = engine.grab(state, user, now)
                 elif name == "early":
-                    transition = engine.advance(state, now)
+                    transition = engine.advance(state, now, player_seeds={})
                 else:
                     now += amount
                     continue
@@ -166,7 +166,7 @@ def test_random_commands_balance_and_keep_holds_equal_to_held_chips(
             state = book.apply(state, transition)
         if state.phase.is_open:
             now = max(now, state.deadline_ms)
-            state = book.apply(state, engine.advance(state, now))
+            state = book.apply(state, engine.advance(state, now, player_seeds={}))
         assert all(
             amount >= 0
             for ref, amount in book.balances.items()
@@ -263,7 +263,7 @@ def test_the_bidding_deadline_makes_the_highest_bidder_dealer_with_the_bid_as_po
     state = started()
     state = engine.bid(state, ALICE, 1_000, free_chips=RICH, now_ms=T0).round
     state = engine.bid(state, BOB, 4_000, free_chips=RICH, now_ms=T0).round
-    transition = engine.advance(state, state.deadline_ms + 5)
+    transition = engine.advance(state, state.deadline_ms + 5, player_seeds={})
     after = transition.round
     assert after.phase is Phase.BETTING
     assert (after.dealer_id, after.pool) == (BOB, 4_000)
@@ -275,7 +275,7 @@ def test_the_bidding_deadline_makes_the_highest_bidder_dealer_with_the_bid_as_po
 
 def test_no_bid_voids_the_round_at_the_deadline() -> None:
     state = started()
-    transition = engine.advance(state, state.deadline_ms)
+    transition = engine.advance(state, state.deadline_ms, player_seeds={})
     assert transition.round.phase is Phase.VOID
     assert transition.round.void_reason is VoidReason.NO_BIDS
     assert transition.events == (RoundVoided(VoidReason.NO_BIDS, state.seed),)
@@ -367,7 +367,7 @@ def test_verify_bet_outside_betting_and_after_the_deadline() -> None:
 
 def test_no_bet_voids_and_releases_the_dealer_without_fees() -> None:
     state, _ = betting()
-    transition = engine.advance(state, state.deadline_ms)
+    transition = engine.advance(state, state.deadline_ms, player_seeds={})
     assert transition.round.phase is Phase.VOID
     assert transition.events == (RoundVoided(VoidReason.NO_BETS, state.seed),)
     assert set(transition.postings) == {
@@ -383,7 +383,7 @@ def test_the_betting_deadline_splits_the_envelope_from_the_seed() -> None:
     state, _ = betting()
     for user in (ALICE, BOB):
         state = engine.bet(state, user, 100, free_chips=RICH, now_ms=T0 + 20_000).round
-    transition = engine.advance(state, state.deadline_ms + 3)
+    transition = engine.advance(state, state.deadline_ms + 3, player_seeds={})
     state = transition.round
     assert transition.events == (GrabbingStarted(3, 1_500, state.deadline_ms),)
     assert transition.postings == ()
@@ -429,7 +429,7 @@ def test_verify_grab_outside_grabbing_and_after_the_deadline() -> None:
 def test_the_grab_deadline_grabs_the_rest_in_bet_order_with_the_dealer_last() -> None:
     state, book = grabbing({ALICE: 100, BOB: 200, CAROL: 300})
     state = book.apply(state, engine.grab(state, BOB, state.deadline_ms - 1))
-    transition = engine.advance(state, state.deadline_ms)
+    transition = engine.advance(state, state.deadline_ms, player_seeds={})
     grabs = [e for e in transition.events if isinstance(e, Grabbed)]
     assert grabs == [
         Grabbed(ALICE, state.shares[1], True),
@@ -459,7 +459,7 @@ def test_a_player_on_one_cent_is_immune() -> None:
     seed = find_seed(2, 10, lambda s: s == [1, 9])
     settings_ = dataclasses.replace(SETTINGS, envelope_mean_share=5)
     state, book = grabbing({ALICE: 100}, settings_, seed)
-    transition = engine.advance(state, state.deadline_ms)
+    transition = engine.advance(state, state.deadline_ms, player_seeds={})
     settled = transition.events[-1]
     assert isinstance(settled, RoundSettled)
     assert settled.settlement.outcomes[ALICE].result is Result.IMMUNE
@@ -472,7 +472,7 @@ def test_a_dealer_on_one_cent_redeals_and_refunds_everything() -> None:
     seed = find_seed(2, 10, lambda s: s[1] == 1)
     settings_ = dataclasses.replace(SETTINGS, envelope_mean_share=5)
     state, _ = grabbing({ALICE: 100}, settings_, seed, fairness.V1)  # the seed pins the split
-    transition = engine.advance(state, state.deadline_ms)
+    transition = engine.advance(state, state.deadline_ms, player_seeds={})
     assert transition.round.phase is Phase.VOID
     assert transition.round.void_reason is VoidReason.REDEAL
     assert transition.events[-1] == RoundVoided(VoidReason.REDEAL, seed)
@@ -490,7 +490,7 @@ def test_a_redeal_moves_the_version_by_one(how: str) -> None:
         state = engine.grab(state, ALICE, state.deadline_ms - 1).round
         transition = engine.grab(state, DEALER, state.deadline_ms - 1)
     else:
-        transition = engine.advance(state, state.deadline_ms)
+        transition = engine.advance(state, state.deadline_ms, player_seeds={})
     assert transition.round.void_reason is VoidReason.REDEAL
     assert transition.round.version == state.version + 1
 
@@ -509,17 +509,17 @@ def test_advance_before_the_deadline_raises_not_due(phase: str) -> None:
     assert state.phase.value == phase
     assert not engine.is_due(state, state.deadline_ms - 1)
     with pytest.raises(NotDue) as early:
-        engine.advance(state, state.deadline_ms - 1)
+        engine.advance(state, state.deadline_ms - 1, player_seeds={})
     assert (early.value.key, early.value.params) == ("not_due", {"deadline_ms": state.deadline_ms})
     assert engine.is_due(state, state.deadline_ms)
 
 
 def test_advance_and_void_refuse_a_finished_round() -> None:
     state = started()
-    state = engine.advance(state, state.deadline_ms).round
+    state = engine.advance(state, state.deadline_ms, player_seeds={}).round
     assert not engine.is_due(state, state.deadline_ms + 10**9)
     with pytest.raises(NotDue) as closed:
-        engine.advance(state, state.deadline_ms + 10**9)
+        engine.advance(state, state.deadline_ms + 10**9, player_seeds={})
     assert (closed.value.key, closed.value.params) == ("round_closed", {"phase": "void"})
     with pytest.raises(RuleViolation) as again:
         engine.void(state, VoidReason.ERROR)
@@ -559,7 +559,7 @@ def test_a_card_round_deals_as_betting_closes_and_settles_at_once() -> None:
     state, book = betting(card_settings("bullbull"), seed=b"\x05" * 32)
     for user, amount in ((ALICE, 500), (BOB, 1_000)):
         state = book.apply(state, engine.bet(state, user, amount, free_chips=RICH, now_ms=T0 + 2))
-    transition = engine.advance(state, state.deadline_ms)
+    transition = engine.advance(state, state.deadline_ms, player_seeds={})
     state = book.apply(state, transition)
     assert state.phase is Phase.SETTLED
     assert isinstance(transition.events[0], engine.CardsDealt)
@@ -615,9 +615,9 @@ def test_a_shoe_round_deals_from_the_shoe_at_its_offset_and_commits_to_the_shoe(
     assert state.commitment == commitment(b"the shoe's seed") and state.shoe == shoe
     book = Ledger()
     state = book.apply(state, engine.bid(state, DEALER, 5_000, free_chips=RICH, now_ms=T0))
-    state = book.apply(state, engine.advance(state, state.deadline_ms))
+    state = book.apply(state, engine.advance(state, state.deadline_ms, player_seeds={}))
     state = book.apply(state, engine.bet(state, ALICE, 100, free_chips=RICH, now_ms=T0 + 1))
-    state = book.apply(state, engine.advance(state, state.deadline_ms))
+    state = book.apply(state, engine.advance(state, state.deadline_ms, player_seeds={}))
     assert state.shares == deal_packed(engine.deal_seed_of(state), 6, 2, 77)
     with pytest.raises(ValueError):
         engine.start_round(
@@ -653,7 +653,7 @@ def test_when_the_house_deals_the_round_opens_for_bets_with_the_bank_as_pool() -
     # The house grabs nothing itself: its share is the one left after every player's.
     book = Ledger()
     state = book.apply(state, engine.bet(state, ALICE, 100, free_chips=RICH, now_ms=T0))
-    state = book.apply(state, engine.advance(state, state.deadline_ms))
+    state = book.apply(state, engine.advance(state, state.deadline_ms, player_seeds={}))
     assert state.phase is Phase.GRABBING and state.participants == (ALICE,)
     transition = engine.grab(state, ALICE, state.deadline_ms - 1)
     state = book.apply(state, transition)
@@ -676,14 +676,10 @@ def test_the_deal_takes_every_participants_client_seed_whoever_bet_first() -> No
         state, book = betting()
         for user in order:
             state = book.apply(state, engine.bet(state, user, 100, free_chips=RICH, now_ms=T0 + 9))
-        state = dataclasses.replace(state, player_seeds=seeds)
-        dealt.append(book.apply(state, engine.advance(state, state.deadline_ms)))
+        dealt.append(
+            book.apply(state, engine.advance(state, state.deadline_ms, player_seeds=seeds))
+        )
     first, second = dealt
     assert first.client_seeds == second.client_seeds == ("alice", "bob", "dealer")
     assert engine.deal_seed_of(first) == engine.deal_seed_of(second)
     assert first.shares == second.shares  # the same split; grabs take it in turn
-    # Without the participants' seeds loaded the engine cannot deal: it asks for them.
-    state, book = betting()
-    state = book.apply(state, engine.bet(state, ALICE, 100, free_chips=RICH, now_ms=T0 + 9))
-    with pytest.raises(engine.PartialRound):
-        engine.advance(dataclasses.replace(state, player_seeds=None), state.deadline_ms)

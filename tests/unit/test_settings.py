@@ -48,6 +48,33 @@ def test_settings_are_listed_by_the_names_admins_type() -> None:
     assert settings.display("rake") == "5%" == settings.display("rake_bps")
 
 
+@pytest.mark.parametrize(
+    ("typed", "language"),
+    [
+        ("vi", "vi"),
+        (" MS ", "ms"),
+        ("zh", "zh"),
+        ("zh-Hant", "zh-Hant"),
+        ("zh-hant", "zh-Hant"),
+        ("ZH_HANT", "zh-Hant"),
+        ("EN", "en"),
+    ],
+)
+def test_a_language_is_accepted_in_any_case_and_stored_as_its_tag(
+    typed: str, language: str
+) -> None:
+    assert Settings().changed("language", typed) == ("language", Settings(language=language))
+    assert Settings().changed("lang", typed)[1].display("language") == language
+
+
+@pytest.mark.parametrize("typed", ["zh-TW", "zh-Hans", "vietnamese", "zh-", "", "ms-MY"])
+def test_a_language_that_is_not_one_of_the_catalogues_is_refused(typed: str) -> None:
+    with pytest.raises(SettingError) as refused:
+        Settings().changed("language", typed)
+    assert refused.value.reason == "not_one_of"
+    assert "zh-Hant (繁體中文)" in refused.value.params["choices"]
+
+
 def test_the_field_names_remain_accepted_as_typed() -> None:
     assert Settings().changed("RAKE_BPS", "3%")[1].rake_bps == 300
     assert (field_name(" Rake "), label("rake_bps"), label("min_bet")) == (

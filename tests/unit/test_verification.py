@@ -65,15 +65,14 @@ def play(
     ).round
     if dealer == "bid":
         state = engine.bid(state, DEALER, 50_000, free_chips=10**9, now_ms=1).round
-        state = engine.advance(state, state.deadline_ms).round
+        state = engine.advance(state, state.deadline_ms, player_seeds={}).round
     for user in (ALICE, BOB, CARL)[:bettors]:
         state = engine.bet(state, user, 1_000, free_chips=10**9, now_ms=state.deadline_ms - 1).round
-    state = dataclasses.replace(state, player_seeds=client_seeds or {})
-    state = engine.advance(state, state.deadline_ms).round
+    state = engine.advance(state, state.deadline_ms, player_seeds=client_seeds or {}).round
     for user in grab_order:
         state = engine.grab(state, user, state.deadline_ms - 1).round
     if state.phase.is_open:
-        state = engine.advance(state, state.deadline_ms).round
+        state = engine.advance(state, state.deadline_ms, player_seeds={}).round
     assert not state.phase.is_open
     return state
 
@@ -222,7 +221,7 @@ def no_bids(ruleset: str) -> Round:
         shoe=shoe,
         derivation=fairness.V1,
     ).round
-    ended = engine.advance(state, state.deadline_ms).round
+    ended = engine.advance(state, state.deadline_ms, player_seeds={}).round
     assert ended.phase is Phase.VOID
     return ended
 
@@ -331,11 +330,10 @@ def test_a_later_round_of_a_shoe_keeps_the_seeds_its_first_round_fixed() -> None
         round_id=9, chat_id=-1, settings=settings, seed=SEED, now_ms=0, shoe=shoe
     ).round
     state = engine.bid(state, DEALER, 50_000, free_chips=10**9, now_ms=1).round
-    state = engine.advance(state, state.deadline_ms).round
+    state = engine.advance(state, state.deadline_ms, player_seeds={}).round
     state = engine.bet(state, ALICE, 1_000, free_chips=10**9, now_ms=state.deadline_ms - 1).round
     # Whatever the players of this round set, the shoe's order is already fixed.
-    state = dataclasses.replace(state, player_seeds=SEEDS)
-    state = engine.advance(state, state.deadline_ms).round
+    state = engine.advance(state, state.deadline_ms, player_seeds=SEEDS).round
     assert state.client_seeds == fixed
     assert isinstance(verify_round(state, RevealedShoe(SHOE_SEED, 6)), Verified)
 

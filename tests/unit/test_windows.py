@@ -73,5 +73,5 @@ def test_a_bet_placed_in_the_moved_window_is_taken_and_its_deadline_applies_late
     placed = engine.bet(state, ALICE, 500, free_chips=RICH, now_ms=original + 5_000).round
     assert placed.bet_of(ALICE) is not None
     with pytest.raises(NotDue):
-        engine.advance(placed, original + 5_000)
-    assert engine.advance(placed, state.deadline_ms).round.phase is Phase.GRABBING
+        engine.advance(placed, original + 5_000, player_seeds={})
+    assert engine.advance(placed, state.deadline_ms, player_seeds={}).round.phase is Phase.GRABBING

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 from aiohttp import web
-from aiohttp.test_utils import TestClient, TestServer
+from aiohttp.test_utils import TestClient
 from telegram import ChatMember
 
 from bot.engine.round import Phase
@@ -25,15 +25,14 @@ from bot.service.game import GameService
 from bot.store.db import Database
 from bot.telegram.i18n import translate
 from bot.telegram.messenger import plain_text
-from bot.web.miniapp import build_miniapp
 from bot.web.miniapp.init_data import MAX_AGE_SECONDS
 from bot.web.miniapp.sessions import SESSION_SECONDS
 from tests.helpers.controls import Clock, Seeds
-from tests.helpers.game import DEALER, GROUP, PLAYERS, TEST_SETTINGS, fund, open_table
+from tests.helpers.game import DEALER, GROUP, PLAYERS, TEST_SETTINGS
+from tests.helpers.miniapp import TOKEN, betting_round, serve_miniapp
 from tests.helpers.signing import init_data
 from tests.helpers.telegram_shells import GameShell
 
-TOKEN = "123456:miniapp-test-token"
 PLAYER, OTHER = PLAYERS[0], PLAYERS[1]
 #: A group the bot has no record of.
 STRANGE_GROUP = -1_009_999
@@ -86,30 +85,11 @@ def bot_text(key: str, **params: Any) -> str:
 @pytest.fixture
 async def miniapp(db: Database, clock: Clock, seeds: Seeds) -> AsyncIterator[MiniApp]:
     service = GameService(db, TEST_SETTINGS, clock=clock, seed_source=seeds)
-    await open_table(service)
-    for person in (DEALER, PLAYER, OTHER):
-        await fund(service, person, 100_000)
-    started = await service.start_round(GROUP, actor=DEALER)
-    assert started.round is not None
-    await service.bid(GROUP, DEALER, 10_000)
-    clock.advance(TEST_SETTINGS.bid_seconds)
-    await service.advance(started.round.id)
+    round_id = await betting_round(service, clock, [PLAYER, OTHER])
     shell = GameShell(service)
-    root = web.Application()
-    root.add_subapp(
-        "/miniapp/",
-        build_miniapp(
-            service=service,
-            bot_token=TOKEN,
-            is_member=shell.game.members.is_member,
-            moves=shell.game.miniapp_moves,
-            clock=lambda: clock.now_ms / 1000,
-        ),
-    )
-    client = TestClient(TestServer(root))
-    await client.start_server()
+    client = await serve_miniapp(service, shell, clock)
     try:
-        yield MiniApp(client, service, shell, clock, started.round.id)
+        yield MiniApp(client, service, shell, clock, round_id)
     finally:
         await client.close()
 

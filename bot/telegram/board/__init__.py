@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from bot.engine.round import Round, RoundSettled, RoundStarted, RoundVoided
+from bot.engine.round import Round, RoundSettled, RoundStarted, RoundState, RoundVoided
 from bot.service.game import CommandResult
 from bot.telegram.board.closing import BoardClosing
 from bot.telegram.board.editing import BoardEditor
@@ -136,7 +136,7 @@ class Board:
         """Send a round's results (unless this process has them queued already)."""
         self._notices.announce(state, ended)
 
-    def refresh(self, state: Round, *, at_once: bool = False) -> None:
+    def refresh(self, state: RoundState, *, at_once: bool = False) -> None:
         """Edit the round's board soon: throttled, or for a change of phase (``at_once``)
         as soon as the chat's outbox gets to it (``BoardRefresh.refresh``)."""
         self._refresh.refresh(state, at_once=at_once)
@@ -146,14 +146,14 @@ class Board:
         (``BoardClosing.close``)."""
         self._closing.close(chat_id, round_id)
 
-    def repost(self, state: Round) -> None:
+    def repost(self, state: RoundState) -> None:
         """Show a new phase (betting, grabbing) as a new board message, which notifies the
         group as an edit does not, and delete the old one. Only a board this worker or
         another has posted is reposted: one still being posted shows the phase anyway; nor
         one whose phase is over when its turn comes (what ended it shows itself)."""
         self._phases.show_phase(state.chat_id, state.id, state.phase)
 
-    def shoe_replaced(self, state: Round, started: RoundStarted) -> None:
+    def shoe_replaced(self, state: RoundState, started: RoundStarted) -> None:
         """Tell the group its shoe was replaced (or retired), revealing the old one's seed."""
         self._notices.shoe_replaced(state, started)
 

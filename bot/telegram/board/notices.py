@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from functools import partial
 
-from bot.engine.round import Round, RoundSettled, RoundStarted, RoundVoided
+from bot.engine.round import Round, RoundSettled, RoundStarted, RoundState, RoundVoided
 from bot.telegram.board.lease import DeliveryLease
 from bot.telegram.board.memory import BoardMemory, urgently
 from bot.telegram.board.rendering import board_people
@@ -45,7 +45,7 @@ class RoundNotices:
         send = urgently(partial(self._announce, state, ended))
         self.memory.queue_once(("results", state.id), partial(self.outbox.put, state.chat_id), send)
 
-    def shoe_replaced(self, state: Round, started: RoundStarted) -> None:
+    def shoe_replaced(self, state: RoundState, started: RoundStarted) -> None:
         """Tell the group its shoe was replaced (or retired), revealing the old one's seed."""
         self.outbox.put(state.chat_id, partial(self._shoe_replaced, state, started))
 
@@ -65,7 +65,7 @@ class RoundNotices:
         # Sent, or refused for good (logged): either way Telegram answered.
         await self.service.mark_announced(state.id)
 
-    async def _shoe_replaced(self, state: Round, started: RoundStarted) -> None:
+    async def _shoe_replaced(self, state: RoundState, started: RoundStarted) -> None:
         retired = started.retired_shoe
         assert retired is not None
         seed = retired.seed.hex()

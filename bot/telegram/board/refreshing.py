@@ -6,7 +6,7 @@ import asyncio
 import time
 from functools import partial
 
-from bot.engine.round import Phase, Round
+from bot.engine.round import Phase, RoundState
 from bot.telegram.board.closing import BoardClosing
 from bot.telegram.board.editing import BoardEditor
 from bot.telegram.board.memory import BoardMemory
@@ -34,7 +34,7 @@ class BoardRefresh:
         self.edit_seconds = edit_seconds
         self.tasks: set[asyncio.Task[None]] = set()
 
-    def refresh(self, state: Round, *, at_once: bool = False) -> None:
+    def refresh(self, state: RoundState, *, at_once: bool = False) -> None:
         """Edit the round's board soon: at most one edit per chat every ``edit_seconds``,
         the latest state each time (several changes in between make one edit); or, for a
         change of phase (``at_once``), as soon as the chat's outbox gets to it. The end

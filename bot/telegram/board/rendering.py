@@ -69,4 +69,5 @@ class BoardRenderer:
         )
         if self.window_moved is not None:
             self.window_moved(result)
+        assert isinstance(result.round, Round)  # a window moves on the round read whole
         return result.round

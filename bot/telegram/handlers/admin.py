@@ -1,5 +1,5 @@
-"""Admins' commands: /open, /close, /config, /set, /credit, /debit, /fund, /ledger, /audit.
-Each checks the sender first (``AdminCheck``); the service writes the audit log."""
+"""Admins' commands: /open, /close, /serve, /config, /set, /credit, /debit, /fund, /ledger,
+/audit. Each checks the sender first (``AdminCheck``); the service writes the audit log."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from bot.engine.errors import GameError
 from bot.engine.settings import SETTING_NAMES
 from bot.money import format_bps, format_signed
 from bot.service.game import Person, UnconfirmedChange
+from bot.telegram.group_bots import ServedGroups
 from bot.telegram.handlers.base import ShellParts, already_done, amount_argument
 from bot.telegram.lookups import person_of
 from bot.telegram.parsing import looks_like_number, parse_typed_amount, parse_user_id
@@ -26,8 +27,9 @@ CONFIRM = "confirm"
 class AdminHandlers:
     """Opening the table, settings, chips, and what admins did."""
 
-    def __init__(self, parts: ShellParts) -> None:
+    def __init__(self, parts: ShellParts, served: ServedGroups) -> None:
         self.parts = parts
+        self.served = served
         self.service = parts.service
         self.reply = parts.replies.reply
         self.chats = parts.chats
@@ -51,6 +53,19 @@ class AdminHandlers:
             False: ("table.closed", "table.already_closed"),
         }[is_open]
         self.reply(update, await self.chats.text(chat_id, keys[0] if changed else keys[1]))
+
+    async def serve(self, update: Update, context: Any) -> None:
+        """``/serve``: this bot serves the group from now on (``docs/operator.md``,
+        "Several bots"), between rounds."""
+        chat_id, person = await self.parts.admins.require(update)
+        moved = await self.service.serve_here(chat_id, person, update_id=update.update_id)
+        if moved is None:
+            already_done(self.parts, update)
+            return
+        self.served.moved_here(chat_id)
+        self.reply(
+            update, await self.chats.text(chat_id, "serve.moved" if moved else "serve.already")
+        )
 
     async def config(self, update: Update, context: Any) -> None:
         """``/config``: every setting of this group."""

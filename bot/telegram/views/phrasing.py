@@ -18,6 +18,8 @@ from bot.rules.ruleset import get_ruleset
 from bot.service.game import Person
 from bot.telegram.i18n import translate, translate_plural
 
+#: The languages the rules name hands in themselves (``HandView.english``, ``chinese``).
+RULES_LANGUAGES = ("en", "zh")
 #: Client seeds on one line of the results (at most 64 characters each).
 SEEDS_A_LINE = 4
 
@@ -59,8 +61,18 @@ class Phrasing:
             points=hand.points,
             english=hand.english,
             chinese=hand.chinese,
-            name=hand.chinese if self.language == "zh" else hand.english,
+            name=self.hand_name(hand),
         )
+
+    def hand_name(self, hand: HandView) -> str:
+        """A hand's name in the table's language ("" for an ordinary envelope, named by its
+        points alone). The rules name hands in English and Simplified Chinese (牛三, with
+        Chinese numerals); other languages name each kind in their catalogue."""
+        if hand.kind_key == "ordinary":
+            return ""
+        if self.language in RULES_LANGUAGES:
+            return hand.english if self.language == "en" else hand.chinese
+        return self.t(f"hand.{hand.kind}", points=hand.points)
 
     def dealt(self, hand: HandView) -> str:
         """What a participant was dealt: an envelope's amount, or the cards with the bull

@@ -6,10 +6,16 @@
   for a session token (``bot.web.miniapp.sessions``); 401 and the reason otherwise.
 - ``GET /api/table?chat=ID``: the group's table for the signed-in user
   (``bot.web.miniapp.table``).
+- ``GET /api/feed?chat=ID``: the live feed, Server-Sent Events (``bot.web.miniapp.feed``):
+  the group's table as ``/api/table`` gives it, sent as it is now and again whenever the
+  group's round changes; each event's id is where the table stands (``RoundKey``), and a
+  page reconnecting with ``Last-Event-ID`` (or ``&since=``) gets the current table at once
+  only if it is newer.
 - ``POST /api/bet`` ``{"chat": ID, "amount": "12.50"}``: a bet, played as ``/bet`` is
   (``bot.web.miniapp.moves``) and answered here, never in the group.
 
-Every ``/api/`` request but signing in carries ``Authorization: Bearer TOKEN``. A group is
+Every ``/api/`` request but signing in carries ``Authorization: Bearer TOKEN`` (the
+feed, which a browser's ``EventSource`` opens without headers, may carry ``&token=``). A group is
 shown only to its members, asked of Telegram (``is_member``), and only for a group the
 bot knows: an id typed by a stranger makes the bot ask Telegram nothing. Anything refused
 is answered ``{"error": "..."}`` with a status saying why (400 not understood, 401 not
@@ -18,6 +24,7 @@ signed in, 403 not in the group, 409 the move was not taken) and changes nothing
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -26,10 +33,12 @@ from typing import Any
 
 from aiohttp import web
 
-from bot.service.game import GameService, Person
+from bot.service.game import GameService, Person, TableSnapshot
+from bot.service.round_changes import RoundKey
+from bot.web.miniapp.feed import FeedHub, Render, sse_event
 from bot.web.miniapp.moves import IsMember, Moves
 from bot.web.miniapp.sessions import MiniAppSessions
-from bot.web.miniapp.table import people_in, table_view
+from bot.web.miniapp.table import table_view
 from bot.web.signing import USER_ID_LIMIT, Session, SignatureRefused
 
 STATIC = Path(__file__).parent / "static"
@@ -45,6 +54,13 @@ PAGE_POLICY = (
     "img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; "
     "frame-ancestors https://web.telegram.org"
 )
+#: How often a feed with nothing to send writes a comment line: proxies keep it open, and
+#: a page that went away is noticed.
+KEEPALIVE_SECONDS = 15.0
+#: How soon a page's ``EventSource`` reconnects after the feed dropped.
+RECONNECT_MS = 1000
+FEED_HEADERS = {"Content-Type": "text/event-stream", "X-Accel-Buffering": "no"}
+
 HEADERS = {
     # The table and the player's chips change every second and are the player's own.
     "Cache-Control": "no-store",
@@ -63,6 +79,7 @@ class MiniAppParts:
     is_member: IsMember
     moves: Moves
     clock: Callable[[], float]
+    feed: FeedHub
 
     def now(self) -> int:
         """Seconds since the epoch."""
@@ -109,6 +126,8 @@ def signed_in(request: web.Request) -> Session:
     """The session of the request's bearer token; ``Refused`` (401) without a valid one."""
     parts = request.app[PARTS]
     scheme, _, token = request.headers.get("Authorization", "").partition(" ")
+    if not scheme and request.path.endswith("/api/feed"):
+        scheme, token = "Bearer", request.query.get("token", "")
     if scheme != "Bearer" or not token:
         raise Refused(401, "Not signed in: open the app from Telegram.")
     try:
@@ -175,21 +194,19 @@ async def sign_in(request: web.Request) -> web.Response:
 
 async def current_table(parts: MiniAppParts, chat_id: int, user_id: int) -> dict[str, Any]:
     """The group's table as ``user_id`` sees it now."""
-    service = parts.service
-    state = await service.current_round(chat_id)
-    settings = state.settings if state is not None else await service.settings(chat_id)
-    balance = await service.balance(chat_id, user_id)
-    people = await service.names(people_in(state))
-    return table_view(
-        chat_id,
-        state,
-        balance,
-        settings.currency,
-        settings.quick_bets,
-        people,
-        viewer=user_id,
-        now_ms=int(parts.clock() * 1000),
-    )
+    snapshot = await parts.service.table_snapshot(chat_id, [user_id])
+    return table_view(snapshot, viewer=user_id, now_ms=int(parts.clock() * 1000))
+
+
+def feed_events(clock: Callable[[], float]) -> Render:
+    """The feed's events: a viewer's table, as ``/api/table`` gives it, at the time it goes."""
+
+    def render(snapshot: TableSnapshot, user_id: int) -> bytes:
+        view = table_view(snapshot, viewer=user_id, now_ms=int(clock() * 1000))
+        data = json.dumps(view, separators=(",", ":"), ensure_ascii=False)
+        return sse_event(str(snapshot.key), "table", data)
+
+    return render
 
 
 async def table(request: web.Request) -> web.Response:
@@ -201,6 +218,40 @@ async def table(request: web.Request) -> web.Response:
     except Refused as error:
         return refusal(error)
     return web.json_response(await current_table(parts, chat_id, session.user_id))
+
+
+def last_seen(request: web.Request) -> RoundKey | None:
+    """What a reconnecting page saw last: ``Last-Event-ID`` (``EventSource`` sends it),
+    else ``since``; None (send the table as it is) for none, or for anything not a key."""
+    seen = request.headers.get("Last-Event-ID") or request.query.get("since") or ""
+    return RoundKey.parse(seen[:40])
+
+
+async def feed(request: web.Request) -> web.StreamResponse:
+    """The live feed of a group's table, until the page goes, its session ends or the
+    server stops."""
+    parts = request.app[PARTS]
+    try:
+        session = signed_in(request)
+        chat_id = group_id(request.query.get("chat"))
+        await check_member(parts, chat_id, session.user_id)
+    except Refused as error:
+        return refusal(error)
+    response = web.StreamResponse(headers=FEED_HEADERS)
+    await response.prepare(request)
+    viewer = parts.feed.join(chat_id, session.user_id, last_seen(request))
+    try:
+        await response.write(f"retry: {RECONNECT_MS}\n\n".encode())
+        while (left := session.expires_at - parts.now()) > 0:
+            event = await viewer.next_event(min(KEEPALIVE_SECONDS, left))
+            if viewer.closed:
+                break
+            await response.write(event if event is not None else b": keepalive\n\n")
+    except ConnectionResetError:
+        pass  # the page went away
+    finally:
+        parts.feed.leave(viewer)
+    return response
 
 
 async def bet(request: web.Request) -> web.Response:
@@ -244,19 +295,35 @@ def build_miniapp(
     ``service`` is the bot's; ``is_member(chat_id, user_id)`` says whether a user is in a
     group (the shell's ``MemberCheck.is_member``); ``moves`` plays the page's moves as the
     group's commands (the shell's ``MiniAppMoves``); ``clock`` gives seconds since the
-    epoch."""
+    epoch. Its live feed watches the service's ``round_changes``, and starts them (on
+    PostgreSQL: notices to and from the other workers) as the server starts."""
     app = web.Application()
     app.on_response_prepare.append(add_headers)
+    hub = FeedHub(service.table_snapshot, feed_events(clock))
+    changes = service.round_changes
+    changes.watch(hub.changed, hub.resync)
     app[PARTS] = MiniAppParts(
         service=service,
         sessions=MiniAppSessions(bot_token),
         is_member=is_member,
         moves=moves,
         clock=clock,
+        feed=hub,
     )
+
+    async def start_feed(app: web.Application) -> None:
+        await changes.start()
+
+    async def stop_feed(app: web.Application) -> None:
+        await hub.close()  # before the server waits for its requests to end
+        await changes.close()
+
+    app.on_startup.append(start_feed)
+    app.on_shutdown.append(stop_feed)
     app.router.add_get("/", index, name="index")
     app.router.add_post("/api/session", sign_in)
     app.router.add_get("/api/table", table)
+    app.router.add_get("/api/feed", feed)
     app.router.add_post("/api/bet", bet)
     app.router.add_static("/static/", STATIC)
     return app

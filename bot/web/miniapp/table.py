@@ -1,8 +1,8 @@
 """What the Mini App's page shows of a group's table, as JSON: the open round (its phase,
 deadline, dealer, pool, bets and who has grabbed) and the viewer's own chips.
 
-Built from what the service reads for the board and ``/balance``: the open round with
-every bet, the viewer's balance and the names of the people in the round. The round's
+Built from the service's ``TableSnapshot`` of the group: the open round with every bet,
+the viewers' balances and the names of the people in the round. The round's
 seed is left out (docs/rules.md §6: it is revealed only once the round has ended), and
 so are the amounts grabbed: the board says only how many have grabbed.
 """
@@ -13,7 +13,7 @@ from typing import Any
 
 from bot.engine.round import Round
 from bot.money import format_amount
-from bot.service.game import Balance, Person
+from bot.service.game import Balance, Person, TableSnapshot
 
 JsonDict = dict[str, Any]
 
@@ -26,15 +26,6 @@ def shown_name(user_id: int, people: dict[int, Person]) -> str:
     if person.first_name:
         return person.first_name
     return f"@{person.username}" if person.username else f"#{user_id}"
-
-
-def people_in(state: Round | None) -> list[int]:
-    """The users a round's view names: the dealer (or high bidder), bettors and grabbers."""
-    if state is None:
-        return []
-    ids = [bet.user_id for bet in state.bets] + [grab.user_id for grab in state.grabs]
-    ids += [uid for uid in (state.dealer_id, state.high_bidder) if uid is not None]
-    return sorted(set(ids))
 
 
 def money(cents: int, currency: str) -> JsonDict:
@@ -77,30 +68,27 @@ def round_view(state: Round, people: dict[int, Person]) -> JsonDict:
     }
 
 
-def table_view(
-    chat_id: int,
-    state: Round | None,
-    balance: Balance,
-    currency: str,
-    quick_bets: tuple[int, ...],
-    people: dict[int, Person],
-    *,
-    viewer: int,
-    now_ms: int,
-) -> JsonDict:
+def table_view(snapshot: TableSnapshot, *, viewer: int, now_ms: int) -> JsonDict:
     """The page's whole table for ``viewer``: ``now_ms`` is the server's clock, so that
-    the page counts down to the real deadline whatever the phone's clock says."""
-    shown = round_view(state, people) if state is not None and state.phase.is_open else None
+    the page counts down to the real deadline whatever the phone's clock says;
+    ``version`` is where the table stands (the live feed's event id)."""
+    state = snapshot.round
+    currency = snapshot.settings.currency
+    shown = (
+        round_view(state, snapshot.people) if state is not None and state.phase.is_open else None
+    )
     if shown is not None and state is not None:
         for view, bet in zip(shown["bets"], state.bets, strict=True):
             view["mine"] = bet.user_id == viewer
+    balance = snapshot.balances.get(viewer, Balance(0, 0))
     return {
-        "chat": chat_id,
+        "chat": snapshot.chat_id,
+        "version": str(snapshot.key),
         "now_ms": now_ms,
         "round": shown,
         "chips": {
             "available": money(balance.available, currency),
             "held": money(balance.held, currency),
         },
-        "quick_bets": [money(amount, currency) for amount in quick_bets],
+        "quick_bets": [money(amount, currency) for amount in snapshot.settings.quick_bets],
     }

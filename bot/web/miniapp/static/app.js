@@ -1,10 +1,13 @@
-// The Mini App's page: signs in with Telegram's initData, shows the group's table (polled
-// every second; a live feed is to come, docs/miniapp.md) and places bets. Plain JS, no
+// The Mini App's page: signs in with Telegram's initData, shows the group's table as the
+// live feed sends it (Server-Sent Events, docs/miniapp.md) and places bets. Plain JS, no
 // build step; every text from the server goes in as text, never as HTML.
 (function () {
   "use strict";
 
+  // Without EventSource (old web views) the page asks for the table this often.
   var POLL_MS = 1000;
+  // How soon a feed the server refused or closed is opened again.
+  var RECONNECT_MS = 2000;
   var PHASES = {
     bidding: "Bidding for dealer",
     betting: "Betting is open",
@@ -29,6 +32,8 @@
     destructive_text_color: "--tg-destructive",
   };
 
+  var OFFLINE = "No connection: trying again…";
+
   var webApp = window.Telegram && window.Telegram.WebApp;
   var token = null;
   var chat = null;
@@ -36,6 +41,10 @@
   // The server's clock less the phone's: the countdown is to the real deadline.
   var clockOffset = 0;
   var busy = false;
+  // Where the shown table stands ("round.version"): a feed opened again says so
+  // (since=), and gets the table at once only if it changed meanwhile.
+  var version = "";
+  var feed = null;
 
   function $(id) { return document.getElementById(id); }
 
@@ -179,10 +188,45 @@
     clock.className = "countdown" + (seconds <= 5 ? " urgent" : "");
   }
 
+  // Whether version a ("round.version") is older than b.
+  function older(a, b) {
+    if (!a || !b) return false;
+    var x = a.split("."), y = b.split(".");
+    var round = Number(x[0]) - Number(y[0]);
+    return round < 0 || (round === 0 && Number(x[1]) < Number(y[1]));
+  }
+
   function show(shown) {
+    if (older(shown.version, version)) return;  // an answer overtaken by the feed
     table = shown;
+    version = shown.version || version;
+    document.body.dataset.version = version;
     clockOffset = shown.now_ms - Date.now();
     render();
+  }
+
+  // The live feed. EventSource reconnects by itself after a drop, sending the last
+  // event's id; a feed refused (or closed by the server) is opened again here, once the
+  // table says whether the page may still see it.
+  function listen() {
+    var url = "api/feed?chat=" + encodeURIComponent(chat) + "&token=" + encodeURIComponent(token);
+    if (version) url += "&since=" + encodeURIComponent(version);
+    feed = new EventSource(url);
+    feed.addEventListener("table", function (event) {
+      show(JSON.parse(event.data));
+      document.body.dataset.events = String(Number(document.body.dataset.events || 0) + 1);
+    });
+    feed.onopen = function () {
+      document.body.dataset.live = "yes";
+      if ($("message").textContent === OFFLINE) say("");
+    };
+    feed.onerror = function () {
+      document.body.dataset.live = "no";
+      say(OFFLINE, "error");
+      if (feed.readyState !== EventSource.CLOSED) return;  // it reconnects by itself
+      feed.close();
+      poll().then(function (again) { if (again) setTimeout(listen, RECONNECT_MS); });
+    };
   }
 
   function poll() {
@@ -196,7 +240,7 @@
       }
       return true;
     }).catch(function () {
-      say("No connection: trying again…", "error");
+      say(OFFLINE, "error");
       return true;
     });
   }
@@ -237,11 +281,15 @@
     $("cancel").addEventListener("click", function () { bet("0"); });
     signIn().then(function (ok) {
       if (!ok) return;
+      setInterval(function () { if (table) tick(); }, 250);
+      if (window.EventSource) {
+        listen();
+        return;
+      }
       var loop = function () {
         poll().then(function (again) { if (again) setTimeout(loop, POLL_MS); });
       };
       loop();
-      setInterval(function () { if (table) tick(); }, 250);
     });
   }
 

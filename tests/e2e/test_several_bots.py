@@ -1,0 +1,61 @@
+"""Two bots (tokens) on one PostgreSQL, two groups each, one webhook worker each, killed
+with SIGKILL in turn (``tests/e2e/soak.py``): every message goes out through the group's
+own bot, and as with one bot no round loses its board, no chip is lost and no round is
+stuck. Every group is known to both fakes (a player said hello in it to both bots), so a
+bot that swept, delivered or answered in another bot's group would be seen doing it."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import asyncpg
+import pytest
+
+from tests.e2e.soak import GROUP_LIMIT, Figures, Plan, logs, scratch_database, soak
+from tests.helpers.databases import POSTGRES_ADMIN_URL, REQUIRE_POSTGRES
+
+pytestmark = [pytest.mark.asyncio(loop_scope="function"), pytest.mark.postgres]
+
+PLAN = Plan(
+    groups=2,
+    players=2,
+    play_seconds=24.0,
+    kill_every=(3.0, 5.0),
+    alternate=True,
+    end_seconds=25.0,
+    catch_up_seconds=25.0,
+    workers=1,
+    bots=2,
+)
+
+
+@pytest.fixture
+async def database_url() -> AsyncIterator[str]:
+    """A PostgreSQL database of this test's own, migrated, dropped afterwards."""
+    try:
+        await (await asyncpg.connect(POSTGRES_ADMIN_URL, timeout=3)).close()
+    except Exception as error:  # any failure to connect means "no server here"
+        message = f"PostgreSQL not reachable at {POSTGRES_ADMIN_URL}: {error}"
+        if REQUIRE_POSTGRES:
+            pytest.fail(message)
+        pytest.skip(message)
+    async with scratch_database(POSTGRES_ADMIN_URL) as url:
+        yield url
+
+
+async def test_two_bots_killed_in_turn_each_speak_only_in_their_own_groups(
+    tmp_path: Path, database_url: str
+) -> None:
+    figures: Figures = await soak(PLAN, tmp_path, database_url)
+    print(figures.summary())
+    detail = f"{figures.summary()}\n{figures.details()}\n{logs(tmp_path)}"
+    assert figures.kills >= 2, detail  # each bot's worker killed at least once
+    assert figures.settled >= PLAN.groups * PLAN.bots, detail
+    assert figures.foreign == [], detail
+    assert figures.without_board == [], detail
+    assert figures.live_after_end == [], detail
+    assert figures.most_a_minute <= GROUP_LIMIT, detail
+    assert figures.ledger_problems == [], detail
+    assert figures.chips_lost == 0, detail
+    assert figures.stuck == [], detail
