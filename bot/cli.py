@@ -15,13 +15,13 @@ from typing import Any
 
 from bot.config import Config, ConfigError, load_config
 from bot.engine.odds import Odds, table_odds
-from bot.engine.settings import DEALERS, LANGUAGES, SettingError, Settings
+from bot.engine.settings import DEALERS, LANGUAGES, LOSS_PAYS, SettingError, Settings
 from bot.engine.verification import SERVER_SEED_ONLY, Derivation, recompute_deal
 from bot.money import format_amount, format_bps, parse_amount, parse_bps
 from bot.rules import fairness as fair
 from bot.rules.cards import HAND_SIZE, Card, pack, parse_cards
 from bot.rules.hand_view import DecidingRule, Decision, HandView
-from bot.rules.ruleset import RED_ENVELOPE, RULESETS, Ruleset, get_ruleset
+from bot.rules.ruleset import RED_ENVELOPE, RULESETS, Ruleset, get_ruleset, table_ruleset
 from bot.rules.split import split_envelope
 
 EXIT_USAGE = 2
@@ -285,6 +285,13 @@ def _build_parser() -> argparse.ArgumentParser:
     odds.add_argument("--rebate", type=_rate, help="rebate, e.g. 0.7%% (default: the game's)")
     odds.add_argument("--fees", type=_amount, help="the dealer's fees a round (default: 0)")
     odds.add_argument("--share", type=_amount, help="envelope68: the mean envelope share")
+    odds.add_argument(
+        "--loss-pays",
+        choices=LOSS_PAYS,
+        default=LOSS_PAYS[0],
+        help="Niu-Niu Poker: what a loser pays by, the stake (player, the default) or the"
+        " dealer's pattern (dealer)",
+    )
     odds.add_argument("--bettors", type=_positive_int, default=1, help="bettors a round")
     odds.add_argument("--seed", type=_whole_number, default=0, help="the simulation's seed")
 
@@ -434,8 +441,11 @@ def describe_odds(odds: Odds, settings: Settings) -> str:
     share = f", envelope share {format_amount(settings.envelope_mean_share)}"
     bettors = "1 bettor" if odds.bettors == 1 else f"{odds.bettors} bettors"
     margin = "exact" if odds.exact else f"each ± {100 * odds.half_width:.3f} %, 95 % confidence"
+    # Only Niu-Niu Poker plays ``loss_pays dealer`` as a game of its own.
+    by_dealer = settings.played_ruleset() is not get_ruleset(settings.ruleset)
+    losses = ", losers pay by the dealer's pattern" if by_dealer else ""
     lines = [
-        f"{odds.ruleset}: rake {rake}, rebate {rebate}"
+        f"{odds.ruleset}: rake {rake}, rebate {rebate}{losses}"
         # The share sizes envelopes: it means something only where envelopes are grabbed.
         f"{share if get_ruleset(odds.ruleset).uses_grabs else ''}, {bettors}",
         odds.method,
@@ -462,6 +472,14 @@ def _run_odds(args: argparse.Namespace) -> int:
         if value is not None
     }
     ruleset = get_ruleset(args.ruleset)
+    if args.loss_pays != LOSS_PAYS[0]:
+        # A game without a variant of its own already charges a loss by the dealer's hand.
+        if table_ruleset(args.ruleset, loss_by_dealer=True) is ruleset:
+            return _usage_error(
+                f"--loss-pays is for Niu-Niu Poker: in {args.ruleset} a loser always pays by"
+                " the dealer's hand"
+            )
+        changes["loss_pays"] = args.loss_pays
     if ruleset.max_bettors is not None and args.bettors > ruleset.max_bettors:
         return _usage_error(f"{args.ruleset} seats at most {ruleset.max_bettors} bettors")
     try:

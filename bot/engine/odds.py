@@ -51,7 +51,7 @@ from bot.engine.settings import Settings
 from bot.engine.settlement import BPS_DENOMINATOR, Result, Stake, settle
 from bot.rules import envelope
 from bot.rules.cards import DECK_SIZE, HAND_SIZE, Card, Suit, pack
-from bot.rules.ruleset import Ruleset, get_ruleset
+from bot.rules.ruleset import Ruleset, table_ruleset
 
 #: The stake every bet is settled with: rake and rebate in basis points are whole cents.
 STAKE = BPS_DENOMINATOR
@@ -315,10 +315,19 @@ def card_gross(ruleset: Ruleset[Any], deck: Sequence[Card]) -> tuple[Fraction, F
     return won, lost, tie
 
 
+def _dealt_card_gross(ruleset: Ruleset[Any]) -> tuple[Fraction, Fraction, Fraction]:
+    # Cached for the registered rulesets: a game and its variant where a loser pays by the
+    # dealer's hand share a name, so the variant is a key of its own.
+    for loss_by_dealer in (False, True):
+        if ruleset is table_ruleset(ruleset.name, loss_by_dealer=loss_by_dealer):
+            return _counted_card_gross(ruleset.name, loss_by_dealer)
+    return card_gross(ruleset, one_deck_shoe(ruleset.decks))
+
+
 @functools.lru_cache(maxsize=8)
-def _dealt_card_gross(name: str) -> tuple[Fraction, Fraction, Fraction]:
+def _counted_card_gross(name: str, loss_by_dealer: bool) -> tuple[Fraction, Fraction, Fraction]:
     # The count takes up to a few seconds and does not depend on the rates: once per game.
-    ruleset = get_ruleset(name)
+    ruleset = table_ruleset(name, loss_by_dealer=loss_by_dealer)
     return card_gross(ruleset, one_deck_shoe(ruleset.decks))
 
 
@@ -341,7 +350,7 @@ def exact_card_odds(
     """
     cards = one_deck_shoe(ruleset.decks) if deck is None else list(deck)
     if deck is None:
-        won, lost, tie = _dealt_card_gross(ruleset.name)
+        won, lost, tie = _dealt_card_gross(ruleset)
     else:
         won, lost, tie = card_gross(ruleset, cards)
     rake = Fraction(rake_bps, BPS_DENOMINATOR)
@@ -483,10 +492,11 @@ def table_odds(
     bettors: int = 1,
     rng_factory: Callable[[], RandomSource] | None = None,
 ) -> Odds:
-    """The odds of one bet at a table with these settings (rake, rebate, envelope share);
-    ``rng_factory`` gives the simulation its ``random.Random(seed)`` when one is needed."""
+    """The odds of one bet at a table with these settings (its game as played, rake,
+    rebate, envelope share); ``rng_factory`` gives the simulation its ``random.Random(seed)``
+    when one is needed."""
     return odds(
-        get_ruleset(settings.ruleset),
+        settings.played_ruleset(),
         rake_bps=settings.rake_bps,
         rebate_bps=settings.rebate_bps,
         mean_share=settings.envelope_mean_share,

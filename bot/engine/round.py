@@ -301,8 +301,8 @@ class RoundState:
 
     @property
     def ruleset(self) -> Ruleset[Any]:
-        """The ruleset this round is played with."""
-        return get_ruleset(self.settings.ruleset)
+        """The ruleset this round is played with (its game as its settings play it)."""
+        return self.settings.played_ruleset()
 
     @property
     def house_deals(self) -> bool:

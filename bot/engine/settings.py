@@ -24,7 +24,7 @@ from bot.money import (
     parse_bps,
 )
 from bot.rules.envelope import MAX_AMOUNT as MAX_ENVELOPE
-from bot.rules.ruleset import LEGACY_NAMES, RULESETS, get_ruleset
+from bot.rules.ruleset import LEGACY_NAMES, RULESETS, Ruleset, get_ruleset, table_ruleset
 
 #: The languages a group can choose (``/set language``), as BCP 47 tags: Simplified
 #: Chinese is ``zh``, Traditional ``zh-Hant``. Each has a catalogue (bot/telegram/locale).
@@ -41,6 +41,10 @@ LANGUAGE_NAMES = {
 DEALERS = ("bid", "house")
 #: Whether a round's results come as a picture too (``on``) or as text alone (``off``).
 PICTURES = ("on", "off")
+#: What a Niu-Niu Poker loser pays by: the game's own rule (``player``: the stake, 1x) or the
+#: dealer's pattern (``dealer``, as in Bull Bull); ``docs/rules.md`` §7. Other games always
+#: charge a loss by the dealer's hand.
+LOSS_PAYS = ("player", "dealer")
 #: What a card table starts with when an admin switches to it (``docs/rules.md`` §7: no
 #: commission, bets 1-500). Switching back to the envelope game restores the group's defaults.
 CARD_TABLE_DEFAULTS: dict[str, int] = {
@@ -119,11 +123,16 @@ class Settings:
     dealer: str = "bid"
     quick_bets: tuple[int, ...] = field(default=(1_000, 2_000, 5_000, 10_000))
     pictures: str = "on"
+    loss_pays: str = "player"
 
     @property
     def dealer_fees(self) -> int:
         """Dealer fee + service fee + envelope fee: what a dealer pays per settled round."""
         return self.dealer_fee + self.service_fee + self.envelope_fee
+
+    def played_ruleset(self) -> Ruleset[Any]:
+        """The ruleset as this table plays it: its game, with ``loss_pays`` applied."""
+        return table_ruleset(self.ruleset, loss_by_dealer=self.loss_pays == "dealer")
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-safe mapping of every setting (for the database)."""
@@ -185,6 +194,7 @@ class Settings:
         _check_choice("ruleset", self.ruleset, sorted(RULESETS))
         _check_choice("dealer", self.dealer, DEALERS)
         _check_choice("pictures", self.pictures, PICTURES)
+        _check_choice("loss_pays", self.loss_pays, LOSS_PAYS)
         if not 1 <= len(self.quick_bets) <= MAX_QUICK_BETS:
             raise SettingError(
                 f"quick_bets lists 1 to {MAX_QUICK_BETS} amounts",
@@ -352,6 +362,7 @@ _PARSERS: dict[str, Callable[[str], Any]] = {
     "ruleset": lambda text: text.strip().lower(),
     "dealer": lambda text: text.strip().lower(),
     "pictures": lambda text: text.strip().lower(),
+    "loss_pays": lambda text: text.strip().lower(),
     "quick_bets": _parse_amount_list,
 }
 #: Names admins may type in ``/set`` for a field of another name.

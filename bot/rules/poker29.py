@@ -22,7 +22,8 @@ clubs), the first card that differs decides; identical hands (possible with six 
 Vietnamese rules (``poker29_vn``) equal kind and points push at once.
 
 A player who wins is paid by their own kind (Ultimate 5x, Niu-Niu 3x, Big Point 2x, Small
-Point and High Card 1x); a player who loses loses the stake (1x); a push returns it.
+Point and High Card 1x); a player who loses loses the stake (1x), or, at a table that sets
+``loss_pays dealer``, pays by the dealer's kind as in Bull Bull; a push returns it.
 
 The shoe: six decks (312 cards) shuffled by a seed (``bot.rules.cards``) and dealt from
 across rounds, five cards to each hand round-robin (bettors in bet order, the dealer
@@ -119,8 +120,10 @@ _MULTIPLIER = {
     HandKind.SMALL_POINT: 1,
     HandKind.HIGH_CARD: 1,
 }
-#: A loser always pays the stake once.
+#: A loser pays the stake once (unless the table makes the dealer's pattern price a loss).
 LOSS_MULTIPLIER = 1
+#: The largest pattern multiplier: the most a loss costs when the dealer's pattern prices it.
+LARGEST_MULTIPLIER = max(_MULTIPLIER.values())
 #: Suit order for the card-by-card tie-break: spades > hearts > diamonds > clubs.
 SUIT_ORDER = {"S": 3, "H": 2, "D": 1, "C": 0}
 _CARD_KEY = card_keys(SUIT_ORDER)
@@ -268,18 +271,21 @@ class Poker29Ruleset(CardRuleset[Hand]):
     """Niu-Niu Poker 2.9 from a 6-deck shoe: payouts by the player's pattern, losses 1x.
 
     ``card_tie_break`` True plays ``poker29`` (equal kind and points go card by card); False
-    plays ``poker29_vn`` (they push); ``docs/rules.md`` §7.
+    plays ``poker29_vn`` (they push); ``docs/rules.md`` §7. ``loss_by_dealer`` makes a loser
+    pay by the dealer's pattern instead (the table setting ``loss_pays dealer``), so a bet
+    holds the largest multiplier.
     """
 
-    largest_loss_multiplier = LOSS_MULTIPLIER
     max_bettors = MAX_BETTORS
     decks = SHOE_DECKS
     shoe_decks = SHOE_DECKS
     reshuffle_after = RESHUFFLE_AFTER
 
-    def __init__(self, name: str, *, card_tie_break: bool) -> None:
+    def __init__(self, name: str, *, card_tie_break: bool, loss_by_dealer: bool = False) -> None:
         self.name = name
         self.card_tie_break = card_tie_break
+        self.loss_by_dealer = loss_by_dealer
+        self.largest_loss_multiplier = LARGEST_MULTIPLIER if loss_by_dealer else LOSS_MULTIPLIER
 
     def evaluate(self, outcome: int) -> Hand:
         """The hand of a packed outcome."""
@@ -294,9 +300,13 @@ class Poker29Ruleset(CardRuleset[Hand]):
         return decide(a, b)
 
     def loss_multiplier(self, dealer_hand: Hand) -> int:
-        """A loser loses the stake, whatever the dealer holds."""
-        return LOSS_MULTIPLIER
+        """A loser loses the stake whatever the dealer holds, or pays by the dealer's
+        pattern where ``loss_by_dealer``."""
+        return dealer_hand.multiplier if self.loss_by_dealer else LOSS_MULTIPLIER
 
 
 POKER29 = Poker29Ruleset("poker29", card_tie_break=True)
 POKER29_VN = Poker29Ruleset("poker29_vn", card_tie_break=False)
+#: The same games where a loser pays by the dealer's pattern (``loss_pays dealer``).
+POKER29_LOSS_BY_DEALER = Poker29Ruleset("poker29", card_tie_break=True, loss_by_dealer=True)
+POKER29_VN_LOSS_BY_DEALER = Poker29Ruleset("poker29_vn", card_tie_break=False, loss_by_dealer=True)

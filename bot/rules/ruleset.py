@@ -192,6 +192,13 @@ RULESETS: dict[str, Ruleset[Any]] = {
     ruleset.name: ruleset
     for ruleset in (RED_ENVELOPE, bullbull.BULLBULL, poker29.POKER29, poker29.POKER29_VN)
 }
+#: The games whose losers pay the stake once, each as played where a loser pays by the
+#: dealer's hand instead (the table setting ``loss_pays dealer``, ``docs/rules.md`` §7). The
+#: other games price every loss by the dealer's hand already.
+LOSS_BY_DEALER: dict[str, Ruleset[Any]] = {
+    ruleset.name: ruleset
+    for ruleset in (poker29.POKER29_LOSS_BY_DEALER, poker29.POKER29_VN_LOSS_BY_DEALER)
+}
 #: Names stored by earlier versions, still read from old rounds and settings.
 LEGACY_NAMES = {"red_envelope": RED_ENVELOPE.name}
 
@@ -203,3 +210,12 @@ def get_ruleset(name: str) -> Ruleset[Any]:
     except KeyError:
         known = ", ".join(sorted(RULESETS))
         raise ValueError(f"unknown ruleset {name!r}; known: {known}") from None
+
+
+def table_ruleset(name: str, *, loss_by_dealer: bool) -> Ruleset[Any]:
+    """The ruleset a table plays: the game ``name``, in its variant where a loser pays by
+    the dealer's hand when ``loss_by_dealer`` and the game has one (``LOSS_BY_DEALER``)."""
+    ruleset = get_ruleset(name)
+    if loss_by_dealer:
+        return LOSS_BY_DEALER.get(ruleset.name, ruleset)
+    return ruleset

@@ -16,7 +16,13 @@ from dataclasses import dataclass
 from bot.engine.round import Round
 from bot.engine.settings import Settings
 from bot.engine.verification import RevealedShoe, Verification, verify_round
-from bot.service.game import GameService, Person, SettingChange, StatementLine
+from bot.service.game import (
+    GameService,
+    Person,
+    SettingChange,
+    StatementLine,
+    UnconfirmedChange,
+)
 from bot.service.records import ParticipantResult
 from bot.store.console import DAY_MS as DAY_MS
 from bot.store.console import (
@@ -195,11 +201,12 @@ class ConsoleService:
         return await self.game.names(user_ids)
 
     async def change_setting(
-        self, chat_id: int, actor: Person, key: str, value: str
-    ) -> SettingChange | None:
-        """Change one setting as ``/set`` does (same validation, same audit line);
+        self, chat_id: int, actor: Person, key: str, value: str, *, confirmed: bool = False
+    ) -> SettingChange | UnconfirmedChange | None:
+        """Change one setting as ``/set`` does (same validation, same audit line, the same
+        confirmation asked for a change of the house's edge: ``UnconfirmedChange``);
         ``GameError("bad_setting.<reason>")`` for a bad key or value."""
-        return await self.game.change_setting(chat_id, actor, key, value)
+        return await self.game.change_setting(chat_id, actor, key, value, confirmed=confirmed)
 
     async def claim_link(
         self, nonce: str, *, user_id: int, now_ms: int, expires_at_ms: int

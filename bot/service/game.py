@@ -48,6 +48,7 @@ from bot.service.records import RoundSummary as RoundSummary
 from bot.service.records import SettingChange as SettingChange
 from bot.service.records import ShoeInfo as ShoeInfo
 from bot.service.records import StatementLine as StatementLine
+from bot.service.records import UnconfirmedChange as UnconfirmedChange
 from bot.service.records import random_seed as random_seed
 from bot.service.records import wall_clock_ms as wall_clock_ms
 from bot.service.round_changes import RoundChanges

@@ -9,8 +9,10 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from bot.engine.autobets import AutobetRun
+from bot.engine.edge import EdgeWarning
 from bot.engine.errors import GameError
 from bot.engine.round import Event, Phase, Round, RoundOrSeat
+from bot.engine.settings import Settings
 from bot.rules.split import SEED_BYTES
 from bot.store.ledger import Balance as Balance
 from bot.store.queries import AuditLine as AuditLine
@@ -97,6 +99,18 @@ class SettingChange(NamedTuple):
     name: str
     old: str
     new: str
+
+
+@dataclass(frozen=True, slots=True)
+class UnconfirmedChange:
+    """A setting change not made: it must be confirmed first, for ``warning``'s reason.
+    ``name`` as admins type it, ``value`` as displayed, ``settings`` what the group's
+    settings would be."""
+
+    name: str
+    value: str
+    settings: Settings
+    warning: EdgeWarning
 
 
 @dataclass(frozen=True, slots=True)

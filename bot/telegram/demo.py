@@ -7,9 +7,9 @@ chip totals at the end, which must add up to what was credited.
 
 ``ruleset`` plays a card game instead (the admin sends ``/set ruleset bullbull``): the
 cards are dealt as betting closes, so nobody grabs. ``dealer="house"`` has the admin send
-``/set dealer house`` and ``/fund`` the group's bank, which then deals every round with no
-bidding; the bank counts in the end check, which must add up to what was credited and
-funded.
+``/set dealer house`` (and confirm it where the bank would lose, as in Niu-Niu Poker) and
+``/fund`` the group's bank, which then deals every round with no bidding; the bank counts
+in the end check, which must add up to what was credited and funded.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from typing import Any
 
 from bot.bootstrap import assemble, migrate_async
 from bot.config import Config
+from bot.engine.edge import edge_warning
 from bot.engine.round import HOUSE_DEALER, Phase, Round
 from bot.engine.settings import Settings
 from bot.fakegram.server import FakeTelegram
@@ -288,8 +289,14 @@ async def _script(
     defaults = await service.settings(GROUP)
     if ruleset != defaults.ruleset:
         say(ADMIN, f"/set ruleset {ruleset}")
+        await _wait_until(service, lambda settings, _: settings.ruleset == ruleset)
     if dealer != defaults.dealer:
         say(ADMIN, f"/set dealer {dealer}")
+        before = await service.settings(GROUP)
+        dealing = dataclasses.replace(before, dealer=dealer)
+        if await asyncio.to_thread(edge_warning, before, dealing):
+            # The bot shows the odds and changes nothing until the admin confirms.
+            say(ADMIN, f"/set dealer {dealer} confirm")
     funded = parse_amount(FUND) if dealer == HOUSE_DEALER else 0
     if funded:
         say(ADMIN, f"/fund {FUND}")

@@ -89,6 +89,33 @@ def test_a_setting_changed_in_the_browser_is_saved(browser: Any, served: ServedC
     screenshot(browser, "group-refused-value")
 
 
+def test_a_rake_past_the_limit_is_saved_only_with_the_anyway_button(
+    browser: Any, served: ServedConsole
+) -> None:
+    sign_in(browser, served)
+    browser.get(f"{served.base_url}/console/groups/{GROUP}")
+    before = served.run(served.service.settings(GROUP)).rake_bps
+    field = browser.find_element(By.ID, "set-rake")
+    field.clear()
+    field.send_keys("9%")
+    and_wait(browser, field.submit)
+    warning = browser.find_element(By.ID, "edge-warning").text
+    assert "Not saved yet." in warning and "more than 20%" in warning, warning
+    assert "House edge (rake less rebates)" in warning
+    assert served.run(served.service.settings(GROUP)).rake_bps == before
+    screenshot(browser, "group-edge-warning")
+    and_wait(browser, browser.find_element(By.ID, "confirm-change").click)
+    assert browser.find_element(By.ID, "saved").text == "Saved rake."
+    assert not browser.find_elements(By.ID, "edge-warning")
+    assert served.run(served.service.settings(GROUP)).rake_bps == 900
+    screenshot(browser, "group-edge-confirmed")
+    field = browser.find_element(By.ID, "set-rake")  # back as it was, for the other tests
+    field.clear()
+    field.send_keys(f"{before // 100}%")
+    and_wait(browser, field.submit)
+    assert served.run(served.service.settings(GROUP)).rake_bps == before
+
+
 def test_a_csv_export_downloads(browser: Any, served: ServedConsole, downloads: Path) -> None:
     sign_in(browser, served)
     browser.get(f"{served.base_url}/console/groups/{GROUP}")

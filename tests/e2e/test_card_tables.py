@@ -288,19 +288,35 @@ async def bid_round(e2e: E2E, group: int, ruleset: str) -> Round:
     return await e2e.wait_ended(state.id)
 
 
+async def make_the_house_deal_at_a_loss(e2e: E2E, group: int) -> None:
+    """``/set dealer house`` at a Niu-Niu Poker table (losses at 1x): the bot answers, in
+    the group's language, that the table would pay out more than it takes in, with the
+    odds ``/odds`` would give and how to confirm, and changes nothing; ``/set dealer house
+    confirm`` makes the change."""
+    answer = await e2e.ask(group, ADMIN, "/set dealer house")
+    texts = await e2e.texts(group)
+    lines = answer.splitlines()
+    assert lines[0] == texts.message("set.edge_pays_out", percent="30.31%"), answer
+    assert texts.message("odds.player", percent="+30.31%") in lines, answer
+    assert texts.message("odds.dealer", percent="-30.31%") in lines, answer
+    assert lines[-1] == texts.message("set.confirm", name="dealer", value="house"), answer
+    assert lines[-1].endswith(("/set dealer house confirm.", "/set dealer house confirm。"))
+    assert (await e2e.service.settings(group)).dealer == "bid"
+    await change_setting(e2e, group, ADMIN, "dealer", "house confirm")
+    assert (await e2e.service.settings(group)).dealer == "house"
+
+
 async def house_round(
     e2e: E2E, group: int, ruleset: str, language: str = DEFAULT_LANGUAGE
 ) -> Round:
     """``dealer house``: the admin funds the bank, the round opens for bets at once with
-    the bank as its pool, three players bet, and the cards settle it."""
-    await open_table(
-        e2e,
-        group,
-        ADMIN,
-        BETTORS,
-        settings={"ruleset": ruleset, "dealer": "house"},
-        language=language,
-    )
+    the bank as its pool, three players bet, and the cards settle it. At a Niu-Niu Poker
+    table the bank would lose, so ``/set dealer house`` is confirmed first."""
+    await open_table(e2e, group, ADMIN, BETTORS, settings={"ruleset": ruleset}, language=language)
+    if ruleset.startswith("poker29"):
+        await make_the_house_deal_at_a_loss(e2e, group)
+    else:
+        await change_setting(e2e, group, ADMIN, "dealer", "house")
     await check_card_table(e2e, group, ruleset)
     assert (await e2e.service.settings(group)).dealer == "house"
     await e2e.expect_reply(

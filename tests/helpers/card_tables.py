@@ -16,7 +16,7 @@ from tests.helpers.game import ADMIN, DEALER, GROUP, TEST_SETTINGS, fund
 async def table(service: GameService, ruleset: str, dealer: str = "bid") -> None:
     await service.set_open(GROUP, ADMIN, True)
     await service.change_setting(GROUP, ADMIN, "ruleset", ruleset)
-    await service.change_setting(GROUP, ADMIN, "dealer", dealer)
+    await service.change_setting(GROUP, ADMIN, "dealer", dealer, confirmed=True)
 
 
 async def betting_with_a_dealer(service: GameService, clock: Clock, pool: int = 50_000) -> Round:

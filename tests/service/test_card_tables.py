@@ -58,7 +58,7 @@ async def available(service: GameService, person: Person) -> int:
 
 async def test_switching_to_a_card_game_applies_its_table_defaults(service: GameService) -> None:
     await service.set_open(GROUP, ADMIN, True)
-    await service.change_setting(GROUP, ADMIN, "dealer_fee", "2")
+    await service.change_setting(GROUP, ADMIN, "dealer_fee", "2", confirmed=True)
     await service.change_setting(GROUP, ADMIN, "ruleset", "bullbull")
     settings = await service.settings(GROUP)
     assert (settings.ruleset, settings.rake_bps, settings.rebate_bps) == ("bullbull", 0, 0)
@@ -67,7 +67,7 @@ async def test_switching_to_a_card_game_applies_its_table_defaults(service: Game
     await service.change_setting(GROUP, ADMIN, "rake", "2%")
     assert (await service.settings(GROUP)).rake_bps == 200
     # Back to the envelope game: the group's own defaults return.
-    await service.change_setting(GROUP, ADMIN, "ruleset", "envelope68")
+    await service.change_setting(GROUP, ADMIN, "ruleset", "envelope68", confirmed=True)
     settings = await service.settings(GROUP)
     assert (settings.rake_bps, settings.rebate_bps) == (
         TEST_SETTINGS.rake_bps,

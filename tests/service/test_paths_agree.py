@@ -189,7 +189,7 @@ async def set_up(url: str, groups: Iterable[int] = GROUPS) -> None:
             changes = GROUP_SETTINGS[chat_id]
             await service.set_open(chat_id, ADMIN, True)
             for key, value in changes.items():
-                await service.change_setting(chat_id, ADMIN, key, value)
+                await service.change_setting(chat_id, ADMIN, key, value, confirmed=True)
             for person in PEOPLE:
                 await service.credit(chat_id, ADMIN, person.id, 100_000)
             await service.fund(chat_id, ADMIN, 20_000)

@@ -139,9 +139,9 @@ async def last_postings(db: Database, kind: str) -> dict[tuple[str, int], int]:
 
 async def set_fees(service: GameService) -> int:
     """Dealer fee 1.00, service fee 0.50, envelope fee 0.25: 1.75 in all."""
-    await service.change_setting(GROUP, ADMIN, "dealer_fee", "1")
-    await service.change_setting(GROUP, ADMIN, "service_fee", "0.50")
-    await service.change_setting(GROUP, ADMIN, "envelope_fee", "0.25")
+    await service.change_setting(GROUP, ADMIN, "dealer_fee", "1", confirmed=True)
+    await service.change_setting(GROUP, ADMIN, "service_fee", "0.50", confirmed=True)
+    await service.change_setting(GROUP, ADMIN, "envelope_fee", "0.25", confirmed=True)
     return 175
 
 

@@ -335,7 +335,7 @@ async def test_two_workers_dealing_from_one_shoe_deal_each_round_once(
     round is dealt and settled once, and the shoe moves on by exactly its cards."""
     await open_table(main)
     await main.change_setting(GROUP, ADMIN, "ruleset", "poker29")
-    await main.change_setting(GROUP, ADMIN, "dealer", "house")
+    await main.change_setting(GROUP, ADMIN, "dealer", "house", confirmed=True)
     await main.fund(GROUP, ADMIN, 1_000_000)
     for person in CROWD[:4]:
         await fund(main, person, 100_000)

@@ -134,7 +134,7 @@ class LedgerMachine(RuleBasedStateMachine):
             for chat_id, changes in GROUP_SETTINGS.items():
                 await self.service.set_open(chat_id, ADMIN, True)
                 for key, value in changes.items():
-                    await self.service.change_setting(chat_id, ADMIN, key, value)
+                    await self.service.change_setting(chat_id, ADMIN, key, value, confirmed=True)
                 for person in PEOPLE:
                     await self.service.credit(chat_id, ADMIN, person.id, 100_000)
                     self.minted[chat_id] += 100_000
@@ -260,8 +260,8 @@ class LedgerMachine(RuleBasedStateMachine):
     )
     def an_admin_changes_the_game(self, group: int, ruleset: str, dealer: str) -> None:
         async def change() -> None:
-            await self.service.change_setting(group, ADMIN, "ruleset", ruleset)
-            await self.service.change_setting(group, ADMIN, "dealer", dealer)
+            await self.service.change_setting(group, ADMIN, "ruleset", ruleset, confirmed=True)
+            await self.service.change_setting(group, ADMIN, "dealer", dealer, confirmed=True)
 
         self.run(change())
 

@@ -184,7 +184,7 @@ async def test_a_shoe_to_retire_sends_the_start_to_the_general_path(
     await open_table(service)
     await service.change_setting(GROUP, ADMIN, "ruleset", "poker29_vn")
     await _played_before(service, clock)
-    await service.change_setting(GROUP, ADMIN, "ruleset", "envelope68")
+    await service.change_setting(GROUP, ADMIN, "ruleset", "envelope68", confirmed=True)
 
     seen: Counter[str] = Counter()
     general = RoundStartUseCases._start_whole

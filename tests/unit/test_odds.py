@@ -18,10 +18,12 @@ from bot.engine.odds import (
     exact_card_odds,
     exact_envelope_odds,
     simulated_odds,
+    table_odds,
 )
+from bot.engine.settings import Settings
 from bot.engine.settlement import Stake, settle
 from bot.rules.cards import Card, pack, parse_cards
-from bot.rules.ruleset import RED_ENVELOPE, get_ruleset
+from bot.rules.ruleset import RED_ENVELOPE, get_ruleset, table_ruleset
 from bot.rules.split import split_envelope
 
 RAKE, REBATE = 500, 70
@@ -31,10 +33,12 @@ SMALL_DECK = parse_cards("AS AH AD AC 2S 2H 3S 3H 9S 9H KS KH")
 SMALL_SHOE = parse_cards("AS 9S 10S JS QS KH") * 2
 
 
-def brute_force(name: str, deck: Sequence[Card]) -> tuple[Fraction, Fraction, Fraction]:
+def brute_force(
+    name: str, deck: Sequence[Card], *, loss_by_dealer: bool = False
+) -> tuple[Fraction, Fraction, Fraction]:
     """Every ordered pair of disjoint hands of ``deck`` settled by ``settle``: the mean
     net of the player, the dealer and the platform per unit staked."""
-    ruleset = get_ruleset(name)
+    ruleset = table_ruleset(name, loss_by_dealer=loss_by_dealer)
     totals = [0, 0, 0]
     pairs = 0
     positions = range(len(deck))
@@ -72,6 +76,29 @@ def test_the_counted_odds_of_a_card_game_are_those_of_every_deal_of_a_small_deck
     assert (counted.player, counted.dealer, counted.platform) == pytest.approx(
         [float(value) for value in expected], abs=1e-12
     )
+
+
+@pytest.mark.parametrize("name", ["poker29", "poker29_vn"])
+def test_counted_odds_where_a_poker_loser_pays_by_the_dealer_are_those_of_every_deal(
+    name: str,
+) -> None:
+    ruleset = table_ruleset(name, loss_by_dealer=True)
+    expected = brute_force(name, SMALL_SHOE, loss_by_dealer=True)
+    counted = exact_card_odds(ruleset, rake_bps=RAKE, rebate_bps=REBATE, deck=SMALL_SHOE)
+    assert (counted.player, counted.dealer, counted.platform) == pytest.approx(
+        [float(value) for value in expected], abs=1e-12
+    )
+    # Paid by the winner's hand either way round: neither side has an edge before the rake.
+    won, lost, _ = card_gross(ruleset, SMALL_SHOE)
+    assert won == lost
+    assert expected != brute_force(name, SMALL_SHOE)
+
+
+def test_a_poker_table_where_losers_pay_by_the_dealer_is_even_in_the_shoe() -> None:
+    even = table_odds(Settings(ruleset="poker29", rake_bps=0, rebate_bps=0, loss_pays="dealer"))
+    assert (even.player, even.dealer, even.platform) == (0, 0, 0)
+    flat = table_odds(Settings(ruleset="poker29", rake_bps=0, rebate_bps=0))
+    assert round(100 * flat.player, 3) == 30.308
 
 
 def test_the_small_shoe_deals_identical_hands_that_push_in_poker29() -> None:
@@ -129,15 +156,31 @@ def test_the_odds_command_prints_the_exact_figures_and_refuses_a_bad_rate(
     assert "not a rate" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("ruleset", ["envelope68", "poker29"])
+@pytest.mark.parametrize(
+    "arguments",
+    ["--ruleset envelope68", "--ruleset poker29", "--ruleset poker29 --loss-pays dealer --rake 5%"],
+)
 def test_the_odds_pasted_in_the_rules_are_what_the_command_prints(
-    ruleset: str, capsys: pytest.CaptureFixture[str]
+    arguments: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from pathlib import Path
 
     from bot.cli import main
 
-    assert main(["odds", "--ruleset", ruleset]) == 0
+    assert main(["odds", *arguments.split()]) == 0
     printed = capsys.readouterr().out
     rules = (Path(__file__).resolve().parents[2] / "docs" / "rules.md").read_text()
-    assert f"$ niuniu-bot odds --ruleset {ruleset}\n{printed}" in rules
+    assert f"$ niuniu-bot odds {arguments}\n{printed}" in rules
+
+
+def test_the_odds_command_takes_loss_pays_for_niu_niu_poker_only(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from bot.cli import main
+
+    assert main(["odds", "--ruleset", "poker29_vn", "--loss-pays", "dealer"]) == 0
+    printed = capsys.readouterr().out
+    assert "losers pay by the dealer's pattern" in printed
+    assert "player's bet     +0.000 % of the stake" in printed
+    assert main(["odds", "--ruleset", "bullbull", "--loss-pays", "dealer"]) == 2
+    assert "--loss-pays is for Niu-Niu Poker" in capsys.readouterr().err

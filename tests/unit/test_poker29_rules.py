@@ -29,7 +29,7 @@ from bot.rules.poker29 import (
     evaluate,
     evaluate_cards,
 )
-from bot.rules.ruleset import get_ruleset
+from bot.rules.ruleset import LOSS_BY_DEALER, get_ruleset, table_ruleset
 
 QUICK = settings(max_examples=300, deadline=None, derandomize=True, database=None)
 
@@ -200,6 +200,28 @@ def test_poker29_winner_paid_by_their_pattern_loser_pays_the_stake(
     assert ruleset.loss_multiplier(high) == 1
     assert ruleset.largest_loss_multiplier == 1
     assert not ruleset.is_redeal(high) and not ruleset.is_immune(high)
+
+
+@pytest.mark.parametrize("name", ["poker29", "poker29_vn"])
+def test_poker29_where_losers_pay_by_the_dealer_a_loss_costs_the_dealers_pattern(
+    name: str,
+) -> None:
+    ruleset = table_ruleset(name, loss_by_dealer=True)
+    assert ruleset is LOSS_BY_DEALER[name] and ruleset is not get_ruleset(name)
+    assert ruleset.name == name  # the same game: rounds, shoes and stats keep its name
+    ultimate = ruleset.evaluate(pack(parse_cards("JS QH KD JC QS")))
+    niuniu = ruleset.evaluate(pack(parse_cards("10S JH QD 5C 5S")))
+    high = ruleset.evaluate(pack(parse_cards("AS AH 2D 2C 5S")))
+    assert [ruleset.loss_multiplier(hand) for hand in (ultimate, niuniu, high)] == [5, 3, 1]
+    assert ruleset.win_multiplier(ultimate) == 5
+    # A bet holds the largest loss.
+    assert ruleset.largest_loss_multiplier == 5
+    assert table_ruleset(name, loss_by_dealer=False) is get_ruleset(name)
+
+
+def test_games_that_charge_a_loss_by_the_dealer_have_no_other_variant() -> None:
+    for name in ("bullbull", "envelope68"):
+        assert table_ruleset(name, loss_by_dealer=True) is get_ruleset(name)
 
 
 # --- the shoe and the deal ------------------------------------------------------------------

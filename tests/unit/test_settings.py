@@ -15,6 +15,7 @@ from bot.engine.settings import (
     label,
 )
 from bot.money import AMOUNT_REASONS, RATE_REASONS, TOO_LARGE
+from bot.rules.ruleset import get_ruleset
 from tests.helpers.refusals import SETTING_REFUSALS
 
 
@@ -149,3 +150,26 @@ def test_pictures_are_on_unless_a_group_turns_them_off() -> None:
     stored = Settings().to_dict()
     del stored["pictures"]
     assert Settings.from_dict(stored).pictures == "on"
+
+
+def test_loss_pays_is_player_unless_a_table_makes_the_dealer_price_a_loss() -> None:
+    assert Settings().loss_pays == "player"
+    name, settings = Settings(ruleset="poker29").changed("loss_pays", " Dealer ")
+    assert (name, settings.loss_pays, settings.display("loss_pays")) == (
+        "loss_pays",
+        "dealer",
+        "dealer",
+    )
+    assert settings.played_ruleset().largest_loss_multiplier == 5
+    assert Settings(ruleset="poker29").played_ruleset().largest_loss_multiplier == 1
+    with pytest.raises(SettingError) as refused:
+        Settings().changed("loss_pays", "house")
+    assert (refused.value.reason, refused.value.params["choices"]) == (
+        "not_one_of",
+        "player, dealer",
+    )
+    # Settings stored before the setting existed (a chat's or a round's) read as player.
+    stored = Settings(ruleset="poker29").to_dict()
+    del stored["loss_pays"]
+    assert Settings.from_dict(stored).loss_pays == "player"
+    assert Settings.from_dict(stored).played_ruleset() is get_ruleset("poker29")

@@ -10,8 +10,9 @@ from collections.abc import Sequence
 import pytest
 
 from bot.engine.settlement import Outcome, Result, Settlement, Stake, settle
+from bot.rules.cards import pack, parse_cards
 from bot.rules.envelope import Hand
-from bot.rules.ruleset import RedEnvelopeRuleset
+from bot.rules.ruleset import RedEnvelopeRuleset, table_ruleset
 
 
 def c(text: str) -> int:
@@ -364,3 +365,48 @@ def test_impossible_inputs_are_refused(kwargs: dict[str, object]) -> None:
     arguments.update(kwargs)
     with pytest.raises(ValueError):
         settle(**arguments)  # type: ignore[arg-type]
+
+
+# --- Niu-Niu Poker: a loss at 1x, or by the dealer's pattern (``loss_pays dealer``) ----------
+
+POKER_DEALER = "10S JH QD 5C 5S"  # Niu-Niu, 3x
+POKER_LOSER = "AS AH 2D 2C 5S"  # High Card, 1x
+POKER_WINNER = "JS QH KD JC QS"  # Ultimate Niu-Niu, 5x
+
+
+def poker(*, loss_by_dealer: bool) -> Settlement:
+    def packed(cards: str) -> int:
+        return pack(parse_cards(cards))
+
+    return settle(
+        dealer_outcome=packed(POKER_DEALER),
+        pool=100_000,
+        stakes=[
+            Stake("loser", 1_000, packed(POKER_LOSER)),
+            Stake("winner", 1_000, packed(POKER_WINNER)),
+        ],
+        rake_bps=500,
+        rebate_bps=0,
+        dealer_fees=0,
+        ruleset=table_ruleset("poker29", loss_by_dealer=loss_by_dealer),
+    )
+
+
+def test_a_niu_niu_poker_loser_pays_the_stake_whatever_the_dealer_holds() -> None:
+    settlement = poker(loss_by_dealer=False)
+    loser, winner = settlement.outcomes["loser"], settlement.outcomes["winner"]
+    assert (loser.result, loser.gross, loser.rake, loser.net) == (Result.LOSE, 1_000, 50, -1_000)
+    assert (winner.result, winner.gross, winner.net) == (Result.WIN, 5_000, 4_750)
+    assert settlement.dealer_net == 950 - 5_000
+    assert total_of(settlement) == 0
+
+
+def test_with_loss_pays_dealer_a_niu_niu_poker_loser_pays_by_the_dealers_pattern() -> None:
+    settlement = poker(loss_by_dealer=True)
+    loser, winner = settlement.outcomes["loser"], settlement.outcomes["winner"]
+    # The dealer's Niu-Niu (3x) prices the loss, as in Bull Bull; the winner is paid as before.
+    assert (loser.result, loser.gross, loser.rake, loser.net) == (Result.LOSE, 3_000, 150, -3_000)
+    assert (winner.result, winner.gross, winner.net) == (Result.WIN, 5_000, 4_750)
+    assert settlement.dealer_net == 2_850 - 5_000
+    assert settlement.platform_net == 150 + 250
+    assert total_of(settlement) == 0

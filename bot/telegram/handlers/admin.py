@@ -11,7 +11,7 @@ from telegram import Update
 from bot.engine.errors import GameError
 from bot.engine.settings import SETTING_NAMES
 from bot.money import format_bps, format_signed
-from bot.service.game import Person
+from bot.service.game import Person, UnconfirmedChange
 from bot.telegram.group_bots import ServedGroups
 from bot.telegram.handlers.base import ShellParts, already_done, amount_argument
 from bot.telegram.lookups import person_of
@@ -20,6 +20,8 @@ from bot.telegram.views import display_name
 
 #: Lines of ``/ledger`` and ``/audit``.
 STATEMENT_LINES = 15
+#: The last word of a ``/set`` that makes a change needing confirmation anyway.
+CONFIRM = "confirm"
 
 
 class AdminHandlers:
@@ -79,17 +81,34 @@ class AdminHandlers:
         self.reply(update, "\n".join(lines))
 
     async def set(self, update: Update, context: Any) -> None:
-        """``/set KEY VALUE``: change a setting."""
+        """``/set KEY VALUE [confirm]``: change a setting. A change that moves the house's
+        edge out of bounds is answered with the odds it would give and made only when
+        repeated with ``confirm``."""
         chat_id, person = await self.parts.admins.require(update)
         args: list[str] = context.args or []
+        confirmed = len(args) > 2 and args[-1].lower() == CONFIRM
+        if confirmed:
+            args = args[:-1]
         if len(args) < 2:
             self.reply(update, await self.chats.text(chat_id, "set.usage"))
             return
         changed = await self.service.change_setting(
-            chat_id, person, args[0], " ".join(args[1:]), update_id=update.update_id
+            chat_id,
+            person,
+            args[0],
+            " ".join(args[1:]),
+            update_id=update.update_id,
+            confirmed=confirmed,
         )
         if changed is None:
             already_done(self.parts, update)
+            return
+        if isinstance(changed, UnconfirmedChange):
+            views = await self.chats.views(chat_id)
+            warning = views.edge_warning(
+                changed.name, changed.value, changed.settings, changed.warning
+            )
+            self.reply(update, warning)
             return
         self.chats.forget(chat_id)
         name, old, new = changed

@@ -8,15 +8,10 @@ from typing import Any
 from telegram import Update
 
 from bot.engine.odds import table_odds
-from bot.money import format_bps, format_signed
+from bot.money import format_signed
 from bot.service.stats import RECENT_DAYS, Leader
 from bot.telegram.handlers.base import ShellParts, sender
 from bot.telegram.views import Views, display_name
-
-
-def _percent(share: float) -> str:
-    """A share of the stake as a signed percentage: ``-14.73%``."""
-    return f"{100 * share:+.2f}%"
 
 
 class StatsHandlers:
@@ -96,17 +91,4 @@ class StatsHandlers:
         views = await self.parts.chats.views(chat_id)
         settings = views.settings
         found = await asyncio.to_thread(table_odds, settings)
-        lines = [
-            views.t(
-                "odds.header",
-                game=views.game(settings.ruleset),
-                rake_rate=format_bps(settings.rake_bps),
-                rebate_rate=format_bps(settings.rebate_bps),
-            ),
-            views.t("odds.player", percent=_percent(found.player)),
-            views.t("odds.dealer", percent=_percent(found.dealer)),
-            views.t("odds.house", percent=_percent(found.platform)),
-            views.t("odds.fees", fees=settings.dealer_fees),
-            views.t("odds.exact"),
-        ]
-        self.parts.replies.reply(update, "\n".join(lines))
+        self.parts.replies.reply(update, views.odds(settings, found))

@@ -17,6 +17,7 @@ from bot.money import format_bps
 from bot.rules.ruleset import get_ruleset
 from bot.telegram.views.board import BOARD_BETS_SHOWN, BoardViews
 from bot.telegram.views.buttons import BUTTON_ACTIONS, ButtonPress
+from bot.telegram.views.odds import OddsViews
 from bot.telegram.views.phrasing import SEEDS_A_LINE, display_name
 from bot.telegram.views.results import ResultsViews
 from bot.telegram.views.verification import VerificationViews
@@ -31,7 +32,7 @@ __all__ = [
 ]
 
 
-class Views(BoardViews, ResultsViews, VerificationViews):
+class Views(BoardViews, ResultsViews, VerificationViews, OddsViews):
     """Renders for one group's language and currency."""
 
     def rules(self) -> str:
@@ -39,8 +40,13 @@ class Views(BoardViews, ResultsViews, VerificationViews):
         settings = self.settings
         game = get_ruleset(settings.ruleset).name
         dealer = self.t(f"rules.dealer.{settings.dealer}")
+        rules = self.t(f"rules.{game}", dealer=dealer)
+        if settings.played_ruleset() is not get_ruleset(game):
+            # Niu-Niu Poker where a loser pays by the dealer's pattern (``loss_pays``).
+            largest = settings.played_ruleset().largest_loss_multiplier
+            rules += "\n" + self.t("rules.loss_pays_dealer", multiplier=largest)
         return (
-            self.t(f"rules.{game}", dealer=dealer)
+            rules
             + "\n\n"
             + self.t(
                 "rules.table_house" if settings.dealer == HOUSE_DEALER else "rules.table",

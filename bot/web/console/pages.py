@@ -9,12 +9,14 @@ from urllib.parse import urlencode
 
 from aiohttp import web
 
+from bot.engine.edge import HOUSE_EDGE_LIMIT_BPS, EdgeAlarm
 from bot.engine.errors import GameError
 from bot.engine.settings import SETTING_NAMES, SettingError
 from bot.engine.verification import Mismatch, NothingDealt, ShoeSecret, Verification, Verified
+from bot.money import format_bps
 from bot.rules.ruleset import RULESETS
 from bot.service.console import PERIODS
-from bot.service.game import Person
+from bot.service.game import Person, UnconfirmedChange
 from bot.web.console.app import console_root, not_yours, page, parts_of, viewer_of
 from bot.web.console.filters import PAGE_SIZE, path_number, viewers_rounds_query, whole_number
 
@@ -66,6 +68,7 @@ async def _group_page(
     status: int = 200,
     saved: str = "",
     refused: SettingRefused | None = None,
+    pending: EdgeNotice | None = None,
 ) -> web.StreamResponse:
     parts = parts_of(request)
     state = await parts.console.group(chat_id)
@@ -91,8 +94,54 @@ async def _group_page(
         saved=saved,
         error=refused.message if refused else "",
         error_key=refused.key if refused else "",
-        typed=refused.typed if refused else "",
+        typed=refused.typed if refused else (pending.typed if pending else ""),
+        pending=pending,
     )
+
+
+@dataclass(frozen=True, slots=True)
+class EdgeNotice:
+    """A change not saved until confirmed: what was typed, why, and the odds it gives (in
+    % of the stake, signed)."""
+
+    key: str
+    typed: str
+    why: str
+    player: str
+    dealer: str
+    platform: str
+
+    @classmethod
+    def of(cls, change: UnconfirmedChange, typed: str) -> EdgeNotice:
+        """The notice of a change the service did not make."""
+        warning = change.warning
+        edge, odds = warning.after.edge, warning.after.odds
+        if warning.alarm is EdgeAlarm.PAYS_OUT:
+            why = (
+                f"With {change.name} {change.value} the table pays out more than it takes in:"
+                f" the house loses {_percent(-edge)} of every stake on average."
+            )
+        else:
+            why = (
+                f"With {change.name} {change.value} the house takes {_percent(edge)} of every"
+                f" stake on average, more than {format_bps(HOUSE_EDGE_LIMIT_BPS)}."
+            )
+        return cls(
+            change.name,
+            typed,
+            why,
+            _signed(odds.player),
+            _signed(odds.dealer),
+            _signed(odds.platform),
+        )
+
+
+def _percent(share: float) -> str:
+    return f"{100 * share:.2f}%"
+
+
+def _signed(share: float) -> str:
+    return f"{100 * share:+.2f}%"
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,11 +172,22 @@ async def change_setting(request: web.Request) -> web.StreamResponse:
         return await _group_page(request, chat_id, status=400, refused=refused)
     actor = (await parts.console.names([viewer.user_id])).get(viewer.user_id)
     try:
-        await parts.console.change_setting(chat_id, actor or Person(viewer.user_id), key, value)
+        changed = await parts.console.change_setting(
+            chat_id,
+            actor or Person(viewer.user_id),
+            key,
+            value,
+            confirmed=form.get("confirm") == "yes",
+        )
     except GameError:  # valid alone, but not with what another admin changed in between
         message = f"{key} was not saved: the group's settings changed meanwhile. Try again."
         refused = SettingRefused(key, value[:64], message)
         return await _group_page(request, chat_id, status=400, refused=refused)
+    if isinstance(changed, UnconfirmedChange):
+        # Nothing was saved: the page shows the odds the change would give, and a button
+        # that sends it again confirmed, as ``/set ... confirm`` does in the group.
+        pending = EdgeNotice.of(changed, value[:64])
+        return await _group_page(request, chat_id, status=409, pending=pending)
     back = f"{console_root(request)}/groups/{chat_id}"
     raise web.HTTPSeeOther(f"{back}?{urlencode({'saved': key})}")
 
