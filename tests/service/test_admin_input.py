@@ -13,6 +13,7 @@ from sqlalchemy import func, select
 
 from bot.engine.errors import GameError, RuleViolation
 from bot.service.game import MAX_USER_ID, GameService
+from bot.service.records import SettingChange
 from bot.store.db import Database
 from bot.store.models import Account, AuditEntry, Chat, LedgerTransaction, ProcessedUpdate
 from tests.helpers.game import ADMIN, GROUP, TEST_SETTINGS, check_all
@@ -114,7 +115,7 @@ async def test_a_default_set_again_stays_a_default(service: GameService, db: Dat
     await service.set_open(GROUP, ADMIN, True)
     for key, value in [("rake", "5%"), ("min_bet", "1"), ("ruleset", "envelope68")]:
         change = await service.change_setting(GROUP, ADMIN, key, value)
-        assert change is not None and change.old == change.new, change
+        assert isinstance(change, SettingChange) and change.old == change.new, change
     assert [line.action for line in await service.audit_log(GROUP)] == ["open"]
     # Nothing stored: the group keeps following the configured defaults.
     assert await _settings_stored(db) == {}

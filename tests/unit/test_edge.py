@@ -5,6 +5,7 @@ further than before (``docs/rules.md`` §8)."""
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 import pytest
 
@@ -22,7 +23,7 @@ ENVELOPE = Settings()  # 68 NiuNiu at its defaults: rake 5 %, rebate 0.7 %
 POKER = Settings(ruleset="poker29").with_table_defaults(ENVELOPE)  # no commission
 
 
-def changed(settings: Settings, **values: object) -> Settings:
+def changed(settings: Settings, **values: Any) -> Settings:
     return dataclasses.replace(settings, **values)
 
 
