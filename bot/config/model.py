@@ -235,6 +235,15 @@ class WebConfig(_Strict):
         """Whether the server serves the Mini App (``miniapp``, and a server at all)."""
         return self.enabled and self.miniapp
 
+    @property
+    def miniapp_url(self) -> str | None:
+        """The Mini App's public address, which the bot's buttons open: under
+        ``public_url``; ``None`` when the app is off or no public address is said (a
+        listen address is no place Telegram opens)."""
+        if not (self.miniapp_on and self.public_url):
+            return None
+        return f"{self.public_url.rstrip('/')}/miniapp/"
+
 
 def nearest(name: str, known: list[str]) -> str | None:
     """The known name nearest ``name``, if one is near enough to be a misspelling."""

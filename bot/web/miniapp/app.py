@@ -3,7 +3,9 @@
 
 - ``GET /``: the page (``static/index.html``; plain HTML, CSS and JS, no build step).
 - ``POST /api/session`` ``{"initData": "..."}``: fresh, signed ``initData`` exchanged
-  for a session token (``bot.web.miniapp.sessions``); 401 and the reason otherwise.
+  for a session token (``bot.web.miniapp.sessions``) and the group its ``start_param``
+  names (``bot.web.miniapp.start_param``); 401 and the reason otherwise, 400 for a
+  ``start_param`` naming no group.
 - ``GET /api/table?chat=ID``: the group's table for the signed-in user
   (``bot.web.miniapp.table``).
 - ``GET /api/feed?chat=ID``: the live feed, Server-Sent Events (``bot.web.miniapp.feed``):
@@ -38,6 +40,7 @@ from bot.service.round_changes import RoundKey
 from bot.web.miniapp.feed import FeedHub, Render, sse_event
 from bot.web.miniapp.moves import IsMember, Moves
 from bot.web.miniapp.sessions import MiniAppSessions
+from bot.web.miniapp.start_param import NoGroup, decode_group
 from bot.web.miniapp.table import table_view
 from bot.web.signing import USER_ID_LIMIT, Session, SignatureRefused
 
@@ -122,6 +125,20 @@ def group_id(value: object) -> int:
     return chat_id
 
 
+def linked_group(start_param: str | None) -> int | None:
+    """The group the link that opened the app names (``start_param``), None for a link
+    naming none (opened from ``/table`` or the bot's profile); ``Refused`` (400) for a
+    ``start_param`` that is no group's (``bot.web.miniapp.start_param``)."""
+    if not start_param:
+        return None
+    try:
+        return decode_group(start_param)
+    except NoGroup:
+        raise Refused(
+            400, "This link names no group: open the table from your group's board."
+        ) from None
+
+
 def signed_in(request: web.Request) -> Session:
     """The session of the request's bearer token; ``Refused`` (401) without a valid one."""
     parts = request.app[PARTS]
@@ -173,15 +190,12 @@ async def sign_in(request: web.Request) -> web.Response:
             signed = parts.sessions.sign_in(init_data, parts.now())
         except SignatureRefused as error:
             raise Refused(401, SIGN_IN_REFUSALS[error.reason]) from None
+        chat = linked_group(signed.user.start_param)
     except Refused as error:
         return refusal(error)
     user = signed.user
     # Stored as the bot stores whoever writes in a group: the board names them.
     await parts.service.note_people([Person(user.user_id, user.first_name, user.username)])
-    try:
-        chat = group_id(user.start_param) if user.start_param else None
-    except Refused:
-        chat = None  # a link to no group: the page asks for one
     return web.json_response(
         {
             "token": signed.token,
