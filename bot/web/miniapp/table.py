@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from bot.engine.autobets import Autobet
 from bot.engine.round import Round
 from bot.money import format_amount
 from bot.service.game import Balance, Person, TableSnapshot
@@ -91,4 +92,14 @@ def table_view(snapshot: TableSnapshot, *, viewer: int, now_ms: int) -> JsonDict
             "held": money(balance.held, currency),
         },
         "quick_bets": [money(amount, currency) for amount in snapshot.settings.quick_bets],
+        # Between rounds, the round just ended: "same again" names it.
+        "last_round": snapshot.key.round_id if shown is None and snapshot.key.round_id else None,
     }
+
+
+def standing_view(standing: Autobet | None, currency: str) -> JsonDict | None:
+    """The viewer's standing bet (``/autobet``, or "same again" kept for the next round:
+    ``once``), if any."""
+    if standing is None:
+        return None
+    return {"once": standing.once, **money(standing.amount, currency)}
