@@ -100,6 +100,9 @@ async def test_a_bid_is_taken_as_bid_is(table: Table) -> None:
     current = await table.service.current_round(GROUP)
     assert current is not None and (current.high_bidder, current.high_bid) == (PLAYER.id, 2_000)
     shown = answer["table"]
+    # The page's quick bids: the least the next bid may be, and one step more.
+    steps = [step["cents"] for step in shown["round"]["bid_steps"]]
+    assert steps == [3_000, 4_000]
     assert shown["round"]["high_bid"] == {
         "name": PLAYER.first_name,
         "cents": 2_000,
@@ -204,6 +207,7 @@ async def test_a_grab_is_taken_as_the_grab_button_is(table: Table) -> None:
     assert grab.user_id == PLAYER.id
     assert answer["text"] == bot_text("answer.grabbed", share=grab.amount)
     assert answer["table"]["round"]["grabbed"] == [PLAYER.first_name]
+    assert answer["table"]["round"]["me"] == {"plays": True, "grabbed": True}
     before = await table.state()
     status, answer = await table.move("grab", round=round_id)  # a second grab
     assert status == 409 and set(answer) == {"error"}
