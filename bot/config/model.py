@@ -187,7 +187,8 @@ class WebConfig(_Strict):
 
     #: ``host:port`` as written in the file ("" when off); IPv6 hosts in brackets.
     listen: Annotated[str, AfterValidator(_check_listen)] = ""
-    #: How the console's pages are reached from outside ("" = not said), for links.
+    #: How the server is reached from outside ("" = not said), for links: the console's
+    #: sign-in links, and the Mini App's buttons (``miniapp_url``).
     public_url: Annotated[str, AfterValidator(_check_web_url)] = ""
     console: bool = False
     #: The reverse proxies in front of the server (addresses or networks): a request from

@@ -423,6 +423,8 @@ async def test_a_player_opens_the_app_from_the_board_bids_grabs_and_sees_the_led
     moves_e2e: E2E, web_port: int, browser: Any
 ) -> None:
     e2e = moves_e2e
+    # docs/pictures/miniapp-bidding.png and miniapp-grab.png are this test's "2-bid" and
+    # "3-grab", copied by hand.
     shots = SCREENSHOTS / "miniapp-moves"
     shots.mkdir(parents=True, exist_ok=True)
     await open_table(e2e, GROUP, ADMIN, [BANKER, PUNTER])
