@@ -187,7 +187,8 @@ class WebConfig(_Strict):
 
     #: ``host:port`` as written in the file ("" when off); IPv6 hosts in brackets.
     listen: Annotated[str, AfterValidator(_check_listen)] = ""
-    #: How the console's pages are reached from outside ("" = not said), for links.
+    #: How the server is reached from outside ("" = not said), for links: the console's
+    #: sign-in links, and the Mini App's buttons (``miniapp_url``).
     public_url: Annotated[str, AfterValidator(_check_web_url)] = ""
     console: bool = False
     #: The reverse proxies in front of the server (addresses or networks): a request from
@@ -234,6 +235,15 @@ class WebConfig(_Strict):
     def miniapp_on(self) -> bool:
         """Whether the server serves the Mini App (``miniapp``, and a server at all)."""
         return self.enabled and self.miniapp
+
+    @property
+    def miniapp_url(self) -> str | None:
+        """The Mini App's public address, which the bot's buttons open: under
+        ``public_url``; ``None`` when the app is off or no public address is said (a
+        listen address is no place Telegram opens)."""
+        if not (self.miniapp_on and self.public_url):
+            return None
+        return f"{self.public_url.rstrip('/')}/miniapp/"
 
 
 def nearest(name: str, known: list[str]) -> str | None:

@@ -43,7 +43,7 @@ DESCRIBED = frozenset(
         *("rules", "verify", "seed", "bank", "help", "start.private", "open", "close"),
         *("config", "set", "serve"),
         *("credit", "debit", "fund", "ledger", "audit", "console", "console.private"),
-        *("stats", "top", "odds"),
+        *("stats", "top", "odds", "table.private"),
     }
 )
 

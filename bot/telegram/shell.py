@@ -44,10 +44,12 @@ from bot.telegram.handlers.console import ConsoleHandlers
 from bot.telegram.handlers.info import InfoHandlers
 from bot.telegram.handlers.play import PlayHandlers
 from bot.telegram.handlers.stats import StatsHandlers
+from bot.telegram.handlers.table import TableHandlers
 from bot.telegram.handlers.verify import VerifyHandlers
 from bot.telegram.http import AiohttpRequest
 from bot.telegram.lookups import ChatSettings, People, person_of
 from bot.telegram.messenger import Messenger
+from bot.telegram.miniapp_links import MiniAppLinks
 from bot.telegram.miniapp_moves import MiniAppMoves
 from bot.telegram.observers import BUTTON, MESSAGE, ShellObserver, Unobserved
 from bot.telegram.ordering import ChatLocks, ChatOrderedProcessor
@@ -73,6 +75,7 @@ def command_registry(
     admin: AdminHandlers,
     console: ConsoleHandlers,
     stats: StatsHandlers,
+    table: TableHandlers,
 ) -> CommandRegistry:
     """Every command, in the order the menus and ``/help`` list them."""
     group, private, anywhere = Where.GROUP, Where.PRIVATE, Where.ANYWHERE
@@ -93,6 +96,7 @@ def command_registry(
             Command("bank", info.bank, group),
             Command("help", info.help, anywhere),
             Command("start", info.start, private, listed=False),
+            Command("table", table.private, private),
             Command("console", console.private, private),
             Command("console", console.in_group, group, listed=False),
             Command("open", admin.open, group, admin=True),
@@ -109,6 +113,15 @@ def command_registry(
         ],
         group_only=info.group_only,
     )
+
+
+def bot_username(application: AnyApplication) -> str:
+    """The bot's @username once it asked Telegram at start-up, "" before."""
+    try:
+        username: str = application.bot.username
+    except RuntimeError:  # not initialized yet
+        return ""
+    return username
 
 
 #: The window of every worker's count of a group's sends: Telegram's minute, and the
@@ -151,6 +164,8 @@ class GameBot:
             per_minute=config.replies_per_minute,
             keeping=AnswerKeeping(service.kept_answers),
         )
+        #: Where the bot's buttons open the Mini App (none when it is off).
+        self.miniapp_links = MiniAppLinks(config.web.miniapp_url, str)
         self.board = Board(
             service,
             self.messenger,
@@ -160,6 +175,7 @@ class GameBot:
             edit_seconds=config.board_edit_seconds,
             lease_seconds=config.delivery_lease_seconds,
             clock=clock,
+            links=self.miniapp_links,
         )
         self.deadlines = Deadlines(clock, deadline_observer)
         self.progress = RoundProgress(
@@ -188,6 +204,7 @@ class GameBot:
         self.verify = VerifyHandlers(parts)
         self.admin = AdminHandlers(parts, self.served)
         self.stats = StatsHandlers(parts)
+        self.table = TableHandlers(parts, self.miniapp_links, self.messenger)
         self.console = ConsoleHandlers(
             parts, bot_token=config.telegram_token, public_url=config.web.console_url
         )
@@ -198,13 +215,14 @@ class GameBot:
             private_help=lambda language: self.commands.help_private(language),
         )
         self.commands = command_registry(
-            self.play, self.info, self.verify, self.admin, self.console, self.stats
+            self.play, self.info, self.verify, self.admin, self.console, self.stats, self.table
         )
 
     def install(self, application: AnyApplication) -> None:
         """Register every handler and the error handler on ``application``."""
         assert application.job_queue is not None
         self.messenger.attach(application.bot)
+        self.miniapp_links.username = lambda: bot_username(application)
         self.deadlines.attach(application.job_queue, self.progress.advance, self.progress.start_due)
         self.commands.install(application, self._guard)
         group = filters.ChatType.GROUPS

@@ -324,3 +324,180 @@ async def test_a_player_watches_a_round_others_play_and_the_page_follows_it_live
     balance = await e2e.service.balance(GROUP, WATCHER["id"])
     assert seen["free"] == format_amount(balance.available, currency)
     assert texts.language == "en"
+
+
+#: Bidding long enough for the page to bid; the grab waits for the grabs, and the next
+#: round for longer than the test.
+MOVES_GAME = {
+    **FAST_GAME,
+    "bid_seconds": 8,
+    "bet_seconds": 5,
+    "grab_seconds": 60,
+    "pause_seconds": 600,
+}
+BANKER = user(2406, "Fay", "fay")
+PUNTER = user(2407, "Gus", "gus")
+
+
+@pytest_asyncio.fixture(loop_scope="module")
+async def moves_e2e(tmp_path: Path, web_port: int) -> AsyncIterator[E2E]:
+    """The bot process with its Mini App on ``web_port`` and a public address, so that
+    the group's board links to it."""
+    environment = {
+        "NIUNIU_WEB_LISTEN": f"127.0.0.1:{web_port}",
+        "NIUNIU_WEB_MINIAPP": "true",
+        "NIUNIU_WEB_PUBLIC_URL": f"http://127.0.0.1:{web_port}",
+    }
+    async with running_bot(tmp_path, game=MOVES_GAME, env=environment) as session:
+        yield session
+
+
+def table_link(e2e: E2E) -> str | None:
+    """The URL of the "open the table" button on the group's board, once it shows one."""
+    for state in e2e.fake.messages(GROUP).values():
+        for row in (state.get("reply_markup") or {}).get("inline_keyboard", []):
+            for button in row:
+                if "url" in button:
+                    return str(button["url"])
+    return None
+
+
+#: What the page shows after a move, read in one go.
+READ_MOVE = """
+function text(id) { return document.getElementById(id).innerText; }
+var message = document.getElementById(arguments[0]);
+var taps = document.querySelectorAll(".quick-bid, .quick-bet, #bet, #grab, #again, #cancel");
+return {
+  message: message.innerText,
+  ok: message.classList.contains("ok"),
+  error: message.classList.contains("error"),
+  phase: text("phase"),
+  high_bid: text("high-bid"),
+  grabbed: text("grabbed"),
+  free: text("chips-free"),
+  held: text("chips-held"),
+  standing: text("standing"),
+  grab: text("grab"),
+  tap_heights: Array.prototype.filter.call(taps, function (b) { return b.offsetParent !== null; })
+    .map(function (b) { return b.getBoundingClientRect().height; }),
+  page_width: document.documentElement.scrollWidth,
+};
+"""
+
+
+def tap(
+    browser: Any,
+    selector: str,
+    shots: Path,
+    photo: str,
+    typed: str | None = None,
+    answer: str = "message",
+) -> Any:
+    """Type ``typed`` into the field of the form ``selector`` submits (if given), tap
+    ``selector`` as a person would, and wait for the page's answer (in ``answer``); what
+    the page showed then, photographed as ``photo``."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.wait import WebDriverWait
+
+    browser.execute_script(f"document.getElementById('{answer}').textContent = '';")
+    button = browser.find_element(By.CSS_SELECTOR, selector)
+    if typed is not None:
+        field = button.find_element(By.XPATH, "preceding-sibling::input")
+        field.clear()
+        field.send_keys(typed)
+    button.click()
+    seen: dict[str, Any] = {}
+
+    def answered(_: Any) -> bool:
+        seen.update(browser.execute_script(READ_MOVE, answer))
+        return bool(seen["message"] and (seen["ok"] or seen["error"]))
+
+    WebDriverWait(browser, PAGE_LIMIT_SECONDS).until(answered)
+    script = f"document.getElementById('{answer}').scrollIntoView({{block: 'center'}});"
+    browser.execute_script(script)
+    browser.save_screenshot(str(shots / f"{photo}.png"))
+    return seen
+
+
+async def test_a_player_opens_the_app_from_the_board_bids_grabs_and_sees_the_ledgers_chips(
+    moves_e2e: E2E, web_port: int, browser: Any
+) -> None:
+    e2e = moves_e2e
+    # docs/pictures/miniapp-bidding.png and miniapp-grab.png are this test's "2-bid" and
+    # "3-grab", copied by hand.
+    shots = SCREENSHOTS / "miniapp-moves"
+    shots.mkdir(parents=True, exist_ok=True)
+    await open_table(e2e, GROUP, ADMIN, [BANKER, PUNTER])
+    texts = await e2e.texts(GROUP)
+    settings = await e2e.service.settings(GROUP)
+    currency = settings.currency
+    state = await start_round(e2e, GROUP, PUNTER)
+
+    # The group's board links to the bot's Main Mini App, the group as startapp.
+    link = await e2e.fake.wait_for(lambda: table_link(e2e), timeout=10)
+    assert link == f"https://t.me/{e2e.fake.bot_username}?startapp=g{-GROUP}"
+    start_param = link.partition("startapp=")[2]
+    person = {"id": BANKER["id"], "first_name": BANKER["first_name"], "username": "fay"}
+    signed = init_data(e2e.fake.token, int(time.time()), user=person, start_param=start_param)
+    await asyncio.to_thread(open_the_app, browser, f"http://127.0.0.1:{web_port}/miniapp/", signed)
+    await asyncio.to_thread(wait_text, browser, "phase", "Bidding for dealer")
+    browser.save_screenshot(str(shots / "1-bidding.png"))
+    sent_before = len(e2e.sends(GROUP))
+
+    # A bid with the page's first quick bid (the least one may bid), as /bid is.
+    bid = await asyncio.to_thread(tap, browser, ".quick-bid", shots, "2-bid")
+    assert bid["ok"], bid
+    assert bid["message"] == texts.message("answer.bid_placed", amount=settings.min_bid)
+    assert (
+        bid["high_bid"] == f"{BANKER['first_name']} · {format_amount(settings.min_bid, currency)}"
+    )
+    assert min(bid["tap_heights"]) >= 44 and bid["page_width"] <= PHONE["width"], bid
+    current = await e2e.current_round(GROUP)
+    assert current is not None and current.high_bidder == BANKER["id"]
+
+    # Another player bets in the group; then the page grabs, after them, and the round ends.
+    await e2e.wait_phase(GROUP, Phase.BETTING, state.id)
+    await e2e.expect_reply(GROUP, PUNTER, "/bet 5", "answer.bet_placed", amount=500)
+    grabbing = await e2e.wait_phase(GROUP, Phase.GRABBING, state.id)
+    await asyncio.to_thread(wait_text, browser, "phase", "Grab!")
+    await grab_all(e2e, GROUP, grabbing, [PUNTER])
+    await asyncio.to_thread(wait_text, browser, "grabbed", f"Grabbed: {PUNTER['first_name']}")
+    browser.save_screenshot(str(shots / "3-grab.png"))
+    grab = await asyncio.to_thread(tap, browser, "#grab", shots, "4-grabbed")
+    assert grab["ok"], grab
+    ended = await e2e.wait_ended(state.id)
+    share = {g.user_id: g.amount for g in ended.grabs}[BANKER["id"]]
+    assert grab["message"] == texts.message("answer.grabbed", share=share)
+
+    # The page follows the round's end, and its chips are the ledger's.
+    await asyncio.to_thread(wait_text, browser, "phase", "No round running")
+    balance = await e2e.service.balance(GROUP, BANKER["id"])
+    assert balance.held == 0
+    free = format_amount(balance.available, currency)
+    await asyncio.to_thread(wait_text, browser, "chips-free", free)
+    await asyncio.to_thread(wait_text, browser, "chips-held", format_amount(0, currency))
+    browser.save_screenshot(str(shots / "5-ended.png"))
+
+    # A standing bet set in the page, as /autobet is.
+    await asyncio.to_thread(lambda: browser.find_element("id", "standing-open").click())
+    standing = await asyncio.to_thread(
+        tap, browser, "#standing-set", shots, "6-standing", "5", "standing-message"
+    )
+    assert standing["ok"], standing
+    assert standing["message"] == texts.message("answer.autobet_on", amount=500)
+    assert standing["standing"] == format_amount(500, currency)
+    autobet = await e2e.service.autobet(GROUP, BANKER["id"])
+    assert autobet is not None and autobet.amount == 500
+
+    # Telegram's back button closes the panel first, then the app.
+    browser.execute_script("window.__pressBack();")
+    assert browser.execute_script("return document.getElementById('standing-panel').hidden")
+    assert "close" not in browser.execute_script("return window.__telegramCalls")
+    browser.execute_script("window.__pressBack();")
+    calls = browser.execute_script("return window.__telegramCalls")
+    assert "BackButton.show" in calls and calls[-1] == "close", calls
+
+    # Every answer was the page's: nothing was said to the group for the page's moves.
+    answers = {texts.message("answer.bid_placed", amount=settings.min_bid), grab["message"]}
+    said = [entry for entry in e2e.sends(GROUP)[sent_before:] if entry.get("plain_text") in answers]
+    assert said == [], said

@@ -144,9 +144,9 @@ class GameShell:
     """The bot's own shell (``GameBot``, with its real handlers) over ``service``, by
     default one over a database it never opens, its messages going to a fake Bot."""
 
-    def __init__(self, service: GameService | None = None) -> None:
+    def __init__(self, service: GameService | None = None, config: Config | None = None) -> None:
         self.service = service or GameService(Database.from_url("sqlite+aiosqlite://"))
-        self.game = GameBot(Config(), self.service)
+        self.game = GameBot(config or Config(), self.service)
         self.bot = FakeBot()
         self.game.messenger.attach(self.bot)
 

@@ -35,7 +35,9 @@ GAME = GameShell().game
 
 
 def registry() -> CommandRegistry:
-    return command_registry(GAME.play, GAME.info, GAME.verify, GAME.admin, GAME.console, GAME.stats)
+    return command_registry(
+        GAME.play, GAME.info, GAME.verify, GAME.admin, GAME.console, GAME.stats, GAME.table
+    )
 
 
 ADMIN_COMMANDS = {command.name for command in registry().commands if command.admin}
@@ -97,7 +99,7 @@ async def test_each_menu_lists_what_works_there_once(
         assert len(names) == len(set(names))
         assert "start" not in names  # Telegram sends /start itself
         if scope == BotCommandScopeAllPrivateChats.ALL_PRIVATE_CHATS:
-            assert names == ["balance", "rules", "seed", "help", "console"]
+            assert names == ["balance", "rules", "seed", "help", "table", "console"]
         else:
             assert {"newround", "bid", "bet", "verify", "seed"} <= set(names)
 
@@ -160,7 +162,7 @@ def test_group_help_lists_every_listed_command_once_players_then_admins(language
 def test_private_help_lists_what_works_in_a_private_chat() -> None:
     text = registry().help_private("en")
 
-    assert help_names(text) == ["balance", "rules", "seed", "help", "console"]
+    assert help_names(text) == ["balance", "rules", "seed", "help", "table", "console"]
     assert f"/balance – {translate('en', 'command.balance.private')}" in text.splitlines()
 
 

@@ -27,6 +27,7 @@ from bot.telegram.i18n import translate
 from bot.telegram.messenger import plain_text
 from bot.web.miniapp.init_data import MAX_AGE_SECONDS
 from bot.web.miniapp.sessions import SESSION_SECONDS
+from bot.web.miniapp.start_param import NoGroup, decode_group, encode_group
 from tests.helpers.controls import Clock, Seeds
 from tests.helpers.game import DEALER, GROUP, PLAYERS, TEST_SETTINGS
 from tests.helpers.miniapp import TOKEN, betting_round, serve_miniapp
@@ -282,3 +283,44 @@ async def test_the_page_and_its_files_are_served_with_their_headers(miniapp: Min
     for name in ("app.js", "miniapp.css"):
         response = await miniapp.client.get(f"/miniapp/static/{name}")
         assert response.status == 200, name
+
+
+async def test_the_boards_link_names_the_group_as_start_param(miniapp: MiniApp) -> None:
+    person = {"id": PLAYER.id, "first_name": "Ann"}
+    start = encode_group(GROUP)
+    assert start == f"g{-GROUP}"
+    data = init_data(TOKEN, miniapp.clock.now_ms // 1000, user=person, start_param=start)
+    response = await miniapp.client.post("/miniapp/api/session", json={"initData": data})
+    assert response.status == 200
+    assert (await response.json())["chat"] == GROUP
+
+
+@pytest.mark.parametrize(
+    "start", ["g", "g0", "g012", "g-5", "G5", "g٣٣", "5", "-0", "x" * 64, "g" + "9" * 17, "-1 "]
+)
+async def test_a_start_param_naming_no_group_is_refused_and_nothing_is_noted(
+    miniapp: MiniApp, start: str
+) -> None:
+    stranger = 4_242
+    person = {"id": stranger, "first_name": "Stranger"}
+    data = init_data(TOKEN, miniapp.clock.now_ms // 1000, user=person, start_param=start)
+    response = await miniapp.client.post("/miniapp/api/session", json={"initData": data})
+    assert response.status == 400
+    assert (await response.json()) == {
+        "error": "This link names no group: open the table from your group's board."
+    }
+    assert await miniapp.service.names([stranger]) == {}
+
+
+@pytest.mark.parametrize("chat_id", [-1, -1_001_234_567_890, -(2**52) + 1])
+def test_a_groups_start_param_reads_back_as_the_group(chat_id: int) -> None:
+    assert decode_group(encode_group(chat_id)) == chat_id
+    assert decode_group(str(chat_id)) == chat_id  # the id itself, as links pinned by hand
+
+
+@pytest.mark.parametrize("chat_id", [0, 5, -(2**52)])
+def test_no_start_param_is_made_for_what_is_no_group(chat_id: int) -> None:
+    with pytest.raises(ValueError, match="no group"):
+        encode_group(chat_id)
+    with pytest.raises(NoGroup):
+        decode_group(str(chat_id))

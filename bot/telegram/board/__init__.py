@@ -29,6 +29,7 @@ from bot.telegram.board.sweep import BoardSweep
 from bot.telegram.delivery import ChatOutbox
 from bot.telegram.lookups import ChatSettings, People
 from bot.telegram.messenger import Messenger
+from bot.telegram.miniapp_links import MiniAppLinks
 from bot.telegram.results import ResultsMessage
 from bot.telegram.service_needs import BoardService
 
@@ -67,6 +68,7 @@ class Board:
         edit_seconds: float,
         lease_seconds: float,
         clock: Callable[[], int],
+        links: MiniAppLinks | None = None,
     ) -> None:
         self.service = service
         self.messenger = messenger
@@ -75,7 +77,7 @@ class Board:
         self.results = ResultsMessage(messenger)
         memory = self._memory = BoardMemory(edit_seconds=edit_seconds)
         lease = self._lease = DeliveryLease(lease_seconds)
-        renderer = self._renderer = BoardRenderer(service, people, clock)
+        renderer = self._renderer = BoardRenderer(service, people, clock, links)
         editor = BoardEditor(service, messenger, memory, renderer)
         closing = self._closing = BoardClosing(service, outbox, memory, editor)
         refresh = self._refresh = BoardRefresh(

@@ -10,6 +10,7 @@ from telegram import InlineKeyboardMarkup
 from bot.engine.round import WINDOW_LATE_MS, Phase, Round, window_ms
 from bot.service.game import CommandResult
 from bot.telegram.lookups import People
+from bot.telegram.miniapp_links import MiniAppLinks, no_links
 from bot.telegram.service_needs import BoardService
 from bot.telegram.views import Views
 
@@ -27,10 +28,18 @@ class BoardRenderer:
     """Renders a round's board as the round is when it is read; a board that shows the
     group a phase later than its window opened opens that window anew (docs/rules.md §1)."""
 
-    def __init__(self, service: BoardService, people: People, clock: Callable[[], int]) -> None:
+    def __init__(
+        self,
+        service: BoardService,
+        people: People,
+        clock: Callable[[], int],
+        links: MiniAppLinks | None = None,
+    ) -> None:
         self.service = service
         self.people = people
         self.clock = clock
+        #: The Mini App's links: the board's button opening it for the group.
+        self.links = links or no_links()
         #: Told of a window moved to open when its board reached the group (the deadline
         #: is timed again: ``RoundProgress.window_moved``).
         self.window_moved: Callable[[CommandResult], None] | None = None
@@ -48,7 +57,8 @@ class BoardRenderer:
             state = await self.opened_when_seen(state, self.clock())
         views = Views(state.settings)  # a running round keeps the settings it started with
         people = await self.people.names(board_people(state))
-        text, markup = views.board(state, people, self.clock())
+        link = self.links.group_link(state.chat_id)
+        text, markup = views.board(state, people, self.clock(), table_link=link)
         return state, text, markup
 
     async def opened_when_seen(self, state: Round, opens_at_ms: int) -> Round:

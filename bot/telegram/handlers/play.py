@@ -11,7 +11,7 @@ from telegram import Update
 from bot.engine.errors import GameError
 from bot.engine.round import BetCancelled, BetPlaced, BidPlaced, Grabbed, Phase
 from bot.money import parse_amount
-from bot.service.game import CommandResult
+from bot.service.game import AutobetChange, CommandResult
 from bot.telegram.handlers.base import ShellParts, already_done, amount_argument, sender
 from bot.telegram.lookups import ChatSettings, person_of
 from bot.telegram.parsing import parse_typed_amount
@@ -75,16 +75,7 @@ class PlayHandlers:
             return
         if change.placed is not None:
             self.parts.progress.publish(chat_id, change.placed)
-        if change.after is None:
-            if change.before is None:
-                text = await chats.text(chat_id, "answer.autobet_none")
-            else:
-                text = await chats.text(chat_id, "answer.autobet_off", amount=change.before.amount)
-        elif _placed_for(person.id, change.placed):
-            text = await chats.text(chat_id, "answer.autobet_on_now", amount=change.after.amount)
-        else:
-            text = await chats.text(chat_id, "answer.autobet_on", amount=change.after.amount)
-        self.parts.replies.reply(update, text)
+        self.parts.replies.reply(update, await autobet_answer(chats, chat_id, person.id, change))
 
     async def bare_number(self, update: Update, context: Any) -> None:
         """A bare number is a bid during bidding and a bet during betting (as in the seed);
@@ -212,6 +203,19 @@ async def confirmation(chats: ChatSettings, chat_id: int, result: CommandResult)
             continue
         return await chats.text(chat_id, key, **values)
     return None
+
+
+async def autobet_answer(
+    chats: ChatSettings, chat_id: int, user_id: int, change: AutobetChange
+) -> str:
+    """What ``/autobet AMOUNT`` or ``/autobet off`` tells the player it did."""
+    if change.after is None:
+        if change.before is None:
+            return await chats.text(chat_id, "answer.autobet_none")
+        return await chats.text(chat_id, "answer.autobet_off", amount=change.before.amount)
+    if _placed_for(user_id, change.placed):
+        return await chats.text(chat_id, "answer.autobet_on_now", amount=change.after.amount)
+    return await chats.text(chat_id, "answer.autobet_on", amount=change.after.amount)
 
 
 def _placed_for(user_id: int, result: CommandResult | None) -> bool:

@@ -21,9 +21,16 @@ class BoardViews(Phrasing):
     """The live board of a round and its buttons."""
 
     def board(
-        self, state: Round, people: Mapping[int, Person], now_ms: int
+        self,
+        state: Round,
+        people: Mapping[int, Person],
+        now_ms: int,
+        *,
+        table_link: str | None = None,
     ) -> tuple[str, InlineKeyboardMarkup | None]:
-        """The live board of a round and its buttons."""
+        """The live board of a round and its buttons; ``table_link``, the Mini App's
+        direct link for the group (``MiniAppLinks.group_link``), adds a button opening
+        it below the others while the round is open."""
         seconds = max(0, (state.deadline_ms - now_ms + 999) // 1000)
         settings = state.settings
         lines = [
@@ -88,7 +95,11 @@ class BoardViews(Phrasing):
         dealer = state.dealer_hand() if hands else None
         if dealer is not None:
             lines.append(self.t("board.dealer_hand") + self._hand_text(ruleset.show(dealer)))
-        return "\n".join(lines), self.keyboard(state)
+        keyboard = self.keyboard(state)
+        if keyboard is not None and table_link is not None:
+            table = InlineKeyboardButton(self.t("button.table"), url=table_link)
+            keyboard = InlineKeyboardMarkup([*keyboard.inline_keyboard, [table]])
+        return "\n".join(lines), keyboard
 
     def _hand_text(self, hand: HandView) -> str:
         return f" · {self.dealt(hand)} {self.kind(hand)}"

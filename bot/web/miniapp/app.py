@@ -3,16 +3,23 @@
 
 - ``GET /``: the page (``static/index.html``; plain HTML, CSS and JS, no build step).
 - ``POST /api/session`` ``{"initData": "..."}``: fresh, signed ``initData`` exchanged
-  for a session token (``bot.web.miniapp.sessions``); 401 and the reason otherwise.
+  for a session token (``bot.web.miniapp.sessions``) and the group its ``start_param``
+  names (``bot.web.miniapp.start_param``); 401 and the reason otherwise, 400 for a
+  ``start_param`` naming no group.
 - ``GET /api/table?chat=ID``: the group's table for the signed-in user
-  (``bot.web.miniapp.table``).
+  (``bot.web.miniapp.table``), with their standing bet.
 - ``GET /api/feed?chat=ID``: the live feed, Server-Sent Events (``bot.web.miniapp.feed``):
   the group's table as ``/api/table`` gives it, sent as it is now and again whenever the
   group's round changes; each event's id is where the table stands (``RoundKey``), and a
   page reconnecting with ``Last-Event-ID`` (or ``&since=``) gets the current table at once
   only if it is newer.
-- ``POST /api/bet`` ``{"chat": ID, "amount": "12.50"}``: a bet, played as ``/bet`` is
-  (``bot.web.miniapp.moves``) and answered here, never in the group.
+- The moves, each ``POST {"chat": ID, ...}``, played as the group's commands are
+  (``bot.web.miniapp.moves``) and answered here, never in the group, with the table
+  after the move: ``/api/bet`` ``{"amount": "12.50", "round": N}`` (again to change,
+  ``"0"`` cancels), ``/api/bid`` ``{"amount", "round"}``, ``/api/grab`` ``{"round"}``,
+  ``/api/autobet`` ``{"amount"}`` (``"off"`` stops it) and ``/api/again`` ``{"round"}``
+  (the round just ended). ``round`` is the round the page shows: a move for a round that
+  is not the group's open one is refused, as an old round's board button is.
 
 Every ``/api/`` request but signing in carries ``Authorization: Bearer TOKEN`` (the
 feed, which a browser's ``EventSource`` opens without headers, may carry ``&token=``). A group is
@@ -26,7 +33,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,9 +43,10 @@ from aiohttp import web
 from bot.service.game import GameService, Person, TableSnapshot
 from bot.service.round_changes import RoundKey
 from bot.web.miniapp.feed import FeedHub, Render, sse_event
-from bot.web.miniapp.moves import IsMember, Moves
+from bot.web.miniapp.moves import IsMember, MoveAnswer, Moves
 from bot.web.miniapp.sessions import MiniAppSessions
-from bot.web.miniapp.table import table_view
+from bot.web.miniapp.start_param import NoGroup, decode_group
+from bot.web.miniapp.table import standing_view, table_view
 from bot.web.signing import USER_ID_LIMIT, Session, SignatureRefused
 
 STATIC = Path(__file__).parent / "static"
@@ -46,6 +54,10 @@ STATIC = Path(__file__).parent / "static"
 GROUP_ID = re.compile(r"-[0-9]{1,16}")
 #: Telegram's chat ids fit in 52 bits, as its user ids do.
 GROUP_ID_LIMIT = USER_ID_LIMIT
+#: A round's id as the page sends it: ASCII digits, no sign or leading zero.
+ROUND_ID = re.compile(r"[1-9][0-9]{0,18}")
+#: The largest round id (the database's 64-bit integers).
+ROUND_ID_MAX = 2**63 - 1
 
 #: What the page may load and whom it may talk to: itself, and Telegram's script; it may
 #: be framed only by Telegram's web client (the other clients open it in a web view).
@@ -122,6 +134,20 @@ def group_id(value: object) -> int:
     return chat_id
 
 
+def linked_group(start_param: str | None) -> int | None:
+    """The group the link that opened the app names (``start_param``), None for a link
+    naming none (opened from ``/table`` or the bot's profile); ``Refused`` (400) for a
+    ``start_param`` that is no group's (``bot.web.miniapp.start_param``)."""
+    if not start_param:
+        return None
+    try:
+        return decode_group(start_param)
+    except NoGroup:
+        raise Refused(
+            400, "This link names no group: open the table from your group's board."
+        ) from None
+
+
 def signed_in(request: web.Request) -> Session:
     """The session of the request's bearer token; ``Refused`` (401) without a valid one."""
     parts = request.app[PARTS]
@@ -173,15 +199,12 @@ async def sign_in(request: web.Request) -> web.Response:
             signed = parts.sessions.sign_in(init_data, parts.now())
         except SignatureRefused as error:
             raise Refused(401, SIGN_IN_REFUSALS[error.reason]) from None
+        chat = linked_group(signed.user.start_param)
     except Refused as error:
         return refusal(error)
     user = signed.user
     # Stored as the bot stores whoever writes in a group: the board names them.
     await parts.service.note_people([Person(user.user_id, user.first_name, user.username)])
-    try:
-        chat = group_id(user.start_param) if user.start_param else None
-    except Refused:
-        chat = None  # a link to no group: the page asks for one
     return web.json_response(
         {
             "token": signed.token,
@@ -193,9 +216,13 @@ async def sign_in(request: web.Request) -> web.Response:
 
 
 async def current_table(parts: MiniAppParts, chat_id: int, user_id: int) -> dict[str, Any]:
-    """The group's table as ``user_id`` sees it now."""
+    """The group's table as ``user_id`` sees it now, with their standing bet (which the
+    feed's tables leave out: it is no round's state)."""
     snapshot = await parts.service.table_snapshot(chat_id, [user_id])
-    return table_view(snapshot, viewer=user_id, now_ms=int(parts.clock() * 1000))
+    shown = table_view(snapshot, viewer=user_id, now_ms=int(parts.clock() * 1000))
+    standing = await parts.service.autobet(chat_id, user_id)
+    shown["standing"] = standing_view(standing, snapshot.settings.currency)
+    return shown
 
 
 def feed_events(clock: Callable[[], float]) -> Render:
@@ -254,27 +281,86 @@ async def feed(request: web.Request) -> web.StreamResponse:
     return response
 
 
-async def bet(request: web.Request) -> web.Response:
-    """A bet from the page: 200 with the bot's confirmation and the table after it, or 409
-    with the bot's refusal (nothing changed)."""
-    parts = request.app[PARTS]
-    try:
-        session = signed_in(request)
-        body = await json_body(request)
-        chat_id = group_id(body.get("chat"))
-        await check_member(parts, chat_id, session.user_id)
-        amount = body.get("amount")
-        if not isinstance(amount, str):
-            raise Refused(400, 'amount must be text, like "12.50".')
-    except Refused as error:
-        return refusal(error)
-    known = await parts.service.names([session.user_id])
-    player = known.get(session.user_id, Person(session.user_id))
-    answer = await parts.moves.bet(chat_id, player, amount)
-    if not answer.taken:
-        return web.json_response({"error": answer.text}, status=409)
-    shown = await current_table(parts, chat_id, session.user_id)
-    return web.json_response({"text": answer.text, "table": shown})
+#: A move the page asked for, its fields read: played by the shell's ``Moves`` for the
+#: group and the player.
+Move = Callable[[Moves, int, Person], Awaitable[MoveAnswer]]
+
+
+def round_id(value: object) -> int:
+    """A round's id as the page sent it (text or a JSON number): the round it shows, which
+    the move is for; ``Refused`` (400) for anything else."""
+    text = str(value) if type(value) is int else value
+    if not isinstance(text, str) or ROUND_ID.fullmatch(text) is None or int(text) > ROUND_ID_MAX:
+        raise Refused(400, "round must be the number of the round shown, like 412.")
+    return int(text)
+
+
+def typed_amount(body: dict[str, Any]) -> str:
+    """The amount as the player typed it (the bot reads it as a command's)."""
+    amount = body.get("amount")
+    if not isinstance(amount, str):
+        raise Refused(400, 'amount must be text, like "12.50".')
+    return amount
+
+
+def bet_move(body: dict[str, Any]) -> Move:
+    """``{"amount": "12.50", "round": 412}``: bet, change the bet, or cancel it (``"0"``);
+    without ``round``, in whatever round takes bets, as ``/bet`` is."""
+    amount = typed_amount(body)
+    shown = round_id(body["round"]) if body.get("round") is not None else None
+    return lambda moves, chat_id, player: moves.bet(chat_id, player, amount, shown)
+
+
+def bid_move(body: dict[str, Any]) -> Move:
+    """``{"amount": "100", "round": 412}``: bid for dealer."""
+    amount, shown = typed_amount(body), round_id(body.get("round"))
+    return lambda moves, chat_id, player: moves.bid(chat_id, player, amount, shown)
+
+
+def grab_move(body: dict[str, Any]) -> Move:
+    """``{"round": 412}``: grab the next share."""
+    shown = round_id(body.get("round"))
+    return lambda moves, chat_id, player: moves.grab(chat_id, player, shown)
+
+
+def autobet_move(body: dict[str, Any]) -> Move:
+    """``{"amount": "20"}``: the standing bet; ``"off"`` or ``"0"`` stops it."""
+    amount = typed_amount(body)
+    return lambda moves, chat_id, player: moves.autobet(chat_id, player, amount)
+
+
+def again_move(body: dict[str, Any]) -> Move:
+    """``{"round": 411}``: "same again" of the group's last round (settled)."""
+    shown = round_id(body.get("round"))
+    return lambda moves, chat_id, player: moves.same_again(chat_id, player, shown)
+
+
+def move_handler(
+    read: Callable[[dict[str, Any]], Move],
+) -> Callable[[web.Request], Awaitable[web.Response]]:
+    """A move's endpoint: signed in, ``{"chat": ID, ...}`` of a group the player is in,
+    the move's fields as ``read`` reads them; 200 with the bot's confirmation and the
+    table after it, or 409 with the bot's refusal (nothing changed)."""
+
+    async def handle(request: web.Request) -> web.Response:
+        parts = request.app[PARTS]
+        try:
+            session = signed_in(request)
+            body = await json_body(request)
+            chat_id = group_id(body.get("chat"))
+            await check_member(parts, chat_id, session.user_id)
+            move = read(body)
+        except Refused as error:
+            return refusal(error)
+        known = await parts.service.names([session.user_id])
+        player = known.get(session.user_id, Person(session.user_id))
+        answer = await move(parts.moves, chat_id, player)
+        if not answer.taken:
+            return web.json_response({"error": answer.text}, status=409)
+        shown = await current_table(parts, chat_id, session.user_id)
+        return web.json_response({"text": answer.text, "table": shown})
+
+    return handle
 
 
 async def add_headers(request: web.Request, response: web.StreamResponse) -> None:
@@ -324,6 +410,10 @@ def build_miniapp(
     app.router.add_post("/api/session", sign_in)
     app.router.add_get("/api/table", table)
     app.router.add_get("/api/feed", feed)
-    app.router.add_post("/api/bet", bet)
+    app.router.add_post("/api/bet", move_handler(bet_move))
+    app.router.add_post("/api/bid", move_handler(bid_move))
+    app.router.add_post("/api/grab", move_handler(grab_move))
+    app.router.add_post("/api/autobet", move_handler(autobet_move))
+    app.router.add_post("/api/again", move_handler(again_move))
     app.router.add_static("/static/", STATIC)
     return app

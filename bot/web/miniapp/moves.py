@@ -25,8 +25,27 @@ class MoveAnswer:
 
 
 class Moves(Protocol):
-    """The moves the page offers (this first slice: a bet)."""
+    """The moves the page offers. A move naming a round (``round_id``) is refused, as an
+    old round's board button is, once that round is not the group's open one."""
 
-    async def bet(self, chat_id: int, player: Person, amount: str) -> MoveAnswer:
-        """Bet ``amount`` as typed (``0`` cancels), as ``/bet`` does."""
+    async def bid(self, chat_id: int, player: Person, amount: str, round_id: int) -> MoveAnswer:
+        """Bid ``amount`` as typed, as ``/bid`` does."""
+        ...
+
+    async def bet(
+        self, chat_id: int, player: Person, amount: str, round_id: int | None = None
+    ) -> MoveAnswer:
+        """Bet ``amount`` as typed (again to change it, ``0`` cancels), as ``/bet`` does."""
+        ...
+
+    async def grab(self, chat_id: int, player: Person, round_id: int) -> MoveAnswer:
+        """Grab, as the board's Grab button does."""
+        ...
+
+    async def autobet(self, chat_id: int, player: Person, amount: str) -> MoveAnswer:
+        """Set the standing bet (``off`` or ``0`` stops it), as ``/autobet`` does."""
+        ...
+
+    async def same_again(self, chat_id: int, player: Person, round_id: int) -> MoveAnswer:
+        """The results' "same again" for settled round ``round_id``."""
         ...

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot.engine.round import Round
+from bot.engine.autobets import Autobet
+from bot.engine.round import Phase, Round, minimum_bid
 from bot.money import format_amount
 from bot.service.game import Balance, Person, TableSnapshot
 
@@ -65,6 +66,15 @@ def round_view(state: Round, people: dict[int, Person]) -> JsonDict:
         ],
         "grabbed": [shown_name(grab.user_id, people) for grab in state.grabs],
         "commitment": state.commitment,
+        # The board's quick bids: the least the next bid may be, and one step more.
+        "bid_steps": (
+            [
+                money(least, currency)
+                for least in (minimum_bid(state), minimum_bid(state) + state.settings.bid_increment)
+            ]
+            if state.phase is Phase.BIDDING
+            else []
+        ),
     }
 
 
@@ -80,6 +90,11 @@ def table_view(snapshot: TableSnapshot, *, viewer: int, now_ms: int) -> JsonDict
     if shown is not None and state is not None:
         for view, bet in zip(shown["bets"], state.bets, strict=True):
             view["mine"] = bet.user_id == viewer
+        # What the viewer may still do in the round: grab once, if they play in it.
+        shown["me"] = {
+            "plays": viewer in state.participants,
+            "grabbed": any(grab.user_id == viewer for grab in state.grabs),
+        }
     balance = snapshot.balances.get(viewer, Balance(0, 0))
     return {
         "chat": snapshot.chat_id,
@@ -91,4 +106,14 @@ def table_view(snapshot: TableSnapshot, *, viewer: int, now_ms: int) -> JsonDict
             "held": money(balance.held, currency),
         },
         "quick_bets": [money(amount, currency) for amount in snapshot.settings.quick_bets],
+        # Between rounds, the round just ended: "same again" names it.
+        "last_round": snapshot.key.round_id if shown is None and snapshot.key.round_id else None,
     }
+
+
+def standing_view(standing: Autobet | None, currency: str) -> JsonDict | None:
+    """The viewer's standing bet (``/autobet``, or "same again" kept for the next round:
+    ``once``), if any."""
+    if standing is None:
+        return None
+    return {"once": standing.once, **money(standing.amount, currency)}

@@ -1,6 +1,7 @@
 // The Mini App's page: signs in with Telegram's initData, shows the group's table as the
-// live feed sends it (Server-Sent Events, docs/miniapp.md) and places bets. Plain JS, no
-// build step; every text from the server goes in as text, never as HTML.
+// live feed sends it (Server-Sent Events, docs/miniapp.md) and plays the player's moves
+// (bid, bet, grab, standing bet, same again) by phase. Plain JS, no build step; every
+// text from the server goes in as text, never as HTML.
 (function () {
   "use strict";
 
@@ -38,9 +39,14 @@
   var token = null;
   var chat = null;
   var table = null;
+  // The player's standing bet, as the last table that said it had it (the feed's
+  // tables do not: it is no round's state).
+  var standing = null;
   // The server's clock less the phone's: the countdown is to the real deadline.
   var clockOffset = 0;
   var busy = false;
+  // The phase the play card shows ("none" between rounds).
+  var shownPhase = null;
   // Where the shown table stands ("round.version"): a feed opened again says so
   // (since=), and gets the table at once only if it changed meanwhile.
   var version = "";
@@ -48,8 +54,9 @@
 
   function $(id) { return document.getElementById(id); }
 
-  function say(text, kind) {
-    var message = $("message");
+  // Say ``text`` in the page: under the play buttons, or where ``where`` names.
+  function say(text, kind, where) {
+    var message = $(where || "message");
     message.textContent = text || "";
     message.className = "message" + (kind ? " " + kind : "");
   }
@@ -124,25 +131,83 @@
     return item;
   }
 
-  function renderQuickBets(quick) {
-    var box = $("quick-bets");
-    var wanted = quick.map(function (money) { return money.cents; }).join(",");
+  // A row of amount buttons (class ``kind``), redrawn only when the amounts change.
+  function renderAmounts(box, kind, amounts, press) {
+    var wanted = amounts.map(function (money) { return money.cents; }).join(",");
     if (box.dataset.amounts === wanted) return;
     box.dataset.amounts = wanted;
     box.textContent = "";
-    quick.forEach(function (money) {
+    amounts.forEach(function (money) {
       var button = document.createElement("button");
       button.type = "button";
-      button.className = "quick-bet";
+      button.className = kind;
       button.textContent = money.text;
-      button.addEventListener("click", function () { bet(typed(money.cents)); });
+      button.addEventListener("click", function () { press(typed(money.cents)); });
       box.appendChild(button);
     });
   }
 
+  // What the play card offers in each phase: its title, and which controls show.
+  var PLAY = {
+    bidding: { title: "Bid for dealer", submit: "Bid", field: "Your bid, e.g. 100" },
+    betting: { title: "Bet", submit: "Bet", field: "Amount, e.g. 12.50" },
+    grabbing: { title: "Grab your share" },
+    none: { title: "Between rounds" },
+  };
+
+  function renderPlay(round, mine) {
+    var phase = round ? round.phase : "none";
+    // An answer belongs to the phase it was given in: a new phase clears it.
+    if (shownPhase !== null && phase !== shownPhase && !busy && $("message").className !== "message error") {
+      say("");
+    }
+    shownPhase = phase;
+    var play = PLAY[phase] || PLAY.none;
+    var bidding = phase === "bidding", betting = phase === "betting";
+    $("play-title").textContent = play.title;
+    $("quick-bids").hidden = !bidding;
+    $("quick-bets").hidden = !betting;
+    $("custom").hidden = !(bidding || betting);
+    if (play.submit) {
+      $("bet").textContent = play.submit;
+      $("amount").placeholder = play.field;
+      $("amount").setAttribute("aria-label", play.field);
+    }
+    renderAmounts($("quick-bids"), "quick-bid", bidding ? round.bid_steps : [], bid);
+    renderAmounts($("quick-bets"), "quick-bet", table.quick_bets, bet);
+    Array.prototype.forEach.call(
+      document.querySelectorAll(".quick-bet, .quick-bid, #bet"),
+      function (button) { button.disabled = busy; }
+    );
+    $("cancel").hidden = !(betting && mine);
+    $("cancel").disabled = busy;
+
+    var me = round && round.me;
+    var grabbing = phase === "grabbing" && me && me.plays;
+    $("grab").hidden = !grabbing;
+    $("grab").disabled = busy || !grabbing || me.grabbed;
+    $("grab").textContent = grabbing && me.grabbed ? "Grabbed ✓" : "🧧 Grab";
+    $("again").hidden = !(phase === "none" && table.last_round);
+    $("again").disabled = busy;
+
+    var hint = "";
+    if (phase === "grabbing" && !(me && me.plays)) hint = "You are not in this round.";
+    else if (phase === "none") hint = "The next round's betting opens when it starts.";
+    $("play-hint").textContent = hint;
+    $("play-hint").hidden = !hint;
+  }
+
+  function renderStanding() {
+    $("standing").textContent = standing
+      ? standing.text + (standing.once ? " (next round only)" : "")
+      : "none";
+    $("standing-stop").hidden = !standing;
+    $("standing-set").disabled = busy;
+    $("standing-stop").disabled = busy;
+  }
+
   function render() {
     var round = table.round;
-    var betting = round !== null && round.phase === "betting";
     $("phase").textContent = round ? PHASES[round.phase] || round.phase : "No round running";
     $("game").textContent = round ? GAMES[round.game] || round.game : "Waiting for the next round";
     $("dealer").textContent = round && round.dealer ? round.dealer.name : "–";
@@ -169,12 +234,8 @@
     $("chips-free").textContent = table.chips.available.text;
     $("chips-held").textContent = table.chips.held.text;
 
-    renderQuickBets(table.quick_bets);
-    Array.prototype.forEach.call(document.querySelectorAll(".quick-bet, #bet"), function (button) {
-      button.disabled = !betting || busy;
-    });
-    $("cancel").hidden = !(betting && mine);
-    $("cancel").disabled = busy;
+    renderPlay(round, mine);
+    renderStanding();
     tick();
   }
 
@@ -199,6 +260,7 @@
   function show(shown) {
     if (older(shown.version, version)) return;  // an answer overtaken by the feed
     table = shown;
+    if ("standing" in shown) standing = shown.standing;
     version = shown.version || version;
     document.body.dataset.version = version;
     clockOffset = shown.now_ms - Date.now();
@@ -245,26 +307,63 @@
     });
   }
 
-  function bet(amount) {
+  // A move: POST it, say the bot's answer (or refusal) in the page, show the table after.
+  // ``where``: the element the answer goes in (the play card's message by default).
+  function move(path, body, pending, where) {
     if (busy) return;
     busy = true;
     if (table) render();
-    say("Placing your bet…");
-    call("POST", "api/bet", { chat: chat, amount: amount }).then(function (answer) {
+    say(pending, "", where);
+    body.chat = chat;
+    call("POST", "api/" + path, body).then(function (answer) {
       if (answer.status === 200) {
-        say(answer.data.text, "ok");
         show(answer.data.table);
+        say(answer.data.text, "ok", where);
         if (webApp && webApp.HapticFeedback) webApp.HapticFeedback.notificationOccurred("success");
       } else {
-        say(answer.data.error || "The bet was not placed.", "error");
+        say(answer.data.error || "That was not done.", "error", where);
         if (webApp && webApp.HapticFeedback) webApp.HapticFeedback.notificationOccurred("error");
       }
     }).catch(function () {
-      say("No connection: the bet was not sent.", "error");
+      say("No connection: nothing was sent.", "error", where);
     }).then(function () {
       busy = false;
       if (table) render();
     });
+  }
+
+  // The round the page shows: a move for it is refused once the group is past it.
+  function shownRound() { return table && table.round ? table.round.id : null; }
+
+  function bet(amount) {
+    move("bet", { amount: amount, round: shownRound() }, "Placing your bet…");
+  }
+
+  function bid(amount) {
+    move("bid", { amount: amount, round: shownRound() }, "Placing your bid…");
+  }
+
+  function grab() { move("grab", { round: shownRound() }, "Grabbing…"); }
+
+  function again() { move("again", { round: table.last_round }, "Betting the same again…"); }
+
+  function setStanding(amount) {
+    move("autobet", { amount: amount }, "Setting your standing bet…", "standing-message");
+  }
+
+  function openStanding(open) {
+    $("standing-panel").hidden = !open;
+    $("standing-open").hidden = open;
+    if (open) $("standing-amount").focus();
+  }
+
+  // Telegram's back button: it closes the standing bet's panel if open, else the app.
+  function back() {
+    if (!$("standing-panel").hidden) {
+      openStanding(false);
+      return;
+    }
+    if (webApp && webApp.close) webApp.close();
   }
 
   function start() {
@@ -274,16 +373,31 @@
       webApp.expand();
       if (webApp.onEvent) webApp.onEvent("themeChanged", applyTheme);
     }
+    if (webApp && webApp.BackButton) {
+      webApp.BackButton.onClick(back);
+      webApp.BackButton.show();
+    }
     $("custom").addEventListener("submit", function (event) {
       event.preventDefault();
-      bet($("amount").value.trim());
+      var amount = $("amount").value.trim();
+      if (table && table.round && table.round.phase === "bidding") bid(amount);
+      else bet(amount);
     });
     $("cancel").addEventListener("click", function () { bet("0"); });
+    $("grab").addEventListener("click", grab);
+    $("again").addEventListener("click", again);
+    $("standing-open").addEventListener("click", function () { openStanding(true); });
+    $("standing-form").addEventListener("submit", function (event) {
+      event.preventDefault();
+      setStanding($("standing-amount").value.trim());
+    });
+    $("standing-stop").addEventListener("click", function () { setStanding("off"); });
     signIn().then(function (ok) {
       if (!ok) return;
       setInterval(function () { if (table) tick(); }, 250);
       if (window.EventSource) {
         listen();
+        poll();  // the feed's tables leave out the player's standing bet: this has it
         return;
       }
       var loop = function () {
