@@ -10,11 +10,14 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
+import asyncpg
 import pytest
 import pytest_asyncio
 
 from tests.e2e.harness import E2E, FAST_GAME, running_bot
+from tests.e2e.soak import scratch_database
 from tests.helpers.browser import headless_chromium
+from tests.helpers.databases import POSTGRES_ADMIN_URL, REQUIRE_POSTGRES
 from tests.helpers.ports import free_port
 
 
@@ -51,3 +54,17 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
 def web_port() -> int:
     """A free port for the bot's web server (the console, the Mini App)."""
     return free_port()
+
+
+@pytest.fixture
+async def soak_database_url() -> AsyncIterator[str]:
+    """A PostgreSQL database of a soak's own, migrated, dropped afterwards."""
+    try:
+        await (await asyncpg.connect(POSTGRES_ADMIN_URL, timeout=3)).close()
+    except Exception as error:  # any failure to connect means "no server here"
+        message = f"PostgreSQL not reachable at {POSTGRES_ADMIN_URL}: {error}"
+        if REQUIRE_POSTGRES:
+            pytest.fail(message)
+        pytest.skip(message)
+    async with scratch_database(POSTGRES_ADMIN_URL) as url:
+        yield url

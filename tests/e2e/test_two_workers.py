@@ -10,14 +10,11 @@ started outlives the last kill, the ledger holds, no chip is lost and no round i
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from pathlib import Path
 
-import asyncpg
 import pytest
 
-from tests.e2e.soak import GROUP_LIMIT, Figures, Plan, logs, scratch_database, soak
-from tests.helpers.databases import POSTGRES_ADMIN_URL, REQUIRE_POSTGRES
+from tests.e2e.soak import GROUP_LIMIT, Figures, Plan, logs, soak
 
 pytestmark = [pytest.mark.asyncio(loop_scope="function"), pytest.mark.postgres]
 
@@ -32,24 +29,10 @@ PLAN = Plan(
 )
 
 
-@pytest.fixture
-async def database_url() -> AsyncIterator[str]:
-    """A PostgreSQL database of this test's own, migrated, dropped afterwards."""
-    try:
-        await (await asyncpg.connect(POSTGRES_ADMIN_URL, timeout=3)).close()
-    except Exception as error:  # any failure to connect means "no server here"
-        message = f"PostgreSQL not reachable at {POSTGRES_ADMIN_URL}: {error}"
-        if REQUIRE_POSTGRES:
-            pytest.fail(message)
-        pytest.skip(message)
-    async with scratch_database(POSTGRES_ADMIN_URL) as url:
-        yield url
-
-
 async def test_two_workers_killed_in_turn_lose_no_board_chip_or_round(
-    tmp_path: Path, database_url: str
+    tmp_path: Path, soak_database_url: str
 ) -> None:
-    figures: Figures = await soak(PLAN, tmp_path, database_url)
+    figures: Figures = await soak(PLAN, tmp_path, soak_database_url)
     print(figures.summary())
     detail = f"{figures.summary()}\n{figures.details()}\n{logs(tmp_path)}"
     # The run did what it is for: rounds played through kills of both workers.

@@ -113,12 +113,19 @@ async def test_a_bid_is_taken_as_bid_is(table: Table) -> None:
     await check_ledger(table.db)
 
 
+#: What a player may type where an amount goes and is no amount: (typed, refusal, its
+#: parameters).
+NO_AMOUNTS: list[tuple[str, str, dict[str, Any]]] = [
+    ("ten", "error.bad_amount.not_amount", {"typed": "ten"}),
+    ("-5", "error.bad_amount.negative", {"typed": "-5"}),
+    ("١٢", "error.bad_amount.digits", {"typed": "١٢"}),
+]
+
+
 @pytest.mark.parametrize(
     ("amount", "key", "params"),
     [
-        ("ten", "error.bad_amount.not_amount", {"typed": "ten"}),
-        ("-5", "error.bad_amount.negative", {"typed": "-5"}),
-        ("١٢", "error.bad_amount.digits", {"typed": "١٢"}),
+        *NO_AMOUNTS,
         ("5", "error.bid_too_low", {"minimum": TEST_SETTINGS.min_bid}),
     ],
 )
@@ -244,9 +251,7 @@ async def test_the_standing_bet_is_set_placed_at_once_and_stopped(table: Table) 
 @pytest.mark.parametrize(
     ("amount", "key", "params"),
     [
-        ("ten", "error.bad_amount.not_amount", {"typed": "ten"}),
-        ("-5", "error.bad_amount.negative", {"typed": "-5"}),
-        ("١٢", "error.bad_amount.digits", {"typed": "١٢"}),
+        *NO_AMOUNTS,
         ("99999999999", "error.bet_too_large", {"maximum": TEST_SETTINGS.max_bet}),
     ],
 )
