@@ -351,20 +351,20 @@ class Round(RoundState):
         """The user's grab in this round, if any."""
         return next((grab for grab in self.grabs if grab.user_id == user_id), None)
 
-    def with_bet(self, user_id: UserId, placed: Bet | None) -> Round:
+    def with_bet(self, user_id: UserId, placed: Bet | None, *, version: int | None = None) -> Round:
         """The round with the user's bet placed, changed (same place in the bet order) or,
-        with ``None``, gone."""
+        with ``None``, gone; at ``version`` if given (a step's: one copy, not two)."""
         if placed is None:
             bets = tuple(bet for bet in self.bets if bet.user_id != user_id)
         elif self.bet_of(user_id) is None:
             bets = (*self.bets, placed)
         else:
             bets = tuple(placed if bet.user_id == user_id else bet for bet in self.bets)
-        return dataclasses.replace(self, bets=bets)
+        return dataclasses.replace(self, bets=bets, version=version or self.version)
 
-    def with_grab(self, taken: Grab) -> Round:
-        """The round with one more grab."""
-        return dataclasses.replace(self, grabs=(*self.grabs, taken))
+    def with_grab(self, taken: Grab, *, version: int) -> Round:
+        """The round with one more grab, at the step's ``version``."""
+        return dataclasses.replace(self, grabs=(*self.grabs, taken), version=version)
 
     def dealt(self) -> dict[UserId, int]:
         """What each participant grabbed (or was dealt) so far."""
@@ -445,16 +445,21 @@ class Seat(RoundState):
         self._own(user_id)
         return self.grab
 
-    def with_bet(self, user_id: UserId, placed: Bet | None) -> Seat:
-        """The seat with its player's bet placed, changed or, with ``None``, gone."""
+    def with_bet(self, user_id: UserId, placed: Bet | None, *, version: int | None = None) -> Seat:
+        """The seat with its player's bet placed, changed or, with ``None``, gone; at
+        ``version`` if given."""
         self._own(user_id)
         count = self.bet_count + (placed is not None) - (self.bet is not None)
-        return dataclasses.replace(self, bet=placed, bet_count=count)
+        return dataclasses.replace(
+            self, bet=placed, bet_count=count, version=version or self.version
+        )
 
-    def with_grab(self, taken: Grab) -> Seat:
-        """The seat with its player's grab."""
+    def with_grab(self, taken: Grab, *, version: int) -> Seat:
+        """The seat with its player's grab, at the step's ``version``."""
         self._own(taken.user_id)
-        return dataclasses.replace(self, grab=taken, grab_count=self.grab_count + 1)
+        return dataclasses.replace(
+            self, grab=taken, grab_count=self.grab_count + 1, version=version
+        )
 
 
 #: A round as a player's command reads it: whole, or the player's seat.
@@ -661,14 +666,15 @@ def bet(
     if amount == 0:
         assert current is not None  # verify_bet refuses to cancel a missing bet
         return Transition(
-            _next(state.with_bet(user_id, None)),
+            state.with_bet(user_id, None, version=state.version + 1),
             (BetCancelled(user_id, current.amount),),
             merge_postings(postings),
         )
     new_bet = Bet(user_id, amount, amount * state.ruleset.largest_loss_multiplier)
     postings += _hold(user_id, new_bet.hold)
     event = BetPlaced(user_id, amount, current.amount if current is not None else 0)
-    return Transition(_next(state.with_bet(user_id, new_bet)), (event,), merge_postings(postings))
+    after = state.with_bet(user_id, new_bet, version=state.version + 1)
+    return Transition(after, (event,), merge_postings(postings))
 
 
 # -- grabbing -----------------------------------------------------------------------------
@@ -696,7 +702,7 @@ def grab(state: RoundOrSeat, user_id: UserId, now_ms: int) -> Transition[RoundOr
     the ``Round``; any other takes the player's ``Seat`` too."""
     verify_grab(state, user_id, now_ms)
     taken = Grab(user_id, state.shares[state.grab_count])
-    after = _next(state.with_grab(taken))
+    after = state.with_grab(taken, version=state.version + 1)
     events: tuple[Event, ...] = (Grabbed(user_id, taken.amount, False),)
     if after.grab_count < after.participant_count:
         return Transition(after, events)
