@@ -10,6 +10,7 @@ import signal
 import sys
 from collections import Counter
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from types import FrameType
 from typing import Any
 
@@ -323,6 +324,13 @@ def _build_parser() -> argparse.ArgumentParser:
     demo.add_argument(
         "--language", choices=LANGUAGES, default="en", help="the language the group uses"
     )
+    demo.add_argument(
+        "--pictures",
+        type=Path,
+        metavar="DIR",
+        help="write the pictures the group gets (each round's results; on a card table the"
+        " dealer's cards too) into the folder DIR, made if missing",
+    )
     return parser
 
 
@@ -559,6 +567,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     ruleset=args.ruleset,
                     dealer=args.dealer,
                     language=args.language,
+                    pictures=args.pictures,
                 )
             )
     except ConfigError as error:

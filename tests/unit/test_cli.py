@@ -6,6 +6,7 @@ from __future__ import annotations
 import subprocess
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 import pytest
 
@@ -370,14 +371,23 @@ def test_deal_prints_the_hands_of_deal_hands(
 @pytest.mark.parametrize(
     ("argv", "expected"),
     [
-        ([], {"rounds": 3, "ruleset": "envelope68", "dealer": "bid", "language": "en"}),
+        (
+            [],
+            {"rounds": 3, "ruleset": "envelope68", "dealer": "bid", "language": "en"},
+        ),
         (
             ["--ruleset", "bullbull", "--dealer", "house", "--rounds", "2"],
             {"rounds": 2, "ruleset": "bullbull", "dealer": "house", "language": "en"},
         ),
         (
-            ["--ruleset", "poker29", "--language", "zh"],
-            {"rounds": 3, "ruleset": "poker29", "dealer": "bid", "language": "zh"},
+            ["--ruleset", "poker29", "--language", "zh", "--pictures", "out/pictures"],
+            {
+                "rounds": 3,
+                "ruleset": "poker29",
+                "dealer": "bid",
+                "language": "zh",
+                "pictures": Path("out/pictures"),
+            },
         ),
     ],
 )
@@ -398,7 +408,7 @@ def test_demo_passes_ruleset_dealer_and_language_to_run_demo(
     monkeypatch.setattr(demo, "run_demo", fake_run_demo)
     code, _, err = run(["demo", *argv], capsys)
     assert (code, err) == (0, "")
-    assert calls == [expected]
+    assert calls == [{"pictures": None, **expected}]
 
 
 # --- bad arguments ------------------------------------------------------------------------
