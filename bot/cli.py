@@ -21,6 +21,7 @@ from bot.engine.verification import SERVER_SEED_ONLY, Derivation, recompute_deal
 from bot.money import format_amount, format_bps, parse_amount, parse_bps
 from bot.rules import fairness as fair
 from bot.rules.cards import HAND_SIZE, Card, pack, parse_cards
+from bot.rules.envelope import MAX_AMOUNT as MAX_ENVELOPE
 from bot.rules.hand_view import DecidingRule, Decision, HandView
 from bot.rules.ruleset import RED_ENVELOPE, RULESETS, Ruleset, get_ruleset, table_ruleset
 from bot.rules.split import split_envelope
@@ -84,6 +85,27 @@ def _amount(text: str) -> int:
         return parse_amount(text)
     except ValueError as error:
         raise argparse.ArgumentTypeError(str(error)) from None
+
+
+#: What ``odds --share`` is, in the words its errors and help use.
+SHARE_MEANING = (
+    "what an envelope holds per participant on average, 0.01 to"
+    f" {format_amount(MAX_ENVELOPE)} (the game's {format_amount(Settings().envelope_mean_share)}"
+    " unless given)"
+)
+
+
+def _share(text: str) -> int:
+    """``odds --share``: the mean envelope share, an amount of at most one envelope's."""
+    try:
+        share = parse_amount(text)
+    except ValueError:
+        share = 0
+    if not 1 <= share <= MAX_ENVELOPE:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a mean envelope share, which is {SHARE_MEANING}; e.g. --share 2.50"
+        )
+    return share
 
 
 def describe_hand(ruleset: Ruleset[Any], hand: Any) -> str:
@@ -281,11 +303,16 @@ def _build_parser() -> argparse.ArgumentParser:
     _add_derivation_options(deal, shoe=True)
 
     odds = commands.add_parser("odds", help="expected return of a bet and the house edge")
-    odds.add_argument("--ruleset", required=True, choices=sorted(RULESETS), help="the game")
+    odds.add_argument(
+        "--ruleset",
+        choices=sorted(RULESETS),
+        default=Settings().ruleset,
+        help="the game (default: %(default)s, a new table's)",
+    )
     odds.add_argument("--rake", type=_rate, help="rake, e.g. 5%% (default: the game's)")
     odds.add_argument("--rebate", type=_rate, help="rebate, e.g. 0.7%% (default: the game's)")
     odds.add_argument("--fees", type=_amount, help="the dealer's fees a round (default: 0)")
-    odds.add_argument("--share", type=_amount, help="envelope68: the mean envelope share")
+    odds.add_argument("--share", type=_share, metavar="AMOUNT", help=f"envelope68: {SHARE_MEANING}")
     odds.add_argument(
         "--loss-pays",
         choices=LOSS_PAYS,
@@ -480,6 +507,10 @@ def _run_odds(args: argparse.Namespace) -> int:
         if value is not None
     }
     ruleset = get_ruleset(args.ruleset)
+    if args.share is not None and not ruleset.uses_grabs:
+        return _usage_error(
+            f"--share is for envelope68, the red-envelope game: {args.ruleset} deals cards"
+        )
     if args.loss_pays != LOSS_PAYS[0]:
         # A game without a variant of its own already charges a loss by the dealer's hand.
         if table_ruleset(args.ruleset, loss_by_dealer=True) is ruleset:
