@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import argparse
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -10,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.cli import DERIVATION_1_NOTE, main
+from bot.cli import DERIVATION_1_NOTE, _build_parser, main
 from bot.rules.cards import deal_hands, format_cards, pack
 from bot.rules.ruleset import get_ruleset
 from bot.rules.split import commitment, split_envelope
@@ -519,3 +520,24 @@ def test_verify_and_deal_of_a_named_round_or_shoe_use_its_client_seeds_and_say_n
     code, dealt, err = run([*cards, "--shoe", "3", "--client-seeds", "a,b"], capsys)
     assert (code, err) == (0, "")
     assert "deal seed (v2, shoe 3, client seeds: a, b):" in dealt
+
+
+# --- help ---------------------------------------------------------------------------------
+
+
+def test_every_command_and_argument_says_what_it_is(capsys: pytest.CaptureFixture[str]) -> None:
+    parser = _build_parser()
+    (commands,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    for name, command in commands.choices.items():
+        assert command.description and len(command.description) > 60, name
+        for action in command._actions:
+            if isinstance(action, argparse._HelpAction):
+                continue
+            where = f"{name} {'/'.join(action.option_strings) or action.dest}"
+            assert action.help and len(action.help) > 10, where
+            # A value is named for what it is (N, AMOUNT, HEX), not after its option.
+            takes_value = action.nargs != 0
+            if takes_value and action.choices is None:
+                assert action.metavar and action.metavar != action.dest.upper(), where
+        code, out, _ = run([name, "--help"], capsys)
+        assert code == 0 and command.description.split()[0] in out

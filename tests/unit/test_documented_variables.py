@@ -1,6 +1,7 @@
-"""The lists of NIUNIU_* variables an operator reads (README, docs/operator.md, .env.example)
-name only variables the bot reads, and every one of the ``[web]`` server's: an operator
-behind a reverse proxy finds ``NIUNIU_WEB_TRUSTED_PROXIES`` wherever they look."""
+"""The lists of NIUNIU_* variables an operator reads (README, docs/operator.md, .env.example,
+config.example.toml) name only variables the bot reads, and every one of the ``[web]``
+server's: an operator behind a reverse proxy finds ``NIUNIU_WEB_TRUSTED_PROXIES`` wherever
+they look."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from bot.config import Config
 from bot.config.model import ENV_PREFIX, WebConfig
 
 ROOT = Path(__file__).resolve().parents[2]
-LISTS = ("README.md", "docs/operator.md", ".env.example")
+LISTS = ("README.md", "docs/operator.md", ".env.example", "config.example.toml")
 _VARIABLE = re.compile(rf"\b{ENV_PREFIX}[A-Z0-9_]+\b")
 
 
