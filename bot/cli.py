@@ -21,7 +21,6 @@ from bot.engine.verification import SERVER_SEED_ONLY, Derivation, recompute_deal
 from bot.money import format_amount, format_bps, parse_amount, parse_bps
 from bot.rules import fairness as fair
 from bot.rules.cards import HAND_SIZE, Card, pack, parse_cards
-from bot.rules.envelope import MAX_AMOUNT as MAX_ENVELOPE
 from bot.rules.hand_view import DecidingRule, Decision, HandView
 from bot.rules.ruleset import RED_ENVELOPE, RULESETS, Ruleset, get_ruleset, table_ruleset
 from bot.rules.split import split_envelope
@@ -29,6 +28,9 @@ from bot.rules.split import split_envelope
 EXIT_USAGE = 2
 #: The bot could not start, or the database could not be migrated.
 EXIT_FAILED = 1
+
+#: The most a red envelope's share holds: its three digits make the hand.
+MAX_SHARE = 999
 
 
 class _Parser(argparse.ArgumentParser):
@@ -41,7 +43,7 @@ class _Parser(argparse.ArgumentParser):
 def _envelope(text: str) -> Any:
     """The hand of the red-envelope game an amount makes (the ``rules`` command's)."""
     try:
-        return RED_ENVELOPE.evaluate(parse_amount(text, max_cents=999))
+        return RED_ENVELOPE.evaluate(parse_amount(text, max_cents=MAX_SHARE))
     except ValueError as error:
         raise argparse.ArgumentTypeError(f"{text!r}: {error}") from None
 
@@ -104,7 +106,7 @@ def _games(names: Sequence[str]) -> str:
 #: What ``odds --share`` is, in the words its errors and help use.
 SHARE_MEANING = (
     "what an envelope holds per participant on average, 0.01 to"
-    f" {format_amount(MAX_ENVELOPE)} (the game's {format_amount(Settings().envelope_mean_share)}"
+    f" {format_amount(MAX_SHARE)} (the game's {format_amount(Settings().envelope_mean_share)}"
     " unless given)"
 )
 
@@ -115,7 +117,7 @@ def _share(text: str) -> int:
         share = parse_amount(text)
     except ValueError:
         share = 0
-    if not 1 <= share <= MAX_ENVELOPE:
+    if not 1 <= share <= MAX_SHARE:
         raise argparse.ArgumentTypeError(
             f"{text!r} is not a mean envelope share, which is {SHARE_MEANING}; e.g. --share 2.50"
         )
@@ -343,7 +345,7 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     verify.add_argument(
         "--max-share",
-        default=999,
+        default=MAX_SHARE,
         type=_amount,
         metavar="AMOUNT",
         help="the largest share an envelope may hold (default: 9.99)",
