@@ -10,6 +10,7 @@ import signal
 import sys
 from collections import Counter
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from types import FrameType
 from typing import Any
 
@@ -28,6 +29,9 @@ EXIT_USAGE = 2
 #: The bot could not start, or the database could not be migrated.
 EXIT_FAILED = 1
 
+#: The most a red envelope's share holds: its three digits make the hand.
+MAX_SHARE = 999
+
 
 class _Parser(argparse.ArgumentParser):
     """argparse that reports bad arguments in one line and exits 2."""
@@ -39,7 +43,7 @@ class _Parser(argparse.ArgumentParser):
 def _envelope(text: str) -> Any:
     """The hand of the red-envelope game an amount makes (the ``rules`` command's)."""
     try:
-        return RED_ENVELOPE.evaluate(parse_amount(text, max_cents=999))
+        return RED_ENVELOPE.evaluate(parse_amount(text, max_cents=MAX_SHARE))
     except ValueError as error:
         raise argparse.ArgumentTypeError(f"{text!r}: {error}") from None
 
@@ -83,6 +87,41 @@ def _amount(text: str) -> int:
         return parse_amount(text)
     except ValueError as error:
         raise argparse.ArgumentTypeError(str(error)) from None
+
+
+#: Each game as players know it, by the name the commands take.
+GAME_NAMES = {
+    "envelope68": "68 NiuNiu, red envelopes",
+    "bullbull": "Niu Niu (Bull Bull)",
+    "poker29": "Niu-Niu Poker 2.9",
+    "poker29_vn": "Niu-Niu Poker 2.9, Vietnamese rules (ties push)",
+}
+
+
+def _games(names: Sequence[str]) -> str:
+    """The games ``names`` are, for a help text."""
+    return "; ".join(f"{name}: {GAME_NAMES[name]}" for name in names)
+
+
+#: What ``odds --share`` is, in the words its errors and help use.
+SHARE_MEANING = (
+    "what an envelope holds per participant on average, 0.01 to"
+    f" {format_amount(MAX_SHARE)} (the game's {format_amount(Settings().envelope_mean_share)}"
+    " unless given)"
+)
+
+
+def _share(text: str) -> int:
+    """``odds --share``: the mean envelope share, an amount of at most one envelope's."""
+    try:
+        share = parse_amount(text)
+    except ValueError:
+        share = 0
+    if not 1 <= share <= MAX_SHARE:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a mean envelope share, which is {SHARE_MEANING}; e.g. --share 2.50"
+        )
+    return share
 
 
 def describe_hand(ruleset: Ruleset[Any], hand: Any) -> str:
@@ -211,15 +250,22 @@ def _add_derivation_options(parser: argparse.ArgumentParser, *, shoe: bool) -> N
     """Derivation 2's options: the round (or shoe) and the client seeds its results list."""
     scope = parser.add_mutually_exclusive_group()
     scope.add_argument(
-        "--round", type=_whole_number, help="the round's number: its client seeds count (v2)"
+        "--round",
+        type=_whole_number,
+        metavar="N",
+        help="the round's number, as its results show it (#N): its client seeds count",
     )
     if shoe:
         scope.add_argument(
-            "--shoe", type=_whole_number, help="the shoe's number: its client seeds count (v2)"
+            "--shoe",
+            type=_whole_number,
+            metavar="N",
+            help="Niu-Niu Poker: the shoe's number, as the results show it: its client seeds count",
         )
     parser.add_argument(
         "--client-seeds",
         type=_client_seeds,
+        metavar="SEEDS",
         help="the client seeds the results list, separated by commas (with --round"
         + (" or --shoe)" if shoe else ")"),
     )
@@ -239,52 +285,165 @@ def _derivation(args: argparse.Namespace) -> Derivation | None:
 
 
 def _build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="niuniu-bot", description="Host 68 NiuNiu in Telegram groups.")
-    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    parser = _Parser(
+        prog="niuniu-bot",
+        description="Host 68 NiuNiu and its card games in Telegram groups. Every command"
+        " but run and db works offline; `niuniu-bot COMMAND --help` says what each"
+        " argument is. The rules: docs/rules.md.",
+    )
+    commands = parser.add_subparsers(
+        dest="command", required=True, parser_class=_Parser, metavar="COMMAND"
+    )
 
-    rules = commands.add_parser("rules", help="show the hand of envelope amounts")
+    rules = commands.add_parser(
+        "rules",
+        help="show the hand an envelope amount makes in 68 NiuNiu",
+        description="Show the hand each amount makes in 68 NiuNiu (docs/rules.md, sections"
+        " 2 to 4): its kind, points and multiplier, and whether it re-deals for a dealer or"
+        " spares a player (免死). With --compare, which of two amounts wins and why.",
+    )
     rules.add_argument(
         "amounts",
         nargs="+",
         type=_envelope,
         metavar="AMOUNT",
-        help="an envelope amount grabbed, like 3.42 (its digits make the hand)",
+        help="an amount grabbed from a red envelope, 0.01 to 9.99 as the results show it"
+        " (3.42): its three digits make the hand",
     )
-    rules.add_argument("--compare", action="store_true", help="compare exactly two amounts")
+    rules.add_argument(
+        "--compare", action="store_true", help="compare exactly two amounts: which one wins"
+    )
 
-    verify = commands.add_parser("verify", help="recompute an envelope split from its seed")
-    verify.add_argument("--seed", required=True, type=_seed, help="the revealed seed, hex")
-    verify.add_argument("--count", required=True, type=_positive_int, help="number of shares")
-    verify.add_argument("--total", required=True, type=_amount, help="the envelope total")
-    verify.add_argument("--max-share", default=999, type=_amount, help="largest share")
+    verify = commands.add_parser(
+        "verify",
+        help="recompute a round's envelope split from its revealed seed",
+        description="Recompute the shares a 68 NiuNiu round's envelope was split into, in"
+        " grab order, from what its results show (docs/rules.md, sections 6 and 9): the"
+        " seed, the round's number (--round) and the client seeds. Without --round, a"
+        " round from before client seeds (derivation 1).",
+    )
+    verify.add_argument(
+        "--seed",
+        required=True,
+        type=_seed,
+        metavar="HEX",
+        help="the seed the results reveal, in hex",
+    )
+    verify.add_argument(
+        "--count",
+        required=True,
+        type=_positive_int,
+        metavar="N",
+        help="how many shares: the round's participants, the dealer included",
+    )
+    verify.add_argument(
+        "--total",
+        required=True,
+        type=_amount,
+        metavar="AMOUNT",
+        help="the envelope's total amount, e.g. 25",
+    )
+    verify.add_argument(
+        "--max-share",
+        default=MAX_SHARE,
+        type=_amount,
+        metavar="AMOUNT",
+        help="the largest share an envelope may hold (default: 9.99)",
+    )
     _add_derivation_options(verify, shoe=False)
 
-    cards = commands.add_parser("cards", help="show the hand five cards make in a card game")
+    cards = commands.add_parser(
+        "cards",
+        help="show the hand five cards make in a card game",
+        description="Show the hand five cards make in a card game (docs/rules.md, section"
+        " 7): the bull, its kind and points, and what it pays. With --compare, which of"
+        " two hands wins and the rule that decides.",
+    )
     cards.add_argument(
-        "hands", nargs="+", metavar="HAND", help='five cards, quoted: "KS QH 10D 7C AS"'
+        "hands",
+        nargs="+",
+        metavar="HAND",
+        help="five cards, quoted, each its rank (A, 2-10, J, Q, K) and suit (S, H, D, C):"
+        ' "KS QH 10D 7C AS"',
     )
-    cards.add_argument("--ruleset", choices=CARD_RULESETS, default="bullbull", help="the game")
-    cards.add_argument("--compare", action="store_true", help="compare exactly two hands")
+    cards.add_argument(
+        "--ruleset",
+        choices=CARD_RULESETS,
+        default="bullbull",
+        help=f"the game ({_games(CARD_RULESETS)}; default: %(default)s)",
+    )
+    cards.add_argument(
+        "--compare", action="store_true", help="compare exactly two hands: which one wins"
+    )
 
-    deal = commands.add_parser("deal", help="recompute a card deal from its seed")
-    deal.add_argument("--ruleset", required=True, choices=CARD_RULESETS, help="the game")
-    deal.add_argument(
-        "--seed", required=True, type=_seed, help="the revealed seed, hex (poker29: the shoe's)"
+    deal = commands.add_parser(
+        "deal",
+        help="recompute a round's card deal from its revealed seed",
+        description="Recompute the cards a card game's round dealt, hand by hand, from what"
+        " its results show (docs/rules.md, sections 7 and 9): the seed, the round's (or"
+        " Niu-Niu Poker's shoe's) number and the client seeds.",
     )
     deal.add_argument(
-        "--hands", required=True, type=_positive_int, help="bettors + 1 (the dealer, last)"
+        "--ruleset",
+        required=True,
+        choices=CARD_RULESETS,
+        help=f"the round's game ({_games(CARD_RULESETS)})",
     )
     deal.add_argument(
-        "--offset", default=0, type=_whole_number, help="cards the shoe dealt before the round"
+        "--seed",
+        required=True,
+        type=_seed,
+        metavar="HEX",
+        help="the seed the results reveal, in hex (Niu-Niu Poker: the shoe's)",
+    )
+    deal.add_argument(
+        "--hands",
+        required=True,
+        type=_positive_int,
+        metavar="N",
+        help="how many hands: the bettors and 1 for the dealer, dealt last",
+    )
+    deal.add_argument(
+        "--offset",
+        default=0,
+        type=_whole_number,
+        metavar="N",
+        help="Niu-Niu Poker: the cards the shoe dealt before the round (its results say)",
     )
     _add_derivation_options(deal, shoe=True)
 
-    odds = commands.add_parser("odds", help="expected return of a bet and the house edge")
-    odds.add_argument("--ruleset", required=True, choices=sorted(RULESETS), help="the game")
-    odds.add_argument("--rake", type=_rate, help="rake, e.g. 5%% (default: the game's)")
-    odds.add_argument("--rebate", type=_rate, help="rebate, e.g. 0.7%% (default: the game's)")
-    odds.add_argument("--fees", type=_amount, help="the dealer's fees a round (default: 0)")
-    odds.add_argument("--share", type=_amount, help="envelope68: the mean envelope share")
+    odds = commands.add_parser(
+        "odds",
+        help="what a bet is worth to the player, the dealer and the house",
+        description="What one bet against the dealer returns to the player, the dealer and"
+        " the house, per unit staked, at a game's default settings or the ones given"
+        " (docs/rules.md, section 8).",
+    )
+    odds.add_argument(
+        "--ruleset",
+        choices=sorted(RULESETS),
+        default=Settings().ruleset,
+        help=f"the game ({_games(sorted(RULESETS))}; default: %(default)s, a new table's)",
+    )
+    odds.add_argument(
+        "--rake",
+        type=_rate,
+        metavar="RATE",
+        help="the platform's cut of every loss and every paid win, e.g. 5%% (default: the game's)",
+    )
+    odds.add_argument(
+        "--rebate",
+        type=_rate,
+        metavar="RATE",
+        help="paid back to players on every win and loss, e.g. 0.7%% (default: the game's)",
+    )
+    odds.add_argument(
+        "--fees",
+        type=_amount,
+        metavar="AMOUNT",
+        help="the dealer's fees a settled round, e.g. 3 (default: 0)",
+    )
+    odds.add_argument("--share", type=_share, metavar="AMOUNT", help=f"envelope68: {SHARE_MEANING}")
     odds.add_argument(
         "--loss-pays",
         choices=LOSS_PAYS,
@@ -292,43 +451,91 @@ def _build_parser() -> argparse.ArgumentParser:
         help="Niu-Niu Poker: what a loser pays by, the stake (player, the default) or the"
         " dealer's pattern (dealer)",
     )
-    odds.add_argument("--bettors", type=_positive_int, default=1, help="bettors a round")
-    odds.add_argument("--seed", type=_whole_number, default=0, help="the simulation's seed")
+    odds.add_argument(
+        "--bettors",
+        type=_positive_int,
+        default=1,
+        metavar="N",
+        help="bettors against the dealer a round (default: 1)",
+    )
+    odds.add_argument(
+        "--seed",
+        type=_whole_number,
+        default=0,
+        metavar="N",
+        help="the seed of the simulation, for the games whose odds are simulated (default: 0)",
+    )
 
-    db = commands.add_parser("db", help="manage the database")
-    db.add_argument("action", choices=["upgrade"], help="upgrade: apply every migration")
+    db = commands.add_parser(
+        "db",
+        help="manage the database",
+        description="Manage the bot's database, the one its configuration names (SQLite"
+        " or PostgreSQL).",
+    )
+    db.add_argument(
+        "action",
+        choices=["upgrade"],
+        metavar="ACTION",
+        help="upgrade: apply every migration not applied yet (run does this too)",
+    )
     _add_config_option(db)
 
     run = commands.add_parser(
         "run",
         help="run the bot (long polling, or webhook by setting)",
         description="Run the bot until stopped (SIGINT or SIGTERM): long polling, or a webhook"
-        " when [telegram] mode is webhook. The token and the database come from the"
-        " config file or NIUNIU_* variables (docs/operator.md); the database is migrated"
-        " first.",
+        " when [telegram] mode is webhook. It needs the bot's token from @BotFather"
+        " (NIUNIU_TELEGRAM_TOKEN, or [telegram] token in the config file); the database is"
+        " a SQLite file, niuniu.db in the current folder, unless NIUNIU_DATABASE_URL or"
+        " [database] url names another, and is migrated first. Every setting:"
+        " config.example.toml and docs/operator.md.",
     )
     _add_config_option(run)
 
-    demo = commands.add_parser("demo", help="play a few rounds offline against a fake Telegram")
-    demo.add_argument("--rounds", type=_positive_int, default=3, help="rounds to play")
+    demo = commands.add_parser(
+        "demo",
+        help="play a few rounds offline against a fake Telegram",
+        description="Play a few rounds offline: the real bot against a fake Telegram, on a"
+        " temporary database, with simulated players who bid, bet and grab. It prints the"
+        " group as it plays, every message in the order the group gets it, then the chips.",
+    )
     demo.add_argument(
-        "--ruleset", choices=sorted(RULESETS), default="envelope68", help="the game to play"
+        "--rounds", type=_positive_int, default=3, metavar="N", help="rounds to play (default: 3)"
+    )
+    demo.add_argument(
+        "--ruleset",
+        choices=sorted(RULESETS),
+        default="envelope68",
+        help=f"the game to play ({_games(sorted(RULESETS))}; default: %(default)s)",
     )
     demo.add_argument(
         "--dealer",
         choices=DEALERS,
         default="bid",
-        help="bid: players bid for the dealer; house: the group's bank deals",
+        help="bid: players bid for the dealer (the default); house: the group's bank deals",
     )
     demo.add_argument(
-        "--language", choices=LANGUAGES, default="en", help="the language the group uses"
+        "--language",
+        choices=LANGUAGES,
+        default="en",
+        help="the language the group uses (default: %(default)s)",
+    )
+    demo.add_argument(
+        "--pictures",
+        type=Path,
+        metavar="DIR",
+        help="write the pictures the group gets (each round's results; on a card table the"
+        " dealer's cards too) into the folder DIR, made if missing",
     )
     return parser
 
 
 def _add_config_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--config", help="the TOML config file (default: $NIUNIU_CONFIG, else none)"
+        "--config",
+        metavar="FILE",
+        help="the TOML config file, as config.example.toml (default: $NIUNIU_CONFIG; without"
+        " one, the defaults and the NIUNIU_* variables)",
     )
 
 
@@ -472,6 +679,10 @@ def _run_odds(args: argparse.Namespace) -> int:
         if value is not None
     }
     ruleset = get_ruleset(args.ruleset)
+    if args.share is not None and not ruleset.uses_grabs:
+        return _usage_error(
+            f"--share is for envelope68, the red-envelope game: {args.ruleset} deals cards"
+        )
     if args.loss_pays != LOSS_PAYS[0]:
         # A game without a variant of its own already charges a loss by the dealer's hand.
         if table_ruleset(args.ruleset, loss_by_dealer=True) is ruleset:
@@ -559,6 +770,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     ruleset=args.ruleset,
                     dealer=args.dealer,
                     language=args.language,
+                    pictures=args.pictures,
                 )
             )
     except ConfigError as error:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from bot.pictures.fonts import missing_fonts
 from bot.store.db import Database
 from bot.store.migrate import upgrade
 from tests.helpers.controls import Clock, Seeds
@@ -20,6 +21,7 @@ from tests.helpers.databases import (
     postgres_url_for,
     truncate,
 )
+from tests.helpers.fonts import missing_fonts_summary
 
 
 @pytest.fixture(scope="session")
@@ -79,3 +81,13 @@ def clock() -> Clock:
 @pytest.fixture
 def seeds() -> Seeds:
     return Seeds()
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """End the run saying which fonts the pictures' tests skipped without, and the Debian
+    packages to install, once, above the skipped tests' reasons."""
+    lines = missing_fonts_summary(missing_fonts())
+    if lines:
+        terminalreporter.write_sep("=", "fonts missing", yellow=True)
+        for line in lines:
+            terminalreporter.write_line(line, yellow=True)

@@ -2,8 +2,11 @@
 
 It starts the fake Bot API server, the bot (polling it) on a temporary SQLite file, and
 a handful of simulated players: an admin opens the table and credits chips, players bid
-for dealer, bet and press "Grab". The group transcript is printed as it happens, and the
-chip totals at the end, which must add up to what was credited.
+for dealer, bet and press "Grab". The group is printed as it happens, each message in the
+order the group gets it, and the chip totals at the end (after the answer to the admin's
+``/close``), which must add up to what was credited. ``pictures`` is a folder the
+pictures the group gets are written into (the results, and on a card table the dealer's
+cards turning over).
 
 ``ruleset`` plays a card game instead (the admin sends ``/set ruleset bullbull``): the
 cards are dealt as betting closes, so nobody grabs. ``dealer="house"`` has the admin send
@@ -30,12 +33,14 @@ from bot.config import Config
 from bot.engine.edge import edge_warning
 from bot.engine.round import HOUSE_DEALER, Phase, Round
 from bot.engine.settings import Settings
+from bot.fakegram.media import image_size
 from bot.fakegram.server import FakeTelegram
 from bot.money import format_amount, parse_amount
 from bot.service.game import GameService
 from bot.telegram.serving import running
 
 GROUP = -1001234567890
+CHAT_TITLE = "68 NiuNiu demo"
 ADMIN: dict[str, Any] = {"id": 1000, "first_name": "Ada", "username": "ada_admin"}
 PLAYERS: list[dict[str, Any]] = [
     {"id": 1001, "first_name": "Bao", "username": "bao"},
@@ -58,6 +63,14 @@ DEMO_SETTINGS = Settings(
     max_bet=5_000,
     quick_bets=(500, 1_000, 2_000),
 )
+#: How long the demo waits for a round's results once it is over (drawn and sent).
+RESULTS_SECONDS = 15.0
+#: How long the demo waits for an answer: one may wait for a slot of the group's minute.
+ANSWER_SECONDS = 75.0
+#: What the pictures the bot sends show, by their kind, for the names of their files.
+PICTURE_NAMES = {"photo": "results", "animation": "dealer"}
+#: Someone in the group writes a text; their message's id.
+Say = Callable[[dict[str, Any], str], int]
 
 
 def _plain(html_text: str) -> str:
@@ -70,31 +83,70 @@ def _plain(html_text: str) -> str:
 
 
 class Transcript:
-    """Prints what the bot says in the group as it happens."""
+    """The group as its members see it, printed as it happens: each person's message and
+    each of the bot's sends and edits, in the order the fake Telegram got them; with
+    ``pictures``, each picture the bot sends is written into that folder too.
 
-    def __init__(self, fake: FakeTelegram, out: Callable[[str], None]) -> None:
+    People speak through ``say``, which first prints what the bot did before them: their
+    line then comes after everything the group saw before it, and before its answer."""
+
+    def __init__(
+        self, fake: FakeTelegram, out: Callable[[str], None], pictures: Path | None = None
+    ) -> None:
         self.fake = fake
         self.out = out
+        self.pictures = pictures
         self.seen = 0
+        self.written: list[Path] = []
+
+    def say(self, user: dict[str, Any], text: str, *, reply_to: int | None = None) -> int:
+        """``user`` writes ``text`` in the group (replying to message ``reply_to``); the
+        message's id."""
+        self.flush()
+        update = self.fake.post_message(
+            GROUP, user, text, chat_title=CHAT_TITLE, reply_to_message_id=reply_to
+        )
+        message_id: int = update["message"]["message_id"]
+        replying = f", replying to {reply_to}" if reply_to is not None else ""
+        self.out(f"\n[{user['first_name']}, message {message_id}{replying}]\n{text}")
+        return message_id
 
     def flush(self) -> None:
-        """Print the transcript entries not printed yet."""
+        """Print the bot's actions not printed yet."""
         entries = self.fake.transcript(GROUP)
         for entry in entries[self.seen :]:
             text = entry.get("plain_text") or _plain(entry.get("text") or "")
             media = entry.get("media")
+            message_id = entry["message_id"]
+            replying = entry.get("reply_to_message_id")
+            to = f", replying to {replying}" if replying else ""
             if entry["kind"] == "send" and media:
-                # A picture cannot be printed: what it is, and its caption.
+                # A picture cannot be printed: what it is, where it was written, its caption.
                 size = f"{media['width']}x{media['height']}"
-                self.out(f"\n[bot → group, message {entry['message_id']}: {media['kind']} {size}]")
+                saved = self._write_picture(message_id, media)
+                self.out(f"\n[bot, message {message_id}{to}: {media['kind']} {size}{saved}]")
                 if text:
                     self.out(text)
             elif entry["kind"] == "send":
-                self.out(f"\n[bot → group, message {entry['message_id']}]\n{text}")
+                self.out(f"\n[bot, message {message_id}{to}]\n{text}")
             elif entry["kind"] == "edit":
                 first_lines = " | ".join(text.splitlines()[:2])
-                self.out(f"  (board {entry['message_id']} updated: {first_lines})")
+                self.out(f"  (board {message_id} updated: {first_lines})")
         self.seen = len(entries)
+
+    def _write_picture(self, message_id: int, media: dict[str, Any]) -> str:
+        """Write a picture the bot sent into the pictures folder, if there is one; the
+        words that say where."""
+        if self.pictures is None:
+            return ""
+        data = self.fake.file_bytes(media["file_id"])
+        found = image_size(data)
+        extension = found[0] if found else "bin"
+        shows = PICTURE_NAMES.get(media["kind"], media["kind"])
+        path = self.pictures / f"message-{message_id:03d}-{shows}.{extension}"
+        path.write_bytes(data)
+        self.written.append(path)
+        return f", written to {path}"
 
 
 async def _wait_round(
@@ -124,9 +176,7 @@ async def _wait_until(
     raise TimeoutError("the demo's settings did not take effect in time")
 
 
-async def _top_up(
-    service: GameService, previous: int, say: Callable[[dict[str, Any], str], None]
-) -> int:
+async def _top_up(service: GameService, previous: int, say: Say) -> int:
     """Between rounds: when the bank that deals is down to less than half of ``FUND``, the
     admin funds it again (and starts the round if the empty bank held it back); what was
     funded."""
@@ -154,7 +204,7 @@ async def _play_round(
     service: GameService,
     previous: int | None,
     rng: random.Random,
-    say: Callable[[dict[str, Any], str], None],
+    say: Say,
 ) -> int:
     """Play the round after round ``previous``: bid (unless the house deals), bet, and
     grab (unless cards are dealt as betting closes); its id once it is over."""
@@ -193,7 +243,35 @@ async def _play_round(
             await asyncio.sleep(0.15)
         # The last participant is slow: their envelope is grabbed for them at the deadline.
     await _wait_round(service, lambda r: r is None or r.id != round_id, timeout=15)
+    # The players read the results before anyone goes on (the admin's /close, at the end).
+    with contextlib.suppress(TimeoutError):
+        await fake.wait_for(lambda: _results_shown(fake, round_id), timeout=RESULTS_SECONDS)
     return round_id
+
+
+def _results_shown(fake: FakeTelegram, round_id: int) -> bool:
+    """Whether the group got round ``round_id``'s results: their last line, in every
+    language, says how to check it with ``/verify`` and its number."""
+    check = re.compile(rf"/verify {round_id}\b")
+    return any(
+        entry["kind"] == "send" and check.search(entry["plain_text"] or "")
+        for entry in fake.transcript(GROUP)
+    )
+
+
+def _answered(fake: FakeTelegram, message_id: int, user: dict[str, Any]) -> bool:
+    """Whether the bot answered ``user``'s message ``message_id``: by a reply to it, or by a
+    line of a combined answer (led by their name) sent after it."""
+    lead = f"{user['first_name']}: "
+    for entry in fake.transcript(GROUP):
+        if entry["kind"] != "send" or entry["message_id"] < message_id:
+            continue
+        if entry["reply_to_message_id"] == message_id:
+            return True
+        lines = (entry["plain_text"] or "").splitlines()
+        if not entry["reply_to_message_id"] and any(line.startswith(lead) for line in lines):
+            return True
+    return False
 
 
 def _message_with_button(fake: FakeTelegram, data: str) -> int | None:
@@ -213,10 +291,14 @@ async def run_demo(
     ruleset: str = "envelope68",
     dealer: str = "bid",
     language: str = "en",
+    pictures: Path | None = None,
 ) -> int:
     """Play ``rounds`` rounds of ``ruleset`` offline, with players bidding for the dealer
-    or (``dealer="house"``) the group's bank dealing, and print them; 0 when the chips add
-    up."""
+    or (``dealer="house"``) the group's bank dealing, and print them (and write the
+    pictures the group gets into the folder ``pictures``, made if missing); 0 when the
+    chips add up."""
+    if pictures is not None:
+        pictures.mkdir(parents=True, exist_ok=True)
     logging.basicConfig(level=logging.WARNING)
     # A sweep still running when the next is due is skipped, as it should be: not news.
     logging.getLogger("apscheduler").setLevel(logging.ERROR)
@@ -236,11 +318,7 @@ async def run_demo(
             )
             assembly = assemble(config, rate_limiter=False)
             application, game, service = assembly.application, assembly.game, assembly.service
-            transcript = Transcript(fake, out)
-
-            def say(user: dict[str, Any], text: str) -> None:
-                out(f"\n{user['first_name']}: {text}")
-                fake.post_message(GROUP, user, text, chat_title="68 NiuNiu demo")
+            transcript = Transcript(fake, out, pictures)
 
             async def print_transcript() -> None:
                 while True:
@@ -251,7 +329,14 @@ async def run_demo(
             try:
                 async with running(application, game, poll_timeout=1):
                     code = await _script(
-                        fake, service, rounds, rng, say, out, ruleset=ruleset, dealer=dealer
+                        fake,
+                        service,
+                        transcript,
+                        rounds,
+                        rng,
+                        ruleset=ruleset,
+                        dealer=dealer,
+                        answers_a_minute=config.replies_per_minute,
                     )
             finally:
                 printer.cancel()
@@ -265,26 +350,20 @@ async def run_demo(
 async def _script(
     fake: FakeTelegram,
     service: GameService,
+    transcript: Transcript,
     rounds: int,
     rng: random.Random,
-    say: Callable[[dict[str, Any], str], None],
-    out: Callable[[str], None],
     *,
     ruleset: str,
     dealer: str,
+    answers_a_minute: int,
 ) -> int:
-    hellos = {}
-    for player in PLAYERS:
-        update = fake.post_message(GROUP, player, "hi!", chat_title="68 NiuNiu demo")
-        hellos[player["id"]] = update["message"]["message_id"]
+    say, out = transcript.say, transcript.out
+    hellos = {player["id"]: say(player, "hi!") for player in PLAYERS}
     say(ADMIN, "/open")
     await asyncio.sleep(0.3)
     for player in PLAYERS:
-        name = player["first_name"]
-        out(f"\n{ADMIN['first_name']} (replying to {name}): /credit {CREDIT}")
-        fake.post_message(
-            GROUP, ADMIN, f"/credit {CREDIT}", reply_to_message_id=hellos[player["id"]]
-        )
+        transcript.say(ADMIN, f"/credit {CREDIT}", reply_to=hellos[player["id"]])
     await asyncio.sleep(0.5)
     defaults = await service.settings(GROUP)
     if ruleset != defaults.ruleset:
@@ -312,8 +391,21 @@ async def _script(
         if played and funded:
             funded += await _top_up(service, played[-1], say)
         played.append(await _play_round(fake, service, played[-1] if played else None, rng, say))
-    say(ADMIN, "/close")
-    await asyncio.sleep(0.5)
+    close = say(ADMIN, "/close")
+    # The summary follows its answer, which may wait for a slot of the group's minute.
+    try:
+        await fake.wait_for(lambda: _answered(fake, close, ADMIN), timeout=1.0)
+    except TimeoutError:
+        transcript.flush()
+        out(
+            f"\n(the answer to /close waits for a slot: a group gets {answers_a_minute}"
+            " answers a minute at most, the rest of Telegram's 20 is for the rounds)"
+        )
+        await fake.wait_for(lambda: _answered(fake, close, ADMIN), timeout=ANSWER_SECONDS)
+    transcript.flush()
+    if transcript.written:
+        count = len(transcript.written)
+        out(f"\n{count} picture{'' if count == 1 else 's'} written to {transcript.pictures}")
     numbers = ", ".join(f"#{number}" for number in played)
     out(f"\n=== chips after {len(played)} rounds ({numbers}) ===")
     credited = len(PLAYERS) * parse_amount(CREDIT)

@@ -3,13 +3,15 @@
 
 from __future__ import annotations
 
+import argparse
 import subprocess
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 import pytest
 
-from bot.cli import DERIVATION_1_NOTE, main
+from bot.cli import DERIVATION_1_NOTE, _build_parser, main
 from bot.rules.cards import deal_hands, format_cards, pack
 from bot.rules.ruleset import get_ruleset
 from bot.rules.split import commitment, split_envelope
@@ -370,14 +372,23 @@ def test_deal_prints_the_hands_of_deal_hands(
 @pytest.mark.parametrize(
     ("argv", "expected"),
     [
-        ([], {"rounds": 3, "ruleset": "envelope68", "dealer": "bid", "language": "en"}),
+        (
+            [],
+            {"rounds": 3, "ruleset": "envelope68", "dealer": "bid", "language": "en"},
+        ),
         (
             ["--ruleset", "bullbull", "--dealer", "house", "--rounds", "2"],
             {"rounds": 2, "ruleset": "bullbull", "dealer": "house", "language": "en"},
         ),
         (
-            ["--ruleset", "poker29", "--language", "zh"],
-            {"rounds": 3, "ruleset": "poker29", "dealer": "bid", "language": "zh"},
+            ["--ruleset", "poker29", "--language", "zh", "--pictures", "out/pictures"],
+            {
+                "rounds": 3,
+                "ruleset": "poker29",
+                "dealer": "bid",
+                "language": "zh",
+                "pictures": Path("out/pictures"),
+            },
         ),
     ],
 )
@@ -398,7 +409,7 @@ def test_demo_passes_ruleset_dealer_and_language_to_run_demo(
     monkeypatch.setattr(demo, "run_demo", fake_run_demo)
     code, _, err = run(["demo", *argv], capsys)
     assert (code, err) == (0, "")
-    assert calls == [expected]
+    assert calls == [{"pictures": None, **expected}]
 
 
 # --- bad arguments ------------------------------------------------------------------------
@@ -509,3 +520,24 @@ def test_verify_and_deal_of_a_named_round_or_shoe_use_its_client_seeds_and_say_n
     code, dealt, err = run([*cards, "--shoe", "3", "--client-seeds", "a,b"], capsys)
     assert (code, err) == (0, "")
     assert "deal seed (v2, shoe 3, client seeds: a, b):" in dealt
+
+
+# --- help ---------------------------------------------------------------------------------
+
+
+def test_every_command_and_argument_says_what_it_is(capsys: pytest.CaptureFixture[str]) -> None:
+    parser = _build_parser()
+    (commands,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    for name, command in commands.choices.items():
+        assert command.description and len(command.description) > 60, name
+        for action in command._actions:
+            if isinstance(action, argparse._HelpAction):
+                continue
+            where = f"{name} {'/'.join(action.option_strings) or action.dest}"
+            assert action.help and len(action.help) > 10, where
+            # A value is named for what it is (N, AMOUNT, HEX), not after its option.
+            takes_value = action.nargs != 0
+            if takes_value and action.choices is None:
+                assert action.metavar and action.metavar != action.dest.upper(), where
+        code, out, _ = run([name, "--help"], capsys)
+        assert code == 0 and command.description.split()[0] in out

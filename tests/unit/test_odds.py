@@ -184,3 +184,36 @@ def test_the_odds_command_takes_loss_pays_for_niu_niu_poker_only(
     assert "player's bet     +0.000 % of the stake" in printed
     assert main(["odds", "--ruleset", "bullbull", "--loss-pays", "dealer"]) == 2
     assert "--loss-pays is for Niu-Niu Poker" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("arguments", "said"),
+    [
+        ("--share 20", "'20' is not a mean envelope share, which is what an envelope holds"),
+        ("--share 0", "0.01 to 9.99"),
+        ("--share lots", "e.g. --share 2.50"),
+        ("--ruleset bullbull --share 2", "--share is for envelope68"),
+    ],
+)
+def test_a_bad_share_is_told_in_the_players_words_not_the_settings_name(
+    arguments: str, said: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from bot.cli import main
+
+    code: int | str | None
+    try:
+        code = main(["odds", *arguments.split()])
+    except SystemExit as exit_:  # argparse's refusal
+        code = exit_.code
+    err = capsys.readouterr().err
+    assert code == 2 and said in err
+    assert err.count("\n") == 1 and "envelope_mean_share" not in err
+
+
+def test_the_odds_of_a_new_table_need_no_ruleset(capsys: pytest.CaptureFixture[str]) -> None:
+    from bot.cli import main
+
+    assert main(["odds", "--share", "2.5"]) == 0
+    assert capsys.readouterr().out.startswith(
+        "envelope68: rake 5%, rebate 0.7%, envelope share 2.50"
+    )
