@@ -360,7 +360,9 @@ class Round(RoundState):
             bets = (*self.bets, placed)
         else:
             bets = tuple(placed if bet.user_id == user_id else bet for bet in self.bets)
-        return dataclasses.replace(self, bets=bets, version=version or self.version)
+        return dataclasses.replace(
+            self, bets=bets, version=self.version if version is None else version
+        )
 
     def with_grab(self, taken: Grab, *, version: int) -> Round:
         """The round with one more grab, at the step's ``version``."""
@@ -451,7 +453,7 @@ class Seat(RoundState):
         self._own(user_id)
         count = self.bet_count + (placed is not None) - (self.bet is not None)
         return dataclasses.replace(
-            self, bet=placed, bet_count=count, version=version or self.version
+            self, bet=placed, bet_count=count, version=self.version if version is None else version
         )
 
     def with_grab(self, taken: Grab, *, version: int) -> Seat:
