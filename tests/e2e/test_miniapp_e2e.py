@@ -148,6 +148,9 @@ async def test_a_player_bets_from_the_mini_app_and_the_groups_board_shows_it(
     state = await start_round(e2e, GROUP, DEALER)
     await e2e.expect_reply(GROUP, DEALER, "/bid 100", "answer.bid_placed", amount=10_000)
     await e2e.wait_phase(GROUP, Phase.BETTING, state.id)
+    # The betting board is in the group (a new message, sent after the phase is written):
+    # from here on the group gets nothing for the page's bets.
+    await e2e.wait_button(GROUP, f"{state.id}:bet:500")  # the table's first quick bet
     sent_before = len(e2e.sends(GROUP))
 
     # The player opens the app from the group's link: signed initData naming the group.
