@@ -22,7 +22,7 @@ class GroupBotUseCases:
 
     async def serves(self, chat_id: int) -> bool:
         """Whether this bot serves the group: bound to it now if no bot was."""
-        bound = (await self.store.chat_bots.bind(chat_id)).bot_id
+        bound = await self.store.chat_bots.bind(chat_id)
         return bound is None or bound == self.store.bot_id
 
     async def serve_here(

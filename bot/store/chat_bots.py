@@ -11,8 +11,6 @@ reads (``bot.store.deliveries``): they run on the bare drivers, which take text.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from sqlalchemy import ColumnElement, exists, or_
 from sqlalchemy.orm import InstrumentedAttribute
 
@@ -21,12 +19,18 @@ from bot.store.models import OPEN_PHASES_SQL, REPLACED_BOARD_SQL, UNCLOSED_SQL, 
 from bot.store.statements import Positional
 
 
+def served_by(chats: str) -> str:
+    """A condition (SQL) that the ``chats`` row named ``chats`` is served by ``:bot_id``
+    or by no bot yet."""
+    return f"({chats}.bot_id = :bot_id OR {chats}.bot_id IS NULL)"
+
+
 def served(chat_id_column: str) -> str:
     """A condition (SQL) that the chat ``chat_id_column`` names is served by ``:bot_id``
     or by no bot yet."""
     return (
         f"EXISTS (SELECT 1 FROM chats AS served WHERE served.id = {chat_id_column}"
-        " AND (served.bot_id = :bot_id OR served.bot_id IS NULL))"
+        f" AND {served_by('served')})"
     )
 
 
@@ -52,14 +56,6 @@ WHERE id = :chat_id AND NOT EXISTS (
 _POSTGRES = {statement: Positional.of(statement) for statement in (_BIND, _BOT_OF)}
 
 
-@dataclass(frozen=True, slots=True)
-class Binding:
-    """The bot a group is served by after a look (``None``: the group has no row yet, so
-    the bot that creates it will be)."""
-
-    bot_id: int | None
-
-
 class ChatBots:
     """Binds and looks up the bot of a group: a statement each on the hot path's
     connections (``Database.write_one``, ``read_one``), no unit of work around it."""
@@ -68,9 +64,13 @@ class ChatBots:
         self.db = db
         self.bot_id = bot_id
 
-    async def bind(self, chat_id: int) -> Binding:
-        """The group's bot, this one if the group had none."""
+    async def bind(self, chat_id: int) -> int | None:
+        """The group's bot, this one if the group had none (``None``: the group has no row
+        yet, so the bot that creates it will be). A bound group costs one read."""
         params = {"chat_id": chat_id, "bot_id": self.bot_id}
-        await self.db.write_one(_BIND, _POSTGRES[_BIND], params)
         row = await self.db.read_one(_BOT_OF, _POSTGRES[_BOT_OF], params)
-        return Binding(None if row is None else row[0])
+        if row is not None and row[0] is None:
+            # Another bot may bind it first: what the row says after is the answer.
+            await self.db.write_one(_BIND, _POSTGRES[_BIND], params)
+            row = await self.db.read_one(_BOT_OF, _POSTGRES[_BOT_OF], params)
+        return None if row is None or row[0] is None else int(row[0])

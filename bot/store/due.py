@@ -3,7 +3,7 @@ tables whose pause is over (``DueLookup``)."""
 
 from __future__ import annotations
 
-from bot.store.chat_bots import served
+from bot.store.chat_bots import served, served_by
 from bot.store.db import Database
 from bot.store.models import OPEN_PHASES_SQL
 from bot.store.statements import Positional
@@ -17,8 +17,7 @@ _DUE_ROUNDS = (
 _DUE_ROUNDS_POSTGRES = Positional.of(_DUE_ROUNDS)
 #: ``is_open`` bare: SQLite stores booleans as 0 and 1, PostgreSQL would refuse ``= 1``.
 _DUE_CHATS = (
-    "SELECT id FROM chats WHERE is_open AND next_round_at_ms <= :now"
-    " AND (bot_id = :bot_id OR bot_id IS NULL)"
+    f"SELECT id FROM chats WHERE is_open AND next_round_at_ms <= :now AND {served_by('chats')}"
 )
 _DUE_CHATS_POSTGRES = Positional.of(_DUE_CHATS)
 
