@@ -835,11 +835,11 @@ def _run_bot(args: argparse.Namespace) -> int:
     from bot.telegram.runner import configure_logging, run_bot
 
     config = _config(args)
-    token = config.require_token()
+    tokens = config.require_tokens()
 
     def start() -> None:
         # Before the check, so that what PTB logs while asking is redacted too.
-        configure_logging(config.log_level, [token], config.log_format)
+        configure_logging(config.log_level, list(tokens), config.log_format)
         asyncio.run(check_telegram(config))
         run_bot(config)
 

@@ -21,16 +21,18 @@ from bot.web.server import WebListenFailed
 
 #: Where each setting is, as the lines name it.
 TOKEN_SETTING = "NIUNIU_TELEGRAM_TOKEN or [telegram] token"
+#: With several bots, the token refused is one of these.
+TOKENS_SETTING = "NIUNIU_TELEGRAM_TOKEN and NIUNIU_TELEGRAM_TOKENS, or [telegram] token and tokens"
 BASE_URL_SETTING = "NIUNIU_TELEGRAM_BASE_URL or [telegram] base_url"
 DATABASE_SETTING = "NIUNIU_DATABASE_URL or [database] url"
 REDACTED = "<redacted>"
 
 
 def secrets_of(config: Config) -> list[str]:
-    """What must never be shown: the token (whole, then its secret part alone, as a URL
+    """What must never be shown: each token (whole, then its secret part alone, as a URL
     may encode the colon), the webhook's secret, the database password."""
-    token = config.telegram_token
-    found = [token, token.partition(":")[2], config.webhook.secret_token]
+    found = [part for token in config.tokens for part in (token, token.partition(":")[2])]
+    found.append(config.webhook.secret_token)
     found.append(password_of(config.database_url) or "")
     return [secret for secret in found if secret]
 
@@ -49,7 +51,8 @@ def explain(error: BaseException, config: Config) -> str | None:
     chain = list(causes(error))
     line: str | None = None
     if is_telegram_failure(chain):
-        line = explain_telegram(chain, config.telegram_base_url, TOKEN_SETTING, BASE_URL_SETTING)
+        setting = TOKENS_SETTING if len(config.tokens) > 1 else TOKEN_SETTING
+        line = explain_telegram(chain, config.telegram_base_url, setting, BASE_URL_SETTING)
     elif is_database_failure(chain):
         line = explain_database(chain, config.database_url, DATABASE_SETTING)
     elif isinstance(error, WebListenFailed):

@@ -25,6 +25,8 @@ from pydantic import (
     Field,
     InstanceOf,
     PlainValidator,
+    ValidationInfo,
+    field_validator,
 )
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticCustomError
@@ -94,6 +96,12 @@ def _check_token(token: str) -> str:
     if token and not _TOKEN.fullmatch(token):
         raise _invalid("is not a bot token (digits, a colon, then letters, as @BotFather gives)")
     return token
+
+
+def bot_id_of(token: str) -> int:
+    """The bot's own id, a token's numeric prefix (0 for no token)."""
+    prefix = token.partition(":")[0]
+    return int(prefix) if prefix.isascii() and prefix.isdecimal() else 0
 
 
 #: What Telegram accepts as a webhook's secret token.
@@ -304,6 +312,15 @@ class Config(BaseSettings):
     telegram_token: Annotated[
         str, AfterValidator(_check_token), Field(repr=False), In("telegram", "token")
     ] = ""
+    #: More bots served by the same process, each its own ``Application``, budgets and
+    #: workers on the one database (docs/operator.md, "Several bots"); ``token`` comes first.
+    telegram_tokens: Annotated[
+        tuple[Annotated[str, AfterValidator(_check_token), Field(min_length=1)], ...],
+        BeforeValidator(_list_as_tuple),
+        Field(repr=False),
+        NoDecode,
+        In("telegram", "tokens"),
+    ] = ()
     telegram_base_url: Annotated[
         str, AfterValidator(_check_http_url), In("telegram", "base_url")
     ] = TELEGRAM_API
@@ -342,22 +359,47 @@ class Config(BaseSettings):
         # Written in code, a Config is what its arguments say; load_config adds the rest.
         return (init_settings,)
 
+    @field_validator("telegram_tokens")
+    @classmethod
+    def _each_bot_once(cls, tokens: tuple[str, ...], info: ValidationInfo) -> tuple[str, ...]:
+        # Two tokens of one bot (the same token, or an old and a new one) would be two
+        # shells answering each of that bot's updates.
+        first = info.data.get("telegram_token")
+        seen = {bot_id_of(first)} if first else set()
+        for token in tokens:
+            bot_id = bot_id_of(token)
+            if bot_id in seen:
+                again = "which token names too" if first and bot_id == bot_id_of(first) else "twice"
+                raise _invalid(f"names bot {bot_id} {again}: give each bot's token once")
+            seen.add(bot_id)
+        return tokens
+
+    @property
+    def tokens(self) -> tuple[str, ...]:
+        """Every bot token the process serves: ``token``, then ``tokens``."""
+        first = (self.telegram_token,) if self.telegram_token else ()
+        return (*first, *self.telegram_tokens)
+
     @property
     def bot_id(self) -> int:
-        """The bot's own id, the token's numeric prefix (0 without a token): processed
-        updates are recorded per bot, so another token on the same database drops
-        nothing."""
-        prefix = self.telegram_token.partition(":")[0]
-        return int(prefix) if prefix.isascii() and prefix.isdecimal() else 0
+        """The first bot's own id, its token's numeric prefix (0 without a token):
+        processed updates are recorded per bot, so another token on the same database
+        drops nothing."""
+        return bot_id_of(self.tokens[0]) if self.tokens else 0
 
-    def require_token(self) -> str:
-        """The bot token, or a ``ConfigError`` that says where to put it."""
-        if not self.telegram_token:
+    def require_tokens(self) -> tuple[str, ...]:
+        """Every bot token (at least one), or a ``ConfigError`` that says where to put one."""
+        if not self.tokens:
             raise ConfigError(
                 "no Telegram bot token: set NIUNIU_TELEGRAM_TOKEN or [telegram] token "
-                "in the config file (get one from @BotFather)"
+                "in the config file (get one from @BotFather; more bots: [telegram] tokens)"
             )
-        return self.telegram_token
+        return self.tokens
+
+    def require_token(self) -> str:
+        """The first bot token (the console's, see ``GameBot``), or a ``ConfigError``
+        that says where to put one."""
+        return self.require_tokens()[0]
 
 
 def place_of(field: FieldInfo) -> In:

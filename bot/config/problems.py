@@ -25,7 +25,7 @@ for _section, _key in PLACES:
     SECTIONS.setdefault(_section, []).extend([_key] if _key else [])
 #: Fields whose value an error never repeats: the token and the webhook's secret, and the
 #: database URL, which may hold a password.
-SECRET_FIELDS = frozenset({"telegram_token", "secret_token", "database_url"})
+SECRET_FIELDS = frozenset({"telegram_token", "telegram_tokens", "secret_token", "database_url"})
 
 
 def shown(value: Any) -> str:

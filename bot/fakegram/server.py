@@ -82,6 +82,8 @@ class FakeTelegram:
         self._callbacks = CallbackQueries(self._chats, self._updates)
         self._members = ChatMembers(self._chats)
         self._api = BotApiEndpoint(token, self._bot_api_methods(), self._changes)
+        #: The bots this server answers for, by token: its own, and any it ``host``s.
+        self._endpoints = {token: self._api}
         self._runner: web.AppRunner | None = None
         self._host = "127.0.0.1"
         self._port: int | None = None
@@ -121,7 +123,7 @@ class FakeTelegram:
             raise RuntimeError("the fake Telegram server is already running")
         self._changes.closing = False
         app = web.Application()
-        app.router.add_route("*", "/bot{token}/{method}", self._api.handle)
+        app.router.add_route("*", "/bot{token}/{method}", self._bot_api)
         add_control_routes(app, self)
         # Cancelling handlers of vanished clients ends their long polls with them.
         runner = web.AppRunner(app, handler_cancellation=True, access_log=None)
@@ -135,6 +137,18 @@ class FakeTelegram:
         self._runner = runner
         self._port = int(runner.addresses[0][1])
         self._host = "127.0.0.1" if host in ("", "0.0.0.0", "::") else host
+
+    def host(self, other: FakeTelegram) -> None:
+        """Answer ``other``'s Bot API calls here too, as Telegram serves every bot at one
+        address: a process with both tokens reaches both bots at this ``base_url``.
+        ``other`` keeps its own chats and calls (its in-process API), whether or not it
+        serves on a port of its own."""
+        self._endpoints[other.token] = other._api
+
+    async def _bot_api(self, request: web.Request) -> web.Response:
+        # A token of no bot here is answered by this fake's own endpoint: 401.
+        endpoint = self._endpoints.get(request.match_info["token"], self._api)
+        return await endpoint.handle(request)
 
     async def stop(self) -> None:
         """Answer pending long polls and shut the server down."""

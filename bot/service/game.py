@@ -82,8 +82,12 @@ class GameService:
         seed_derivation: int = fair.CURRENT,
         bot_id: int = 0,
         observer: ServiceObserver | None = None,
+        round_changes: RoundChanges | None = None,
     ) -> None:
         self.db = db
+        #: Round states written, for the Mini App's live feed (``watch`` them): another
+        #: bot's service in this process gives its own, so one feed hears every bot's.
+        self.round_changes = round_changes or RoundChanges(db)
         #: Processed updates are recorded per bot (the token's numeric prefix).
         self.store = Store(db, bot_id=bot_id)
         self.clock = clock
@@ -132,8 +136,6 @@ class GameService:
             events=events,
         )
         events.on_betting_opened(self.autobets.betting_opened)
-        #: Round states written, for the Mini App's live feed (``watch`` them).
-        self.round_changes = RoundChanges(self.db)
         events.on_committed(self.round_changes.committed)
         self.table_snapshots = TableSnapshots(store, group_settings=group_settings)
         self.tables = TableUseCases(

@@ -18,7 +18,7 @@ CHECK_TIMEOUT_SECONDS = 5.0
 
 
 async def check_telegram(config: Config, *, timeout: float = CHECK_TIMEOUT_SECONDS) -> None:
-    """Ask Telegram who the bot is (``getMe``); raise PTB's error if it will not say.
+    """Ask Telegram who each bot is (``getMe``); raise PTB's error if it will not say.
 
     Each step (connecting, sending, waiting for the answer) waits at most ``timeout``.
     """
@@ -32,11 +32,12 @@ async def check_telegram(config: Config, *, timeout: float = CHECK_TIMEOUT_SECON
             pool_timeout=timeout,
         )
 
-    bot = Bot(
-        config.require_token(),
-        base_url=config.telegram_base_url,
-        request=request(),
-        get_updates_request=request(),
-    )
-    async with bot:  # initialize() is getMe; leaving the block closes the connections
-        pass
+    for token in config.require_tokens():  # each bot's, one after another
+        bot = Bot(
+            token,
+            base_url=config.telegram_base_url,
+            request=request(),
+            get_updates_request=request(),
+        )
+        async with bot:  # initialize() is getMe; leaving the block closes the connections
+            pass

@@ -4,27 +4,30 @@ and the bot's own web server (``bot.web``) beside it when ``[web] listen`` is se
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import re
 import signal
 import time
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from datetime import UTC, datetime
 from functools import partial
 
-from bot.bootstrap import assemble, migrate, shown_database
+from bot.bootstrap import Assembly, assemble_bots, migrate, shown_database
 from bot.config import Config
+from bot.config.model import bot_id_of
 from bot.pictures.fonts import missing_fonts, missing_fonts_line
 from bot.telegram.collector import tune_garbage_collector
 from bot.telegram.pictures import DRAWING
 from bot.telegram.serving import ALLOWED_UPDATES, UpdateIntake, running
 from bot.telegram.shell import AnyApplication
-from bot.telegram.webhook import WebhookServer
+from bot.telegram.webhook import WebhookServer, webhook_paths
 from bot.web.console import build_console
 from bot.web.listener import ListenerLimits
 from bot.web.metrics import BotMetrics
 from bot.web.miniapp import build_miniapp
+from bot.web.miniapp.moves import MiniAppBot
 from bot.web.server import Readiness, WebServer, build_web_app
 from bot.web.signing import SIGNED_TOKEN
 
@@ -116,8 +119,8 @@ def configure_logging(level: str, secrets: list[str], log_format: str = "text") 
 
 def run_bot(config: Config) -> None:
     """Migrate the database, then serve updates until SIGINT or SIGTERM."""
-    token = config.require_token()
-    configure_logging(config.log_level, [token], config.log_format)
+    tokens = config.require_tokens()
+    configure_logging(config.log_level, list(tokens), config.log_format)
     missing = missing_fonts()
     if missing:
         log.warning("%s", missing_fonts_line(missing))
@@ -134,88 +137,134 @@ def known_username(application: AnyApplication) -> str:
         return ""
 
 
+def _not_receiving(intakes: Sequence[UpdateIntake]) -> str | None:
+    """Why some bot's updates do not come in (``/readyz``), or None when every bot's do."""
+    for intake in intakes:
+        reason = intake.not_receiving()
+        if reason is not None:
+            name = known_username(intake.application)
+            return f"@{name}: {reason}" if name and len(intakes) > 1 else reason
+    return None
+
+
+def _web_server(
+    config: Config,
+    assemblies: Sequence[Assembly],
+    metrics: BotMetrics,
+    intakes: Sequence[UpdateIntake],
+    limits: ListenerLimits,
+) -> WebServer:
+    """The web server (``[web]``), one for every bot: the console is the first bot's (its
+    token signs the sign-in links every bot sends), the Mini App any bot's page's."""
+    first = assemblies[0]
+    readiness = Readiness(first.service.database_refuses_writes, partial(_not_receiving, intakes))
+    console = None
+    if config.web.console_url is not None:
+        console = build_console(
+            service=first.service,
+            bot_token=first.game.token,
+            operators=config.operators,
+            public_url=config.web.console_url,
+            is_group_admin=first.game.admins.is_admin,
+            clock=time.time,
+            bot_username=partial(known_username, first.application),
+            trusted_proxies=config.web.trusted_proxies,
+        )
+    miniapp = None
+    if config.web.miniapp_on:
+        bots = [
+            MiniAppBot(each.game.token, each.game.members.is_member, each.game.miniapp_moves)
+            for each in assemblies
+        ]
+        miniapp = build_miniapp(service=first.service, bots=bots, clock=time.time)
+    return WebServer(
+        build_web_app(metrics, readiness, console=console, miniapp=miniapp),
+        host=config.web.host,
+        port=config.web.port,
+        limits=limits,
+    )
+
+
 async def serve(config: Config) -> None:
-    """Serve updates (long polling, or a webhook by setting) until a stop signal, with the
-    web server (``[web]``) from before the bot starts until after it stopped: ``/healthz``
-    answers during start-up, and ``/readyz`` says why the bot is not ready yet."""
-    token = config.require_token()
+    """Serve updates of every bot (``[telegram] token`` and ``tokens``; long polling, or a
+    webhook by setting) until a stop signal, with the web server (``[web]``) from before
+    the bots start until after they stopped: ``/healthz`` answers during start-up, and
+    ``/readyz`` says why the bots are not ready yet."""
     metrics = BotMetrics() if config.web.enabled else None
-    assembly = assemble(config, metrics=metrics)
-    application, game = assembly.application, assembly.game
+    assemblies = assemble_bots(config, metrics=metrics)
     webhook = config.mode == "webhook"
-    intake = UpdateIntake(application)
+    intakes = [UpdateIntake(assembly.application) for assembly in assemblies]
     # Behind the reverse proxies in front, every client's connections come from them.
     limits = ListenerLimits(uncounted=config.web.trusted_proxies)
     web_server = None
     try:
         if metrics is not None:
-            readiness = Readiness(assembly.service.database_refuses_writes, intake.not_receiving)
-            console = None
-            if config.web.console_url is not None:
-                console = build_console(
-                    service=assembly.service,
-                    bot_token=token,
-                    operators=config.operators,
-                    public_url=config.web.console_url,
-                    is_group_admin=game.admins.is_admin,
-                    clock=time.time,
-                    bot_username=partial(known_username, application),
-                    trusted_proxies=config.web.trusted_proxies,
-                )
-            miniapp = None
-            if config.web.miniapp_on:
-                miniapp = build_miniapp(
-                    service=assembly.service,
-                    bot_token=token,
-                    is_member=game.members.is_member,
-                    moves=game.miniapp_moves,
-                    clock=time.time,
-                )
-            web_server = WebServer(
-                build_web_app(metrics, readiness, console=console, miniapp=miniapp),
-                host=config.web.host,
-                port=config.web.port,
-                limits=limits,
-            )
+            web_server = _web_server(config, assemblies, metrics, intakes, limits)
             await web_server.start()
-        async with running(application, game, polling=not webhook, intake=intake) as stop:
+        async with contextlib.AsyncExitStack() as bots:
+            stop, polls = asyncio.Event(), []
+            for assembly, intake in zip(assemblies, intakes, strict=True):
+                polls.append(
+                    await bots.enter_async_context(
+                        running(
+                            assembly.application, assembly.game, polling=not webhook, intake=intake
+                        )
+                    )
+                )
+            # Every bot stops polling at once, before the first of them drains.
+            for each in polls:
+                bots.callback(each.set)
             loop = asyncio.get_running_loop()
             for signum in (signal.SIGINT, signal.SIGTERM):
                 loop.add_signal_handler(signum, stop.set)
-            server = None
             if webhook:
-                settings = config.webhook
-                server = WebhookServer(
-                    application,
-                    listen=settings.listen,
-                    port=settings.port,
-                    path=settings.path,
-                    secret_token=settings.secret_token,
-                    limits=limits,
-                )
-                await server.start()
-            try:
-                if webhook:
-                    await application.bot.set_webhook(
-                        url=f"{settings.public_url.rstrip('/')}/{settings.path.strip('/')}",
-                        secret_token=settings.secret_token,
-                        allowed_updates=ALLOWED_UPDATES,
-                    )
-                    intake.webhook_set = True
-                tune_garbage_collector()
-                DRAWING.start()
+                await bots.enter_async_context(_webhook(config, assemblies, intakes, limits))
+            tune_garbage_collector()
+            DRAWING.start()
+            for assembly in assemblies:
                 log.info(
                     "serving @%s in %s mode, database %s",
-                    application.bot.username,
+                    assembly.application.bot.username,
                     config.mode,
                     shown_database(config.database_url),
                 )
-                await stop.wait()
-            finally:
-                if server is not None:
-                    await server.stop()
+            await stop.wait()
     finally:
         DRAWING.stop()
         if web_server is not None:
             await web_server.stop()
-        await assembly.database.dispose()
+        await assemblies[0].database.dispose()
+
+
+@contextlib.asynccontextmanager
+async def _webhook(
+    config: Config,
+    assemblies: Sequence[Assembly],
+    intakes: Sequence[UpdateIntake],
+    limits: ListenerLimits,
+) -> AsyncIterator[None]:
+    """Listen for Telegram's updates, each bot's at its own path (``webhook_paths``), and
+    tell Telegram where they are."""
+    settings = config.webhook
+    paths = webhook_paths(
+        settings.path, [bot_id_of(assembly.game.token) for assembly in assemblies]
+    )
+    server = WebhookServer(
+        {path: assembly.application for path, assembly in zip(paths, assemblies, strict=True)},
+        listen=settings.listen,
+        port=settings.port,
+        secret_token=settings.secret_token,
+        limits=limits,
+    )
+    await server.start()
+    try:
+        for path, assembly, intake in zip(paths, assemblies, intakes, strict=True):
+            await assembly.application.bot.set_webhook(
+                url=f"{settings.public_url.rstrip('/')}{path}",
+                secret_token=settings.secret_token,
+                allowed_updates=ALLOWED_UPDATES,
+            )
+            intake.webhook_set = True
+        yield
+    finally:
+        await server.stop()

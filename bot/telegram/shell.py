@@ -131,19 +131,26 @@ SHARED_WINDOW_SECONDS = 61.0
 
 
 class GameBot:
-    """The shell over one ``GameService``: builds its collaborators, installs their
-    handlers on an ``Application``, recovers at start-up and drains at the end."""
+    """The shell of one bot over its ``GameService``: builds its collaborators, installs
+    their handlers on an ``Application``, recovers at start-up and drains at the end.
+
+    ``token`` is the bot's (the config's first by default); the console's sign-in links
+    are signed with the first, whichever bot sends them, as the console checks them."""
 
     def __init__(
         self,
         config: Config,
         service: GameService,
         *,
+        token: str | None = None,
         clock: Callable[[], int] = wall_clock_ms,
         deadline_observer: DeadlineObserver | None = None,
         observer: ShellObserver | None = None,
     ) -> None:
         self.config = config
+        console_token = config.tokens[0] if config.tokens else ""
+        #: The bot's token ("" when the config has none: an ``Application`` asks for one).
+        self.token = token or console_token
         self.service = service
         self.observer: ShellObserver = observer or Unobserved()
         self._outages = OutageLog(log)
@@ -206,7 +213,7 @@ class GameBot:
         self.stats = StatsHandlers(parts)
         self.table = TableHandlers(parts, self.miniapp_links, self.messenger)
         self.console = ConsoleHandlers(
-            parts, bot_token=config.telegram_token, public_url=config.web.console_url
+            parts, bot_token=console_token, public_url=config.web.console_url
         )
         # /help is drawn from the registry, which lists the handlers: tied up late.
         self.info = InfoHandlers(
@@ -356,7 +363,7 @@ def build_application(
     config = game.config
     builder: ApplicationBuilder[Any, Any, Any, Any, Any, Any] = (
         Application.builder()
-        .token(config.require_token())
+        .token(game.token or config.require_token())
         .base_url(config.telegram_base_url)
         .concurrent_updates(ChatOrderedProcessor(game.locks))
     )

@@ -13,6 +13,7 @@ from aiohttp.test_utils import TestClient, TestServer
 
 from bot.service.game import GameService
 from bot.web.miniapp import build_miniapp
+from bot.web.miniapp.moves import MiniAppBot
 from tests.helpers.controls import Clock
 from tests.helpers.game import DEALER, GROUP, TEST_SETTINGS, fund, open_table
 from tests.helpers.telegram_shells import GameShell
@@ -46,9 +47,7 @@ async def serve_miniapp(
         "/miniapp/",
         build_miniapp(
             service=service,
-            bot_token=TOKEN,
-            is_member=shell.game.members.is_member,
-            moves=shell.game.miniapp_moves,
+            bots=[MiniAppBot(TOKEN, shell.game.members.is_member, shell.game.miniapp_moves)],
             clock=lambda: clock.now_ms / 1000,
         ),
     )

@@ -69,7 +69,7 @@ async def _send_a_link(tmp_path: Path, sqlite_template: Path, log_format: str) -
         application = assembly.application
         async with running(application, assembly.game, polling=False):
             server = WebhookServer(
-                application, listen="127.0.0.1", port=0, path="hook", secret_token=SECRET
+                {"hook": application}, listen="127.0.0.1", port=0, secret_token=SECRET
             )
             await server.start()
             try:

@@ -52,7 +52,7 @@ async def webhook(tmp_path: Path, sqlite_template: Path) -> AsyncIterator[tuple[
         application, service = assembly.application, assembly.service
         async with running(application, assembly.game, polling=False):
             server = WebhookServer(
-                application, listen="127.0.0.1", port=0, path="hook", secret_token=SECRET
+                {"hook": application}, listen="127.0.0.1", port=0, secret_token=SECRET
             )
             await server.start()
             try:

@@ -57,7 +57,7 @@ async def webhook_server(limits: ListenerLimits) -> AsyncIterator[int]:
     # No update gets as far as the application in these tests.
     application = Application.builder().token("123:TEST").build()
     server = WebhookServer(
-        application, listen="127.0.0.1", port=0, path="hook", secret_token="s", limits=limits
+        {"hook": application}, listen="127.0.0.1", port=0, secret_token="s", limits=limits
     )
     await server.start()
     try:

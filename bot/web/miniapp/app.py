@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -43,7 +43,7 @@ from aiohttp import web
 from bot.service.game import GameService, Person, TableSnapshot
 from bot.service.round_changes import RoundKey
 from bot.web.miniapp.feed import FeedHub, Render, sse_event
-from bot.web.miniapp.moves import IsMember, MoveAnswer, Moves
+from bot.web.miniapp.moves import MiniAppBot, MoveAnswer, Moves
 from bot.web.miniapp.sessions import MiniAppSessions
 from bot.web.miniapp.start_param import NoGroup, decode_group
 from bot.web.miniapp.table import standing_view, table_view
@@ -88,8 +88,8 @@ class MiniAppParts:
 
     service: GameService
     sessions: MiniAppSessions
-    is_member: IsMember
-    moves: Moves
+    #: The bots in the order of ``sessions``' tokens: a page's session names its bot.
+    bots: tuple[MiniAppBot, ...]
     clock: Callable[[], float]
     feed: FeedHub
 
@@ -148,8 +148,9 @@ def linked_group(start_param: str | None) -> int | None:
         ) from None
 
 
-def signed_in(request: web.Request) -> Session:
-    """The session of the request's bearer token; ``Refused`` (401) without a valid one."""
+def signed_in(request: web.Request) -> tuple[Session, MiniAppBot]:
+    """The session of the request's bearer token and the bot whose page it is; ``Refused``
+    (401) without a valid one."""
     parts = request.app[PARTS]
     scheme, _, token = request.headers.get("Authorization", "").partition(" ")
     if not scheme and request.path.endswith("/api/feed"):
@@ -157,18 +158,19 @@ def signed_in(request: web.Request) -> Session:
     if scheme != "Bearer" or not token:
         raise Refused(401, "Not signed in: open the app from Telegram.")
     try:
-        return parts.sessions.check(token.strip(), parts.now())
+        session, bot = parts.sessions.check(token.strip(), parts.now())
     except SignatureRefused as error:
         if error.reason == "expired":
             raise Refused(401, "Your session ended: close the app and open it again.") from None
         raise Refused(401, "Not signed in: open the app from Telegram.") from None
+    return session, parts.bots[bot]
 
 
-async def check_member(parts: MiniAppParts, chat_id: int, user_id: int) -> None:
-    """``Refused`` (403) unless the user is in a group the bot knows."""
+async def check_member(parts: MiniAppParts, bot: MiniAppBot, chat_id: int, user_id: int) -> None:
+    """``Refused`` (403) unless the user is in a group the bot knows (asked of ``bot``)."""
     # The database first: an id typed in a request must not spend the bot's requests to
     # Telegram on a group it has nothing of.
-    if not await parts.service.knows_chat(chat_id) or not await parts.is_member(chat_id, user_id):
+    if not await parts.service.knows_chat(chat_id) or not await bot.is_member(chat_id, user_id):
         raise Refused(403, "You are not in this group, so its table is not shown to you.")
 
 
@@ -239,9 +241,9 @@ def feed_events(clock: Callable[[], float]) -> Render:
 async def table(request: web.Request) -> web.Response:
     parts = request.app[PARTS]
     try:
-        session = signed_in(request)
+        session, bot = signed_in(request)
         chat_id = group_id(request.query.get("chat"))
-        await check_member(parts, chat_id, session.user_id)
+        await check_member(parts, bot, chat_id, session.user_id)
     except Refused as error:
         return refusal(error)
     return web.json_response(await current_table(parts, chat_id, session.user_id))
@@ -259,9 +261,9 @@ async def feed(request: web.Request) -> web.StreamResponse:
     server stops."""
     parts = request.app[PARTS]
     try:
-        session = signed_in(request)
+        session, bot = signed_in(request)
         chat_id = group_id(request.query.get("chat"))
-        await check_member(parts, chat_id, session.user_id)
+        await check_member(parts, bot, chat_id, session.user_id)
     except Refused as error:
         return refusal(error)
     response = web.StreamResponse(headers=FEED_HEADERS)
@@ -345,16 +347,16 @@ def move_handler(
     async def handle(request: web.Request) -> web.Response:
         parts = request.app[PARTS]
         try:
-            session = signed_in(request)
+            session, bot = signed_in(request)
             body = await json_body(request)
             chat_id = group_id(body.get("chat"))
-            await check_member(parts, chat_id, session.user_id)
+            await check_member(parts, bot, chat_id, session.user_id)
             move = read(body)
         except Refused as error:
             return refusal(error)
         known = await parts.service.names([session.user_id])
         player = known.get(session.user_id, Person(session.user_id))
-        answer = await move(parts.moves, chat_id, player)
+        answer = await move(bot.moves, chat_id, player)
         if not answer.taken:
             return web.json_response({"error": answer.text}, status=409)
         shown = await current_table(parts, chat_id, session.user_id)
@@ -371,16 +373,17 @@ async def add_headers(request: web.Request, response: web.StreamResponse) -> Non
 def build_miniapp(
     *,
     service: GameService,
-    bot_token: str,
-    is_member: IsMember,
-    moves: Moves,
+    bots: Sequence[MiniAppBot],
     clock: Callable[[], float],
 ) -> web.Application:
     """The Mini App, to mount with ``app.add_subapp("/miniapp/", miniapp)``.
 
-    ``service`` is the bot's; ``is_member(chat_id, user_id)`` says whether a user is in a
-    group (the shell's ``MemberCheck.is_member``); ``moves`` plays the page's moves as the
-    group's commands (the shell's ``MiniAppMoves``); ``clock`` gives seconds since the
+    ``service`` is a bot's (what it reads is the groups', whichever bot serves them);
+    ``bots`` are the process's bots, each with its token, whose ``is_member(chat_id,
+    user_id)`` says whether a user is in a group (the shell's ``MemberCheck.is_member``)
+    and whose ``moves`` play the page's moves as the group's commands (the shell's
+    ``MiniAppMoves``): a page signed in with one bot's ``initData`` is that bot's.
+    ``clock`` gives seconds since the
     epoch. Its live feed watches the service's ``round_changes``, and starts them (on
     PostgreSQL: notices to and from the other workers) as the server starts."""
     app = web.Application()
@@ -390,9 +393,8 @@ def build_miniapp(
     changes.watch(hub.changed, hub.resync)
     app[PARTS] = MiniAppParts(
         service=service,
-        sessions=MiniAppSessions(bot_token),
-        is_member=is_member,
-        moves=moves,
+        sessions=MiniAppSessions([bot.token for bot in bots]),
+        bots=tuple(bots),
         clock=clock,
         feed=hub,
     )

@@ -5,7 +5,7 @@ Telegram) and the moves a player makes from the page, played as the group's comm
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from bot.service.game import Person
@@ -49,3 +49,13 @@ class Moves(Protocol):
     async def same_again(self, chat_id: int, player: Person, round_id: int) -> MoveAnswer:
         """The results' "same again" for settled round ``round_id``."""
         ...
+
+
+@dataclass(frozen=True, slots=True)
+class MiniAppBot:
+    """A bot whose pages the Mini App serves: its token (which signs their ``initData``),
+    whether someone is in a group (asked of this bot), and its shell's moves."""
+
+    token: str = field(repr=False)
+    is_member: IsMember
+    moves: Moves
