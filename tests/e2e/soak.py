@@ -36,12 +36,14 @@ import asyncpg
 from sqlalchemy import select
 from sqlalchemy.engine import make_url
 
+from bot.config.model import bot_id_of
 from bot.engine.settings import Settings
 from bot.fakegram.server import FakeTelegram
 from bot.service.game import GameService, Person
 from bot.store.db import Database
 from bot.store.migrate import upgrade_async
 from bot.store.models import Account, RoundRow
+from bot.telegram.webhook import webhook_paths
 from tests.e2e.harness import FAST_GAME, BotProcess, sliding_max, write_config
 from tests.e2e.webhooks import RoundRobin, WebhookPush
 from tests.helpers.game import check_ledger
@@ -93,6 +95,9 @@ class Plan:
     #: Bots (tokens) on the database, each with a fake Telegram of its own, ``workers``
     #: workers and ``groups`` groups.
     bots: int = 1
+    #: Every bot's token in each worker (``[telegram] tokens``: one process serves them
+    #: all, each bot's updates at its own webhook path), rather than workers per bot.
+    one_process: bool = False
 
 
 @dataclass
@@ -128,6 +133,8 @@ class Figures:
     forwarded: list[int] = field(default_factory=list)
     #: Messages a bot sent to a group another bot serves: (bot, group, count).
     foreign: list[tuple[int, int, int]] = field(default_factory=list)
+    #: Messages each bot sent to its own groups, by bot.
+    own_sends: list[int] = field(default_factory=list)
     #: When each kill came (wall clock, as the fakes' transcripts) and which worker it hit.
     kill_times: list[tuple[float, int]] = field(default_factory=list)
     #: Each message of ``live_after_end``: what the bot did to it, in order, each action's
@@ -146,7 +153,8 @@ class Figures:
             f"chips lost {self.chips_lost}; rounds stuck {len(self.stuck)}; "
             f"updates redelivered {self.updates_redelivered}, posts to a down worker "
             f"{self.worker_skipped}, forwarded {self.forwarded}; "
-            f"sends into another bot's group {len(self.foreign)}"
+            f"sends into another bot's group {len(self.foreign)}, "
+            f"into its own groups by bot {self.own_sends}"
         )
 
     def details(self) -> str:
@@ -196,7 +204,13 @@ class Worker:
     restarts (the load balancer knows them)."""
 
     def __init__(
-        self, index: int, fake: FakeTelegram, folder: Path, database_url: str, marker: str
+        self,
+        index: int,
+        fake: FakeTelegram,
+        folder: Path,
+        database_url: str,
+        marker: str,
+        more_tokens: tuple[str, ...] = (),
     ) -> None:
         #: Its log is ``worker{index}.log``.
         self.index = index
@@ -210,6 +224,8 @@ class Worker:
                 f'path = "telegram"\nsecret_token = "{SECRET}"\n'
             )
         env = {"NIUNIU_WEB_LISTEN": f"127.0.0.1:{self.web_port}", MARKER: marker}
+        if more_tokens:  # beside the fake's own (NIUNIU_TELEGRAM_TOKEN), served by it too
+            env["NIUNIU_TELEGRAM_TOKENS"] = ",".join(more_tokens)
         self.bot = BotProcess(fake, config, database_url, folder / f"worker{index}.log", env)
         self.up = False
 
@@ -505,8 +521,17 @@ async def soak(plan: Plan, folder: Path, database_url: str) -> Figures:
                 )
                 service = GameService(database, Settings(), bot_id=int(token.split(":")[0]))
                 bots.append(Bot(fake, service))
+            shared = []
+            if plan.one_process:
+                more = tuple(bot.fake.token for bot in bots[1:])
+                for bot in bots[1:]:
+                    bots[0].fake.host(bot.fake)  # one API address for every token
+                shared = [
+                    Worker(w, bots[0].fake, folder, database_url, marker, more)
+                    for w in range(plan.workers)
+                ]
             for index, bot in enumerate(bots):
-                bot.workers = [
+                bot.workers = shared or [
                     Worker(len(bots) * w + index, bot.fake, folder, database_url, marker)
                     for w in range(plan.workers)
                 ]
@@ -516,7 +541,7 @@ async def soak(plan: Plan, folder: Path, database_url: str) -> Figures:
                     for group in range(first, first + plan.groups)
                 ]
             groups = [group for bot in bots for group in bot.groups]
-            workers = [worker for bot in bots for worker in bot.workers]
+            workers = list({id(w): w for bot in bots for w in bot.workers}.values())
             for group in groups:
                 await group.set_up()
             for bot in bots:  # every group is known to every fake: a stray send would land
@@ -524,11 +549,17 @@ async def soak(plan: Plan, folder: Path, database_url: str) -> Figures:
                     bot.fake.post_message(group.chat, group.dealer, "hello", chat_title="Soak")
             try:
                 pushes = []
-                for bot in bots:
+                # One process serves each bot at a path of its own; a process per bot, at one.
+                paths = (
+                    webhook_paths("telegram", [bot_id_of(bot.fake.token) for bot in bots])
+                    if plan.one_process
+                    else ["/telegram"] * len(bots)
+                )
+                for bot, path in zip(bots, paths, strict=True):
                     balancer = await stack.enter_async_context(
                         RoundRobin([worker.url for worker in bot.workers])
                     )
-                    push = WebhookPush(bot.fake, f"{balancer.url}/telegram", SECRET)
+                    push = WebhookPush(bot.fake, f"{balancer.url}{path}", SECRET)
                     pushes.append((balancer, await stack.enter_async_context(push)))
                 for worker in workers:
                     await worker.start()
@@ -571,8 +602,12 @@ async def read_every_bots_figures(bots: list[Bot], database: Database, figures: 
     bot's groups."""
     await read_figures(database, [group for bot in bots for group in bot.groups], figures)
     figures.foreign = []
+    figures.own_sends = []
     for index, bot in enumerate(bots):
         own = {group.chat for group in bot.groups}
+        figures.own_sends.append(
+            sum(e["kind"] == "send" for chat in own for e in bot.fake.transcript(chat))
+        )
         for other in bots:
             for group in other.groups:
                 sends = [e for e in bot.fake.transcript(group.chat) if e["kind"] == "send"]
