@@ -98,6 +98,11 @@ def _check_token(token: str) -> str:
     return token
 
 
+def _check_listed_token(token: str) -> str:
+    # In a list, "" is no token (``token = ""`` means none, as the example file has it).
+    return _check_token(token or " ")
+
+
 def bot_id_of(token: str) -> int:
     """The bot's own id, a token's numeric prefix (0 for no token)."""
     prefix = token.partition(":")[0]
@@ -315,7 +320,7 @@ class Config(BaseSettings):
     #: More bots served by the same process, each its own ``Application``, budgets and
     #: workers on the one database (docs/operator.md, "Several bots"); ``token`` comes first.
     telegram_tokens: Annotated[
-        tuple[Annotated[str, AfterValidator(_check_token), Field(min_length=1)], ...],
+        tuple[Annotated[str, AfterValidator(_check_listed_token)], ...],
         BeforeValidator(_list_as_tuple),
         Field(repr=False),
         NoDecode,

@@ -71,6 +71,22 @@ async def test_wrong_token_is_unauthorized(fake: FakeTelegram) -> None:
         }
 
 
+async def test_a_hosted_fake_bot_is_reached_at_the_hosts_address(fake: FakeTelegram) -> None:
+    # One address for several bots, as Telegram's: each token reaches its own bot's chats.
+    async with FakeTelegram(token="654321:SECOND", bot_username="second_bot") as second:
+        fake.host(second)
+        async with Bot(second.token, base_url=fake.base_url) as other:
+            assert (await other.get_me()).username == "second_bot"
+            await other.send_message(GROUP_ID, "from the second bot")
+        assert [e["text"] for e in second.transcript(GROUP_ID)] == ["from the second bot"]
+        assert fake.transcript(GROUP_ID) == []
+        assert {call["method"] for call in second.calls} == {"getMe", "sendMessage"}
+        assert fake.calls == []
+        with pytest.raises(InvalidToken):
+            async with Bot("777:NOBODY", base_url=fake.base_url):
+                pass
+
+
 async def test_unknown_method_is_not_found(fake: FakeTelegram) -> None:
     status, body = await raw_call(fake, "sendTelepathy", json={"chat_id": GROUP_ID})
 

@@ -16,7 +16,7 @@ from bot.config import Config, ConfigError, load_config
 from bot.fakegram.server import FakeTelegram
 from bot.service.game import GameService
 from bot.telegram.serving import running
-from bot.telegram.webhook import SECRET_HEADER, WebhookServer
+from bot.telegram.webhook import SECRET_HEADER, WebhookServer, webhook_paths
 
 OPERATOR = 4242
 GROUP = -1001234
@@ -129,3 +129,8 @@ def test_webhook_mode_is_refused_without_a_secret_token(tmp_path: Path) -> None:
         load_config(config, environ={})
     config.write_text(config.read_text() + 'secret_token = "abc"\n')
     assert load_config(config, environ={}).webhook.secret_token == "abc"
+
+
+def test_one_bot_is_served_at_the_path_and_each_of_several_at_its_own_under_it() -> None:
+    assert webhook_paths("telegram", [123]) == ["/telegram"]
+    assert webhook_paths("/hook/", [123, 456]) == ["/hook/123", "/hook/456"]

@@ -379,6 +379,90 @@ def test_the_token_is_in_no_error_and_no_repr(tmp_path: Path) -> None:
     assert secret not in repr(config.webhook)
 
 
+# -- several bots: [telegram] tokens ---------------------------------------------------------
+
+SECOND = "987654321:BBEsecondSECRETtokenPART_-abc"
+THIRD = "555:CCthird"
+
+
+def config_file(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "config.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_more_tokens_follow_the_token_from_the_file_or_the_environment(tmp_path: Path) -> None:
+    path = config_file(tmp_path, f'[telegram]\ntoken = "{TOKEN}"\ntokens = ["{SECOND}"]\n')
+    config = load_config(path, environ={})
+    assert (config.tokens, config.bot_id) == ((TOKEN, SECOND), 123456789)
+    environ = {"NIUNIU_TELEGRAM_TOKEN": TOKEN, "NIUNIU_TELEGRAM_TOKENS": f"{SECOND}, {THIRD}"}
+    assert load_config(None, environ=environ).tokens == (TOKEN, SECOND, THIRD)
+    # The variable replaces the file's list, as any variable replaces its key.
+    assert load_config(path, environ={"NIUNIU_TELEGRAM_TOKENS": THIRD}).tokens == (TOKEN, THIRD)
+
+
+def test_tokens_alone_serve_without_a_token(tmp_path: Path) -> None:
+    config = load_config(config_file(tmp_path, f'[telegram]\ntokens = ["{SECOND}", "{THIRD}"]\n'))
+    assert config.tokens == config.require_tokens() == (SECOND, THIRD)
+    assert (config.require_token(), config.bot_id) == (SECOND, 987654321)
+
+
+def test_one_token_is_a_list_of_one_and_none_is_refused() -> None:
+    assert Config(telegram_token=TOKEN).tokens == (TOKEN,)
+    assert Config().tokens == ()
+    with pytest.raises(ConfigError, match=r"no Telegram bot token: set NIUNIU_TELEGRAM_TOKEN"):
+        Config().require_tokens()
+
+
+@pytest.mark.parametrize(
+    ("text", "environ", "message"),
+    [
+        (
+            f'[telegram]\ntoken = "{TOKEN}"\ntokens = ["{SECOND}", "{TOKEN}"]\n',
+            {},
+            "[telegram] tokens names bot 123456789 which token names too: "
+            "give each bot's token once",
+        ),
+        (
+            f'[telegram]\ntokens = ["{SECOND}", "987654321:another"]\n',
+            {},
+            "[telegram] tokens names bot 987654321 twice: give each bot's token once",
+        ),
+        (
+            "[bot]\n",
+            {"NIUNIU_TELEGRAM_TOKEN": TOKEN, "NIUNIU_TELEGRAM_TOKENS": TOKEN},
+            "NIUNIU_TELEGRAM_TOKENS names bot 123456789 which token names too: "
+            "give each bot's token once",
+        ),
+        (
+            f'[telegram]\ntokens = ["{SECOND}", "oops"]\n',
+            {},
+            "[telegram] tokens (item 2) is not a bot token "
+            "(digits, a colon, then letters, as @BotFather gives)",
+        ),
+        (
+            f'[telegram]\ntokens = "{SECOND}"\n',
+            {},
+            "[telegram] tokens must be a list, like [1, 2]",
+        ),
+        ('[telegram]\ntokens = [""]\n', {}, "[telegram] tokens (item 1) is not a bot token"),
+    ],
+)
+def test_a_bot_given_twice_or_a_bad_token_is_refused(
+    tmp_path: Path, text: str, environ: dict[str, str], message: str
+) -> None:
+    found = refused(tmp_path, text, environ)
+    assert found.startswith(message), found
+    for token in (TOKEN, SECOND):
+        assert token.partition(":")[2] not in found
+
+
+def test_the_tokens_are_in_no_repr() -> None:
+    config = Config(telegram_token=TOKEN, telegram_tokens=(SECOND,))
+    assert SECOND.partition(":")[2] not in repr(config)
+    assert TOKEN.partition(":")[2] not in repr(config)
+
+
 def test_the_database_password_is_in_no_error(tmp_path: Path) -> None:
     message = refused(tmp_path, '[database]\nurl = "mysql://root:hunter2@db/niuniu"\n')
     assert "hunter2" not in message

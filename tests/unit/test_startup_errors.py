@@ -109,6 +109,21 @@ def test_a_failure_not_known_is_left_to_the_traceback_with_the_secrets_blanked()
     assert SECRET not in text and "hunter2" not in text
 
 
+def test_with_several_bots_every_token_is_blanked_and_a_refusal_names_both_settings() -> None:
+    second = "987654:AAEanotherSecretPart_abc"
+    config = Config(telegram_token=TOKEN, telegram_tokens=(second,))
+    error = _raised(RuntimeError(f"bad {second} and {second.partition(':')[2]}"))
+    text = unexpected(error, config)
+    assert "RuntimeError: bad <redacted> and <redacted>" in text
+    refused = _raised(
+        InvalidToken(f"The token `{second}` was rejected"), InvalidToken("Unauthorized")
+    )
+    assert explain(refused, config) == (
+        "Telegram at https://api.telegram.org/bot refused the bot token (Unauthorized): "
+        "set NIUNIU_TELEGRAM_TOKEN and NIUNIU_TELEGRAM_TOKENS, or [telegram] token and tokens"
+    )
+
+
 def test_a_refused_database_connection_names_the_host_and_port() -> None:
     error = _raised(ConnectionRefusedError(errno.ECONNREFUSED, "Connect call failed"))
     line = explain(_raised(MigrationFailed("refused"), error), CONFIG)
