@@ -127,7 +127,8 @@ def test_a_page_signs_in_once_and_its_token_is_the_mini_apps_only() -> None:
     sessions = MiniAppSessions(TOKEN)
     signed_in = sessions.sign_in(init_data(TOKEN, NOW), NOW)
     assert signed_in.user.user_id == 42
-    assert sessions.check(signed_in.token, NOW + SESSION_SECONDS - 1).user_id == 42
+    session, bot = sessions.check(signed_in.token, NOW + SESSION_SECONDS - 1)
+    assert (session.user_id, bot, signed_in.bot) == (42, 0, 0)
     with pytest.raises(SignatureRefused) as expired:
         sessions.check(signed_in.token, NOW + SESSION_SECONDS)
     assert expired.value.reason == "expired"
@@ -137,6 +138,27 @@ def test_a_page_signs_in_once_and_its_token_is_the_mini_apps_only() -> None:
         sessions.check(cookie, NOW)
     with pytest.raises(SignatureRefused):
         SessionSigner(TOKEN).check(signed_in.token, NOW)
+
+
+def test_a_page_of_any_bot_signs_in_and_its_token_names_that_bot() -> None:
+    second = "654321:SECOND-bot-token"
+    sessions = MiniAppSessions(TOKEN, second)
+    signed_in = sessions.sign_in(init_data(second, NOW), NOW)
+    assert (signed_in.user.user_id, signed_in.bot) == (42, 1)
+    assert sessions.check(signed_in.token, NOW)[1] == 1
+    assert sessions.check(sessions.sign_in(init_data(TOKEN, NOW), NOW).token, NOW)[1] == 0
+    with pytest.raises(SignatureRefused) as expired:
+        sessions.check(signed_in.token, NOW + SESSION_SECONDS)
+    assert expired.value.reason == "expired"
+    # The second bot's token is no key for the first's pages, nor another bot's for any.
+    alone = MiniAppSessions(TOKEN)
+    for refused in (
+        lambda: alone.check(signed_in.token, NOW),
+        lambda: sessions.sign_in(init_data("777:NOBODY", NOW), NOW),
+    ):
+        with pytest.raises(SignatureRefused) as caught:
+            refused()
+        assert caught.value.reason == "signature"
 
 
 def test_stale_init_data_signs_no_page_in() -> None:

@@ -393,7 +393,7 @@ def build_miniapp(
     changes.watch(hub.changed, hub.resync)
     app[PARTS] = MiniAppParts(
         service=service,
-        sessions=MiniAppSessions([bot.token for bot in bots]),
+        sessions=MiniAppSessions(*(bot.token for bot in bots)),
         bots=tuple(bots),
         clock=clock,
         feed=hub,

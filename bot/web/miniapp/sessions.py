@@ -12,7 +12,6 @@ and its token says which (it is signed with that bot's key).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bot.web.miniapp.init_data import MiniAppUser, check_init_data
@@ -37,7 +36,7 @@ class MiniAppSessions:
     """Signs pages in with ``initData`` signed by one of the bots of ``bot_tokens`` and
     checks their tokens (times in whole seconds since the epoch, given by the caller)."""
 
-    def __init__(self, bot_tokens: Sequence[str]) -> None:
+    def __init__(self, *bot_tokens: str) -> None:
         if not bot_tokens:
             raise ValueError("the Mini App needs a bot's token")
         self._bots = [
