@@ -83,6 +83,10 @@ class NoMoves:
         return MoveAnswer(False, "not in the bench")
 
 
+class NoTexts:
+    """The bench reads no past round: nothing of the shell's texts is asked."""
+
+
 async def everyone_is_a_member(chat_id: int, user_id: int) -> bool:
     return True
 
@@ -341,6 +345,7 @@ async def run(url: str, label: str, groups: int, viewers: int, changes: int, rat
             bot_token=TOKEN,
             is_member=everyone_is_a_member,
             moves=NoMoves(),
+            texts=NoTexts(),
             clock=time.time,
         )
         floor_app = build_miniapp(
@@ -348,6 +353,7 @@ async def run(url: str, label: str, groups: int, viewers: int, changes: int, rat
             bot_token=TOKEN,
             is_member=everyone_is_a_member,
             moves=NoMoves(),
+            texts=NoTexts(),
             clock=time.time,
         )
         user_ids = [player.id for player in players]

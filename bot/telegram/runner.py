@@ -169,6 +169,7 @@ async def serve(config: Config) -> None:
                     bot_token=token,
                     is_member=game.members.is_member,
                     moves=game.miniapp_moves,
+                    texts=game.miniapp_rounds,
                     clock=time.time,
                 )
             web_server = WebServer(

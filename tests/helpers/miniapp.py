@@ -49,6 +49,7 @@ async def serve_miniapp(
             bot_token=TOKEN,
             is_member=shell.game.members.is_member,
             moves=shell.game.miniapp_moves,
+            texts=shell.game.miniapp_rounds,
             clock=lambda: clock.now_ms / 1000,
         ),
     )
