@@ -60,7 +60,7 @@ from bot.web.miniapp import build_miniapp
 from bot.web.miniapp.app import PARTS
 from bot.web.miniapp.feed import FeedHub, sse_event
 from bot.web.miniapp.init_data import init_data_hash
-from bot.web.miniapp.moves import MoveAnswer
+from bot.web.miniapp.moves import MiniAppBot, MoveAnswer
 
 AIM_P99_SECONDS = 0.250
 TOKEN = "123456:bench-feed-token"
@@ -81,6 +81,10 @@ class Clock:
 class NoMoves:
     async def bet(self, chat_id: int, player: Person, amount: str) -> MoveAnswer:
         return MoveAnswer(False, "not in the bench")
+
+
+class NoTexts:
+    """The bench reads no past round: nothing of the shell's texts is asked."""
 
 
 async def everyone_is_a_member(chat_id: int, user_id: int) -> bool:
@@ -338,16 +342,14 @@ async def run(url: str, label: str, groups: int, viewers: int, changes: int, rat
 
         app = build_miniapp(
             service=service,
-            bot_token=TOKEN,
-            is_member=everyone_is_a_member,
-            moves=NoMoves(),
+            bots=[MiniAppBot(TOKEN, everyone_is_a_member, NoMoves())],
+            texts=NoTexts(),
             clock=time.time,
         )
         floor_app = build_miniapp(
             service=service,
-            bot_token=TOKEN,
-            is_member=everyone_is_a_member,
-            moves=NoMoves(),
+            bots=[MiniAppBot(TOKEN, everyone_is_a_member, NoMoves())],
+            texts=NoTexts(),
             clock=time.time,
         )
         user_ids = [player.id for player in players]

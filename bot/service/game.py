@@ -37,6 +37,7 @@ from bot.service.deliveries import DELIVERY_LEASE_MS as DELIVERY_LEASE_MS
 from bot.service.deliveries import DeliveryUseCases
 from bot.service.group_bots import GroupBotUseCases
 from bot.service.group_sends import GroupSends as GroupSends
+from bot.service.reading import PlayerRound as PlayerRound
 from bot.service.reading import ReadingUseCases
 from bot.service.records import MAX_USER_ID as MAX_USER_ID
 from bot.service.records import AuditLine as AuditLine
@@ -225,6 +226,8 @@ class GameService:
         self.shoe = reading.shoe
         self.history = reading.history
         self.results = reading.results
+        self.ending = reading.ending
+        self.player_rounds = reading.player_rounds
         self.audit_log = reading.audit_log
         self.names = reading.names
         self.find_user = reading.find_user

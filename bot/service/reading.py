@@ -4,8 +4,9 @@ readiness probe, whose one row is the only thing here that writes)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
-from bot.engine.round import Phase, Round
+from bot.engine.round import Phase, Round, RoundSettled, RoundVoided
 from bot.rules.ruleset import LEGACY_NAMES
 from bot.service.records import (
     AuditLine,
@@ -15,8 +16,18 @@ from bot.service.records import (
     ShoeInfo,
     VitalSigns,
 )
+from bot.store.console import RoundFilter, RoundRowView
 from bot.store.db import Database
 from bot.store.unit_of_work import Store
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerRound:
+    """A settled round as one player took part in it: the round, and their line of its
+    results (``ParticipantResult``: their role, stake, result and net)."""
+
+    round: RoundRowView
+    line: ParticipantResult
 
 
 class ReadingUseCases:
@@ -55,6 +66,28 @@ class ReadingUseCases:
         """The chat's latest rounds, newest first."""
         async with self.store.reading() as uow:
             return await uow.queries.history(chat_id, limit)
+
+    async def ending(self, state: Round) -> RoundSettled | RoundVoided:
+        """What ended a finished round (``state`` as ``round`` read it), rebuilt from its
+        stored outcomes, as the results the group got were made from it."""
+        assert not state.phase.is_open, "an open round has no ending"
+        async with self.store.reading() as uow:
+            return await uow.rounds.ending(state)
+
+    async def player_rounds(
+        self, chat_id: int, user_id: int, *, before_id: int | None = None, limit: int = 10
+    ) -> list[PlayerRound]:
+        """A player's own settled rounds in a group, newest first, ``limit`` of them with
+        an id below ``before_id``: the console's walk of a player's rounds, and each
+        round's results (the player's line of them)."""
+        where = RoundFilter(chat_id=chat_id, user_id=user_id)
+        found = []
+        async with self.store.reading() as uow:
+            rounds = await uow.console.rounds(where, before_id=before_id, limit=limit)
+            for shown in rounds:
+                lines = await uow.queries.results(shown.id)
+                found += [PlayerRound(shown, line) for line in lines if line.user_id == user_id]
+        return found
 
     async def results(self, round_id: int) -> list[ParticipantResult]:
         """Each participant's line of a settled round: bettors in bet order, then the dealer."""

@@ -176,7 +176,9 @@ def _web_server(
             MiniAppBot(each.game.token, each.game.members.is_member, each.game.miniapp_moves)
             for each in assemblies
         ]
-        miniapp = build_miniapp(service=first.service, bots=bots, clock=time.time)
+        miniapp = build_miniapp(
+            service=first.service, bots=bots, texts=first.game.miniapp_rounds, clock=time.time
+        )
     return WebServer(
         build_web_app(metrics, readiness, console=console, miniapp=miniapp),
         host=config.web.host,

@@ -51,6 +51,7 @@ from bot.telegram.lookups import ChatSettings, People, person_of
 from bot.telegram.messenger import Messenger
 from bot.telegram.miniapp_links import MiniAppLinks
 from bot.telegram.miniapp_moves import MiniAppMoves
+from bot.telegram.miniapp_rounds import MiniAppRounds
 from bot.telegram.observers import BUTTON, MESSAGE, ShellObserver, Unobserved
 from bot.telegram.ordering import ChatLocks, ChatOrderedProcessor
 from bot.telegram.outages import OutageLog, database_unavailable_here
@@ -207,6 +208,8 @@ class GameBot:
         )
         #: The Mini App's moves (``bot.web.miniapp``), played as the group's commands.
         self.miniapp_moves = MiniAppMoves(parts, self.locks)
+        #: The Mini App's texts of past rounds and of the table, made as the commands'.
+        self.miniapp_rounds = MiniAppRounds(parts)
         self.play = PlayHandlers(parts)
         self.verify = VerifyHandlers(parts)
         self.admin = AdminHandlers(parts, self.served)

@@ -48,6 +48,7 @@ async def serve_miniapp(
         build_miniapp(
             service=service,
             bots=[MiniAppBot(TOKEN, shell.game.members.is_member, shell.game.miniapp_moves)],
+            texts=shell.game.miniapp_rounds,
             clock=lambda: clock.now_ms / 1000,
         ),
     )

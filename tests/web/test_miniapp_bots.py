@@ -67,7 +67,8 @@ async def two_bots(db: Database, clock: Clock, seeds: Seeds) -> AsyncIterator[Tw
     asked = Asked(service)
     root = web.Application()
     bots = [asked.of("first"), asked.of("second")]
-    app = build_miniapp(service=service, bots=bots, clock=lambda: clock.now_ms / 1000)
+    texts = GameShell(service).game.miniapp_rounds
+    app = build_miniapp(service=service, bots=bots, texts=texts, clock=lambda: clock.now_ms / 1000)
     root.add_subapp("/miniapp/", app)
     client = TestClient(TestServer(root))
     await client.start_server()

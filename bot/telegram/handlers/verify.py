@@ -12,12 +12,27 @@ from telegram import Update
 from telegram.constants import ChatType
 
 from bot.engine.errors import GameError
-from bot.engine.verification import RevealedShoe, verify_round
+from bot.engine.round import Round
+from bot.engine.verification import RevealedShoe, Verification, verify_round
 from bot.rules.fairness import CLIENT_SEED_MAX
+from bot.service.game import GameService
 from bot.telegram.handlers.base import ShellParts, already_done, sender
 from bot.telegram.handlers.info import private_language
 from bot.telegram.i18n import translate
 from bot.telegram.parsing import MAX_ROUND_ID, ascii_number
+
+
+async def recompute(service: GameService, state: Round) -> Verification:
+    """A finished round's deal recomputed from its revealed seed, or its shoe's once the
+    shoe is replaced (``/verify``; the Mini App's too)."""
+    assert not state.phase.is_open, "an open round's seed is secret"
+    revealed = None
+    if state.shoe is not None:
+        shoe = await service.shoe(state.shoe.id)
+        assert shoe is not None
+        if shoe.seed is not None:
+            revealed = RevealedShoe(shoe.seed, shoe.decks)
+    return verify_round(state, revealed)
 
 
 class VerifyHandlers:
@@ -39,13 +54,7 @@ class VerifyHandlers:
             raise GameError("round_not_found", round_id=round_id)
         if state.phase.is_open:
             raise GameError("round_not_finished", round_id=round_id)
-        revealed = None
-        if state.shoe is not None:
-            shoe = await self.service.shoe(state.shoe.id)
-            assert shoe is not None
-            if shoe.seed is not None:
-                revealed = RevealedShoe(shoe.seed, shoe.decks)
-        result = verify_round(state, revealed)
+        result = await recompute(self.service, state)
         people = await self.parts.people.names(state.participants)
         views = await self.parts.chats.views(chat_id)
         self.parts.replies.reply(update, views.verification(result, people))

@@ -13,6 +13,10 @@
   group's round changes; each event's id is where the table stands (``RoundKey``), and a
   page reconnecting with ``Last-Event-ID`` (or ``&since=``) gets the current table at once
   only if it is newer.
+- What the page shows besides the live round (``bot.web.miniapp.past_rounds``), each
+  ``GET ?chat=ID``: ``/api/results`` ``&round=N`` (a finished round's results: its
+  picture and the dealer's cards), ``/api/history`` ``[&before=N]`` (the player's own
+  rounds), ``/api/stats``, ``/api/rules`` (and odds) and ``/api/verify`` ``&round=N``.
 - The moves, each ``POST {"chat": ID, ...}``, played as the group's commands are
   (``bot.web.miniapp.moves``) and answered here, never in the group, with the table
   after the move: ``/api/bet`` ``{"amount": "12.50", "round": N}`` (again to change,
@@ -26,7 +30,8 @@ feed, which a browser's ``EventSource`` opens without headers, may carry ``&toke
 shown only to its members, asked of Telegram (``is_member``), and only for a group the
 bot knows: an id typed by a stranger makes the bot ask Telegram nothing. Anything refused
 is answered ``{"error": "..."}`` with a status saying why (400 not understood, 401 not
-signed in, 403 not in the group, 409 the move was not taken) and changes nothing.
+signed in, 403 not in the group, 404 no such round in the group, 409 the move was not
+taken) and changes nothing.
 """
 
 from __future__ import annotations
@@ -44,6 +49,7 @@ from bot.service.game import GameService, Person, TableSnapshot
 from bot.service.round_changes import RoundKey
 from bot.web.miniapp.feed import FeedHub, Render, sse_event
 from bot.web.miniapp.moves import MiniAppBot, MoveAnswer, Moves
+from bot.web.miniapp.past_rounds import Asked, NotShown, PastRounds, RoundTexts
 from bot.web.miniapp.sessions import MiniAppSessions
 from bot.web.miniapp.start_param import NoGroup, decode_group
 from bot.web.miniapp.table import standing_view, table_view
@@ -92,6 +98,8 @@ class MiniAppParts:
     bots: tuple[MiniAppBot, ...]
     clock: Callable[[], float]
     feed: FeedHub
+    texts: RoundTexts
+    past: PastRounds
 
     def now(self) -> int:
         """Seconds since the epoch."""
@@ -288,12 +296,13 @@ async def feed(request: web.Request) -> web.StreamResponse:
 Move = Callable[[Moves, int, Person], Awaitable[MoveAnswer]]
 
 
-def round_id(value: object) -> int:
-    """A round's id as the page sent it (text or a JSON number): the round it shows, which
-    the move is for; ``Refused`` (400) for anything else."""
+def round_id(value: object, name: str = "round") -> int:
+    """A round's id as the page sent it (text or a JSON number) as ``name``: the round it
+    shows, which the move is for; ``Refused`` (400) for anything else."""
     text = str(value) if type(value) is int else value
     if not isinstance(text, str) or ROUND_ID.fullmatch(text) is None or int(text) > ROUND_ID_MAX:
-        raise Refused(400, "round must be the number of the round shown, like 412.")
+        shown = "the round shown" if name == "round" else "a round"
+        raise Refused(400, f"{name} must be the number of {shown}, like 412.")
     return int(text)
 
 
@@ -365,6 +374,35 @@ def move_handler(
     return handle
 
 
+#: One of ``PastRounds``' answers, given the checked request.
+PastAnswer = Callable[[PastRounds, Asked], Awaitable[dict[str, Any]]]
+
+
+def past_handler(answer: PastAnswer) -> Callable[[web.Request], Awaitable[web.Response]]:
+    """An endpoint of what the page shows besides the live round: signed in, ``?chat=ID``
+    of a group the player is in, ``round`` and ``before`` read as round ids if given."""
+
+    async def handle(request: web.Request) -> web.Response:
+        parts = request.app[PARTS]
+        query = request.query
+        try:
+            session, bot = signed_in(request)
+            chat_id = group_id(query.get("chat"))
+            await check_member(parts, bot, chat_id, session.user_id)
+            shown = round_id(query["round"]) if "round" in query else None
+            before = round_id(query["before"], "before") if "before" in query else None
+            known = await parts.service.names([session.user_id])
+            player = known.get(session.user_id, Person(session.user_id))
+            asked = Asked(parts.service, parts.texts, chat_id, player, shown, before)
+            return web.json_response(await answer(parts.past, asked))
+        except Refused as error:
+            return refusal(error)
+        except NotShown as error:
+            return web.json_response({"error": error.text}, status=error.status)
+
+    return handle
+
+
 async def add_headers(request: web.Request, response: web.StreamResponse) -> None:
     """The Mini App's signal handler for ``on_response_prepare``: on every response."""
     response.headers.update(HEADERS)
@@ -374,6 +412,7 @@ def build_miniapp(
     *,
     service: GameService,
     bots: Sequence[MiniAppBot],
+    texts: RoundTexts,
     clock: Callable[[], float],
 ) -> web.Application:
     """The Mini App, to mount with ``app.add_subapp("/miniapp/", miniapp)``.
@@ -383,7 +422,8 @@ def build_miniapp(
     user_id)`` says whether a user is in a group (the shell's ``MemberCheck.is_member``)
     and whose ``moves`` play the page's moves as the group's commands (the shell's
     ``MiniAppMoves``): a page signed in with one bot's ``initData`` is that bot's.
-    ``clock`` gives seconds since the
+    ``texts`` are the texts of past rounds and of the table (the shell's
+    ``MiniAppRounds``, any bot's: they are the group's); ``clock`` gives seconds since the
     epoch. Its live feed watches the service's ``round_changes``, and starts them (on
     PostgreSQL: notices to and from the other workers) as the server starts."""
     app = web.Application()
@@ -397,6 +437,8 @@ def build_miniapp(
         bots=tuple(bots),
         clock=clock,
         feed=hub,
+        texts=texts,
+        past=PastRounds(),
     )
 
     async def start_feed(app: web.Application) -> None:
@@ -417,5 +459,10 @@ def build_miniapp(
     app.router.add_post("/api/grab", move_handler(grab_move))
     app.router.add_post("/api/autobet", move_handler(autobet_move))
     app.router.add_post("/api/again", move_handler(again_move))
+    app.router.add_get("/api/results", past_handler(PastRounds.results))
+    app.router.add_get("/api/history", past_handler(PastRounds.history))
+    app.router.add_get("/api/stats", past_handler(PastRounds.stats))
+    app.router.add_get("/api/rules", past_handler(PastRounds.rules))
+    app.router.add_get("/api/verify", past_handler(PastRounds.verify))
     app.router.add_static("/static/", STATIC)
     return app

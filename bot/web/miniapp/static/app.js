@@ -265,6 +265,8 @@
     document.body.dataset.version = version;
     clockOffset = shown.now_ms - Date.now();
     render();
+    // The other views (static/past.js) follow the table: a round ended shows its results.
+    document.dispatchEvent(new CustomEvent("miniapp:table", { detail: table }));
   }
 
   // The live feed. EventSource reconnects by itself after a drop, sending the last
@@ -359,6 +361,8 @@
 
   // Telegram's back button: it closes the standing bet's panel if open, else the app.
   function back() {
+    // Another view open (static/past.js) goes back to the table first.
+    if (!document.dispatchEvent(new CustomEvent("miniapp:back", { cancelable: true }))) return;
     if (!$("standing-panel").hidden) {
       openStanding(false);
       return;
@@ -394,6 +398,9 @@
     $("standing-stop").addEventListener("click", function () { setStanding("off"); });
     signIn().then(function (ok) {
       if (!ok) return;
+      document.dispatchEvent(new CustomEvent("miniapp:signed-in", {
+        detail: { chat: chat, call: call },
+      }));
       setInterval(function () { if (table) tick(); }, 250);
       if (window.EventSource) {
         listen();
