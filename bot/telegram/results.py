@@ -67,8 +67,12 @@ class ResultsMessage:
             return
         pictures = RoundPictures(state, ended, people)
         # The turning cards are a show: only when the group's minute has room for them
-        # besides the results and the next round's board.
-        room = self.messenger.group_sends.room(chat_id) > ROOM_KEPT_FOR_ROUNDS
+        # besides the results and the next round's board, and the bot's rate is not tight
+        # (they would go before other groups' results and boards).
+        room = (
+            self.messenger.group_sends.room(chat_id) > ROOM_KEPT_FOR_ROUNDS
+            and not self.messenger.rate.tight
+        )
         reveal = pictures.reveal() if room else None
         if reveal is not None:
             await self._show_reveal(state, pictures, reveal)

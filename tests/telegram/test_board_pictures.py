@@ -17,7 +17,7 @@ from telegram.error import BadRequest, NetworkError, TelegramError, TimedOut
 
 from bot.engine.round import Round, RoundSettled
 from bot.telegram import results
-from bot.telegram.budget import ROOM_KEPT_FOR_ROUNDS
+from bot.telegram.budget import ROOM_KEPT_FOR_ROUNDS, Priority, SendRate
 from bot.telegram.messenger import MAX_CAPTION_LENGTH
 from bot.telegram.pictures import RoundPictures
 from bot.telegram.results import caption_length
@@ -124,6 +124,16 @@ async def test_no_turning_cards_when_the_groups_minute_is_nearly_spent() -> None
     shell = BoardShell(edit_seconds=0.0)
     while shell.sends.room(GROUP) > ROOM_KEPT_FOR_ROUNDS:
         shell.sends.take(GROUP)
+    await announce_on(shell, "bullbull", 2)
+    assert [call.method for call in shell.bot.calls] == ["send_photo"]
+
+
+async def test_no_turning_cards_while_the_bots_rate_is_tight() -> None:
+    shell = BoardShell(edit_seconds=0.0)
+    rate = shell.board.messenger.rate = SendRate(per_second=10)
+    for _ in range(10):  # half the rate over the last two seconds; the group's minute is free
+        await rate.acquire(Priority.RESULTS)
+    assert rate.tight
     await announce_on(shell, "bullbull", 2)
     assert [call.method for call in shell.bot.calls] == ["send_photo"]
 
