@@ -16,6 +16,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable, Coroutine, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -26,6 +27,9 @@ log = logging.getLogger(__name__)
 
 #: How often the answers this worker keeps have their claim renewed (a third of it).
 RENEW_SECONDS = 3.0
+#: How many answers had been given to ``AnswerKeeping.keep`` when the running task (an
+#: update's handling) last gave one: what that task's ``written`` waits for.
+_kept_through: ContextVar[int] = ContextVar("niuniu_kept_through", default=0)
 
 
 @dataclass(slots=True)
@@ -120,18 +124,21 @@ class AnswerKeeping:
             return
         self._to_keep.append((chat_id, answer))
         self._queued += 1
+        _kept_through.set(self._queued)
         if self._writing is None or self._writing.done():
             self._writing = asyncio.get_running_loop().create_task(self._write())
 
     async def written(self) -> None:
-        """Wait until the answers given to ``keep`` so far are written (or their write
-        failed), not those given later: an update is confirmed to Telegram only then, so
-        that a worker that dies before has the update sent again rather than its answer
-        lost."""
-        if self._through >= self._queued:
+        """Wait until the answers this task (an update's handling) gave to ``keep`` are
+        written (or their write failed), not those given later nor by other tasks: an
+        update is confirmed to Telegram only then, so that a worker that dies before has
+        the update sent again rather than its answer lost. An update that kept none (a
+        button's press, answered by a toast) holds its chat's turn for no one's write."""
+        through = _kept_through.get()
+        if self._through >= through:
             return
         future = asyncio.get_running_loop().create_future()
-        self._waiters.append((self._queued, future))
+        self._waiters.append((through, future))
         await future
 
     def done(self, answers: Sequence[Answer]) -> None:

@@ -223,6 +223,28 @@ async def test_nothing_to_write_confirms_an_update_at_once(shell: KeepingShell) 
     await asyncio.wait_for(shell.keeping.written(), 1.0)
 
 
+async def test_an_update_that_kept_no_answer_waits_for_no_other_updates_write(
+    shell: KeepingShell,
+) -> None:
+    await shell.spend_the_minute()
+    shell.store.writable.clear()  # writes hang
+
+    async def bobs_update() -> None:
+        shell.replies.reply(message_update(GROUP, BOB, "/balance"), "You have RM0.00")
+        await shell.keeping.written()
+
+    bobs = asyncio.create_task(bobs_update())
+    await asyncio.sleep(0.05)
+    assert not bobs.done()  # his answer's write hangs
+
+    async def a_press_answered_by_a_toast() -> None:
+        await shell.keeping.written()
+
+    await asyncio.wait_for(asyncio.create_task(a_press_answered_by_a_toast()), 1.0)
+    shell.store.writable.set()
+    await asyncio.wait_for(bobs, 1.0)
+
+
 async def test_an_answer_whose_send_is_slow_is_kept_until_telegram_has_it(
     shell: KeepingShell,
 ) -> None:
