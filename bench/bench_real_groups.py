@@ -139,6 +139,17 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / TICK
 
 
+def cpu_wait_seconds(pid: int) -> float:
+    """How long the process's threads were ready to run but waited for a CPU (the
+    scheduler's run-queue wait, ``/proc/<pid>/task/*/schedstat``): what a shared machine
+    took from it."""
+    total = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        with contextlib.suppress(OSError):
+            total += int((task / "schedstat").read_text().split()[1])
+    return total / 1e9
+
+
 def chat_of(group: int) -> int:
     return -(1_000_000_000_000 + group)
 
@@ -511,6 +522,7 @@ async def bench(args: argparse.Namespace, database_url: str, work: Path) -> None
                     run = Run()
                     driver = Driver(fake, db, args, run)
                     start = time.time() + 1.0
+                    bot_wait0 = cpu_wait_seconds(bot.pid)
                     bot_cpu0, fake_cpu0, own_cpu0 = (
                         cpu_seconds(bot.pid),
                         cpu_seconds(fake_proc.pid),
@@ -528,6 +540,7 @@ async def bench(args: argparse.Namespace, database_url: str, work: Path) -> None
                     await watcher
                     wall = time.monotonic() - wall0
                     bot_cpu = cpu_seconds(bot.pid) - bot_cpu0
+                    bot_wait = cpu_wait_seconds(bot.pid) - bot_wait0
                     fake_cpu = cpu_seconds(fake_proc.pid) - fake_cpu0
                     own_cpu = time.process_time() - own_cpu0
                     load = os.getloadavg()
@@ -564,7 +577,7 @@ async def bench(args: argparse.Namespace, database_url: str, work: Path) -> None
             bot_log,
             floor,
             wall,
-            bot_cpu,
+            (bot_cpu, bot_wait),
             fake_cpu,
             own_cpu,
             load,
@@ -629,7 +642,7 @@ async def report(
     bot_log: Path,
     floor: list[float],
     wall: float,
-    bot_cpu: float,
+    bot_cpu_wait: tuple[float, float],
     fake_cpu: float,
     own_cpu: float,
     load: tuple[float, float, float],
@@ -766,12 +779,17 @@ async def report(
             f"over {span_s:.0f} s, at most {max(seconds.values())} in a second "
             f"(the bot keeps to 30/s overall)"
         )
+    bot_cpu, bot_wait = bot_cpu_wait
     bets = max(1, len(recorded))
     actions = posted + sum(seen.bids + len(seen.presses) for seen in run.rounds)
     print(
         f"(4) bot CPU {bot_cpu:.1f} s over {wall:.1f} s ({100 * bot_cpu / wall:.0f}% of a core), "
         f"{1000 * bot_cpu / bets:.2f} ms per bet recorded (all its work / bets); "
         f"fake CPU {fake_cpu:.1f} s; driver CPU {own_cpu:.1f} s"
+    )
+    print(
+        f"    the bot's threads waited {bot_wait:.1f} s for a CPU while ready to run "
+        f"({100 * bot_wait / wall:.0f}% of the play: the machine's other load)"
     )
     print(
         f"    per player action (the driver's {actions} bids, bets and presses): "
