@@ -1,6 +1,7 @@
 """Real-groups bench: the bot process, the fake Telegram process, many groups in real windows.
 
     python bench/bench_real_groups.py [--groups 200] [--players 10] [--rounds 3]
+                                      [--start-within SECONDS] [--profile]
                                       [--postgres] [--postgres-url URL] [--pictures off]
 
 The fake Telegram runs as its own process (``python -m bot.fakegram --port 0``) and the
@@ -9,7 +10,8 @@ so neither shares a CPU budget with this driver. The database (a temporary SQLit
 or with ``--postgres`` a database created on ``--postgres-url`` and dropped afterwards)
 is migrated and every table opened and credited here through ``GameService`` first.
 
-Each group (staggered evenly over one round's length) plays ``--rounds`` rounds with
+Each group (started evenly over one round's length, or with ``--start-within 2`` all
+within 2 s: every group's deadlines then fall together) plays ``--rounds`` rounds with
 windows of bid 6 s, bet 10 s, grab 6 s, pause 2 s: its admin (an operator) posts
 ``/newround`` (the later rounds start by themselves after the pause), the dealer
 ``/bid 100``, each player ``/bet 10`` at a uniformly random moment of the betting window,
@@ -32,11 +34,24 @@ It prints:
    not record durations) and the bot's log (lines naming ``TimedOut``/``NetworkError``,
    and every WARNING/ERROR);
 3. how late the group sees each deadline: the fake's transcript time of the board that
-   opens betting / grabbing (a new message with that phase's buttons) and of the results
-   message (the one revealing the round's seed) minus the deadline of the phase it ends
-   (``deadline_ms``, read from the database when the driver saw that phase open);
-4. the bot process's CPU (``/proc/<pid>/stat``) over the play and per bet recorded (it
-   includes everything else the bot did: boards, bids, grabs, results), and the fake's;
+   shows a round's bidding / betting / grabbing (the first message or edit with that
+   phase's buttons) and of the results message (the one revealing the round's seed)
+   minus the deadline of the phase it ends (``deadline_ms``, read from the database when
+   the driver saw that phase open; a round's start, ``started_at_ms``, for bidding).
+   Beside it the floor: an ideal scheduler that sends one message per deadline (the
+   same deadlines) at 30 a second, the due results first, then the due boards, each in
+   deadline order; the p99 of (seen - deadline) of results and of the betting and
+   grabbing boards, the floor's p99 for the same deadlines, and their difference
+   (targets: results within floor + 250 ms, phases within floor + 500 ms). Then a
+   button's toast: the fake's time of the ``answerCallbackQuery`` for each Grab press
+   minus the wall time just before the driver posted the press (target p99 300 ms);
+4. the bot process's CPU (``/proc/<pid>/stat``) over the play, per bet recorded and per
+   player action (the bids, bets and presses the driver made; it includes everything
+   else the bot did: boards, results, sends; target 2 ms), how long its threads waited
+   for a CPU while ready to run (``schedstat``: the shared machine's load), and the
+   fake's CPU. With ``--profile`` the bot runs under cProfile timed by its CPU clock,
+   and its 25 functions of most cumulative and most own time are printed (the CPU
+   figures then include the profiler's cost);
 5. the floor: the driver's own round trip posting each ``/bet`` to the fake (the update
    exists once it is answered), measured during the run, and the same number of posts
    at the same rate after the bot stopped (the fake with nothing behind it); the ratios
