@@ -478,8 +478,8 @@ async def setup_tables(db: Database, args: argparse.Namespace) -> None:
 def start_offset(args: argparse.Namespace, group: int) -> float:
     """When the group starts, in seconds after the first: spread evenly over
     ``--start-within`` seconds, or by default over one round's length."""
-    spread = args.start_within if args.start_within is not None else ROUND_S
-    return spread * group / args.groups
+    spread = float(args.start_within if args.start_within is not None else ROUND_S)
+    return spread * group / int(args.groups)
 
 
 async def floor_posts(fake: FakeTelegramClient, args: argparse.Namespace) -> list[float]:
@@ -766,17 +766,18 @@ async def report(
         ("results", ("results",), 250.0),
         ("phases", ("betting", "grabbing"), 500.0),
     ):
-        rows = [(d, f) for d, f in zip(deadlines, floor_at, strict=True) if d[2] in phases]
-        seen_late = [d[3] - d[0] for d, _ in rows if d[3] is not None]
-        floor_late = [f - d[0] for d, f in rows]
+        compared = [(d, f) for d, f in zip(deadlines, floor_at, strict=True) if d[2] in phases]
+        seen_late = [d[3] - d[0] for d, _ in compared if d[3] is not None]
+        floor_late = [f - d[0] for d, f in compared]
         if not seen_late:
             continue
         p99, floor_p99 = percentile(seen_late, 99), percentile(floor_late, 99)
-        verdict = "met" if p99 - floor_p99 <= target and len(seen_late) == len(rows) else "MISSED"
+        met = p99 - floor_p99 <= target and len(seen_late) == len(compared)
+        verdict = "met" if met else "MISSED"
         print(
             f"    {label:<8} p99 seen {p99:7.0f} ms, floor p99 {floor_p99:7.0f} ms, "
             f"difference {p99 - floor_p99:+7.0f} ms (target <= +{target:.0f} ms: {verdict}; "
-            f"unseen {len(rows) - len(seen_late)})"
+            f"unseen {len(compared) - len(seen_late)})"
         )
     answered = {t["callback_query_id"]: t["time"] for t in toasts}
     pressed = [press for seen in run.rounds for press in seen.presses]
