@@ -804,8 +804,8 @@ async def report(
         f"fake CPU {fake_cpu:.1f} s; driver CPU {own_cpu:.1f} s"
     )
     print(
-        f"    the bot's threads waited {bot_wait:.1f} s for a CPU while ready to run "
-        f"({100 * bot_wait / wall:.0f}% of the play: the machine's other load)"
+        f"    the bot's threads waited {bot_wait:.1f} s for a CPU while ready to run, summed "
+        f"over its threads ({100 * bot_wait / wall:.0f}% of the play: the machine's other load)"
     )
     print(
         f"    per player action (the driver's {actions} bids, bets and presses): "
