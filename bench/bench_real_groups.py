@@ -1,6 +1,7 @@
 """Real-groups bench: the bot process, the fake Telegram process, many groups in real windows.
 
     python bench/bench_real_groups.py [--groups 200] [--players 10] [--rounds 3]
+                                      [--start-within SECONDS] [--profile]
                                       [--postgres] [--postgres-url URL] [--pictures off]
 
 The fake Telegram runs as its own process (``python -m bot.fakegram --port 0``) and the
@@ -9,7 +10,8 @@ so neither shares a CPU budget with this driver. The database (a temporary SQLit
 or with ``--postgres`` a database created on ``--postgres-url`` and dropped afterwards)
 is migrated and every table opened and credited here through ``GameService`` first.
 
-Each group (staggered evenly over one round's length) plays ``--rounds`` rounds with
+Each group (started evenly over one round's length, or with ``--start-within 2`` all
+within 2 s: every group's deadlines then fall together) plays ``--rounds`` rounds with
 windows of bid 6 s, bet 10 s, grab 6 s, pause 2 s: its admin (an operator) posts
 ``/newround`` (the later rounds start by themselves after the pause), the dealer
 ``/bid 100``, each player ``/bet 10`` at a uniformly random moment of the betting window,
@@ -32,11 +34,24 @@ It prints:
    not record durations) and the bot's log (lines naming ``TimedOut``/``NetworkError``,
    and every WARNING/ERROR);
 3. how late the group sees each deadline: the fake's transcript time of the board that
-   opens betting / grabbing (a new message with that phase's buttons) and of the results
-   message (the one revealing the round's seed) minus the deadline of the phase it ends
-   (``deadline_ms``, read from the database when the driver saw that phase open);
-4. the bot process's CPU (``/proc/<pid>/stat``) over the play and per bet recorded (it
-   includes everything else the bot did: boards, bids, grabs, results), and the fake's;
+   shows a round's bidding / betting / grabbing (the first message or edit with that
+   phase's buttons) and of the results message (the one revealing the round's seed)
+   minus the deadline of the phase it ends (``deadline_ms``, read from the database when
+   the driver saw that phase open; a round's start, ``started_at_ms``, for bidding).
+   Beside it the floor: an ideal scheduler that sends one message per deadline (the
+   same deadlines) at 30 a second, the due results first, then the due boards, each in
+   deadline order; the p99 of (seen - deadline) of results and of the betting and
+   grabbing boards, the floor's p99 for the same deadlines, and their difference
+   (targets: results within floor + 250 ms, phases within floor + 500 ms). Then a
+   button's toast: the fake's time of the ``answerCallbackQuery`` for each Grab press
+   minus the wall time just before the driver posted the press (target p99 300 ms);
+4. the bot process's CPU (``/proc/<pid>/stat``) over the play, per bet recorded and per
+   player action (the bids, bets and presses the driver made; it includes everything
+   else the bot did: boards, results, sends; target 2 ms), how long its threads waited
+   for a CPU while ready to run (``schedstat``: the shared machine's load), and the
+   fake's CPU. With ``--profile`` the bot runs under cProfile timed by its CPU clock,
+   and its 25 functions of most cumulative and most own time are printed (the CPU
+   figures then include the profiler's cost);
 5. the floor: the driver's own round trip posting each ``/bet`` to the fake (the update
    exists once it is answered), measured during the run, and the same number of posts
    at the same rate after the bot stopped (the fake with nothing behind it); the ratios
@@ -49,9 +64,12 @@ import argparse
 import asyncio
 import contextlib
 import dataclasses
+import heapq
+import io
 import json
 import math
 import os
+import pstats
 import random
 import signal
 import statistics
@@ -86,6 +104,7 @@ _T = TypeVar("_T")
 REPO_ROOT = Path(__file__).resolve().parents[1]
 TOKEN = "123456:REAL-BENCH"
 BID_S, BET_S, GRAB_S, PAUSE_S = 6, 10, 6, 2
+ROUND_S = BID_S + BET_S + GRAB_S + PAUSE_S
 GAME = {
     "bid_seconds": BID_S,
     "bet_seconds": BET_S,
@@ -135,6 +154,17 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / TICK
 
 
+def cpu_wait_seconds(pid: int) -> float:
+    """How long the process's threads were ready to run but waited for a CPU (the
+    scheduler's run-queue wait, ``/proc/<pid>/task/*/schedstat``): what a shared machine
+    took from it."""
+    total = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        with contextlib.suppress(OSError):
+            total += int((task / "schedstat").read_text().split()[1])
+    return total / 1e9
+
+
 def chat_of(group: int) -> int:
     return -(1_000_000_000_000 + group)
 
@@ -167,6 +197,10 @@ class RoundSeen:
     deadlines: dict[str, int] = field(default_factory=dict)
     #: (user id, wall time in s just before the post, post round trip in s)
     bets: list[tuple[int, float, float]] = field(default_factory=list)
+    #: Bids posted (the dealer's ``/bid``).
+    bids: int = 0
+    #: Grab presses: (callback query id, wall time in s just before the press was posted).
+    presses: list[tuple[str, float]] = field(default_factory=list)
 
 
 @dataclass
@@ -257,6 +291,17 @@ class Driver:
         await self.fake.post_message(chat, who, "/bet 10", chat_title=f"Bench {chat}")
         seen.bets.append((who["id"], before, time.time() - before))
 
+    async def press(
+        self, chat: int, board: int, who: dict[str, Any], data: str, seen: RoundSeen
+    ) -> None:
+        before = time.time()
+        try:
+            update = await self.fake.press_button(chat, board, who, data)
+        except ValueError:
+            self.run.failures["grab: board message gone"] += 1
+            return
+        seen.presses.append((str(update["callback_query"]["id"]), before))
+
     async def group(self, group: int, start_at: float) -> None:
         chat = chat_of(group)
         dealer = person(group, 0)
@@ -273,6 +318,7 @@ class Driver:
             seen = RoundSeen(group, rid)
             self.run.rounds.append(seen)
             await self.fake.post_message(chat, dealer, "/bid 100", chat_title=f"Bench {chat}")
+            seen.bids += 1
             phase, deadline, bidder, _ = await self.round_when(
                 rid, lambda r: r[2] == dealer["id"] or r[0] != "bidding", BID_S + 10
             )
@@ -310,15 +356,9 @@ class Driver:
             # The Grab button of the round's board (the fake does not check the keyboard:
             # the board the group sees may not have been sent yet).
             data = f"{rid}:grab:0"
-            try:
-                await asyncio.gather(
-                    *(
-                        self.fake.press_button(chat, board, who, data)
-                        for who in [dealer, *players[:-1]]
-                    )
-                )
-            except ValueError:
-                self.run.failures["grab: board message gone"] += 1
+            await asyncio.gather(
+                *(self.press(chat, board, who, data, seen) for who in [dealer, *players[:-1]])
+            )
             # The next round starts after the pause (at once after a re-deal).
             await self.sleep_until(deadline)
 
@@ -354,7 +394,29 @@ async def fake_process(log: Path) -> AsyncIterator[tuple[subprocess.Popen[bytes]
         await asyncio.to_thread(process.wait)
 
 
-def start_bot(config: Path, base_url: str, database_url: str, log: Path) -> subprocess.Popen[bytes]:
+#: ``python -m bot`` under cProfile timed by the process's CPU clock: the time the bot
+#: waits for its event loop's next event (most of its wall time) is not counted.
+PROFILED = """
+import cProfile, runpy, sys, time
+sys.argv[0] = "bot"
+profile = cProfile.Profile(time.process_time)
+profile.enable()
+try:
+    runpy.run_module("bot", run_name="__main__", alter_sys=True)
+except SystemExit:
+    pass
+finally:
+    profile.disable()
+    profile.dump_stats({out!r})
+"""
+
+
+def start_bot(
+    config: Path, base_url: str, database_url: str, log: Path, profile: Path | None = None
+) -> subprocess.Popen[bytes]:
+    """``python -m bot run``; under cProfile writing to ``profile`` if given (its stats are
+    written when the bot returns from its SIGTERM shutdown)."""
+    profiler = [] if profile is None else ["-c", PROFILED.format(out=str(profile))]
     env = {k: v for k, v in os.environ.items() if not k.startswith("NIUNIU_")}
     env.update(
         NIUNIU_TELEGRAM_TOKEN=TOKEN,
@@ -364,7 +426,7 @@ def start_bot(config: Path, base_url: str, database_url: str, log: Path) -> subp
     )
     with log.open("ab") as out:
         return subprocess.Popen(
-            [sys.executable, "-m", "bot", "run", "--config", str(config)],
+            [sys.executable, *(profiler or ["-m", "bot"]), "run", "--config", str(config)],
             cwd=REPO_ROOT,
             env=env,
             stdin=subprocess.DEVNULL,
@@ -388,7 +450,8 @@ async def drain(fake: FakeTelegramClient, quiet: float = 6.0, limit: float = 120
 
 async def setup_tables(db: Database, args: argparse.Namespace) -> None:
     """Open every table and credit its dealer and players (as bench_bot.py does)."""
-    service = GameService(db, Settings())
+    # The tables are bound to the bot that serves them (its id leads its token).
+    service = GameService(db, Settings(), bot_id=int(TOKEN.split(":")[0]))
     admin = Person(ADMIN_ID, "Admin")
 
     async def one(group: int) -> None:
@@ -412,10 +475,17 @@ async def setup_tables(db: Database, args: argparse.Namespace) -> None:
         await asyncio.gather(*(one(g) for g in range(start, min(args.groups, start + 20))))
 
 
+def start_offset(args: argparse.Namespace, group: int) -> float:
+    """When the group starts, in seconds after the first: spread evenly over
+    ``--start-within`` seconds, or by default over one round's length."""
+    spread = float(args.start_within if args.start_within is not None else ROUND_S)
+    return spread * group / int(args.groups)
+
+
 async def floor_posts(fake: FakeTelegramClient, args: argparse.Namespace) -> list[float]:
     """The same number of ``/bet`` posts, at the same rate (each group's players over one
-    betting window, the groups staggered as in the run), with no bot behind the fake."""
-    span = BID_S + BET_S + GRAB_S + PAUSE_S
+    betting window, the groups started as in the run), with no bot behind the fake."""
+    span = ROUND_S
     base = time.time() + 0.5
     times: list[float] = []
 
@@ -427,7 +497,7 @@ async def floor_posts(fake: FakeTelegramClient, args: argparse.Namespace) -> lis
 
     tasks = []
     for group in range(args.groups):
-        opens = base + span * group / args.groups
+        opens = base + start_offset(args, group)
         for r in range(args.rounds):
             window = opens + r * span
             for index in range(1, args.players + 1):
@@ -454,7 +524,8 @@ async def bench(args: argparse.Namespace, database_url: str, work: Path) -> None
         async with fake_process(work / "fake.log") as (fake_proc, base_url):
             root = base_url.rsplit("/bot", 1)[0]
             async with FakeTelegramClient(root) as fake:
-                bot = start_bot(config, base_url, database_url, bot_log)
+                profile = work / "bot.prof" if args.profile else None
+                bot = start_bot(config, base_url, database_url, bot_log, profile)
                 try:
                     end = time.monotonic() + 60
                     while not any(c["method"] == "getUpdates" for c in await fake.calls()):
@@ -465,8 +536,8 @@ async def bench(args: argparse.Namespace, database_url: str, work: Path) -> None
                         await asyncio.sleep(0.2)
                     run = Run()
                     driver = Driver(fake, db, args, run)
-                    span = BID_S + BET_S + GRAB_S + PAUSE_S
                     start = time.time() + 1.0
+                    bot_wait0 = cpu_wait_seconds(bot.pid)
                     bot_cpu0, fake_cpu0, own_cpu0 = (
                         cpu_seconds(bot.pid),
                         cpu_seconds(fake_proc.pid),
@@ -476,7 +547,7 @@ async def bench(args: argparse.Namespace, database_url: str, work: Path) -> None
                     watcher = asyncio.create_task(driver.watch())
                     await asyncio.gather(
                         *(
-                            driver.group(g, start + span * g / args.groups)
+                            driver.group(g, start + start_offset(args, g))
                             for g in range(args.groups)
                         )
                     )
@@ -484,6 +555,7 @@ async def bench(args: argparse.Namespace, database_url: str, work: Path) -> None
                     await watcher
                     wall = time.monotonic() - wall0
                     bot_cpu = cpu_seconds(bot.pid) - bot_cpu0
+                    bot_wait = cpu_wait_seconds(bot.pid) - bot_wait0
                     fake_cpu = cpu_seconds(fake_proc.pid) - fake_cpu0
                     own_cpu = time.process_time() - own_cpu0
                     load = os.getloadavg()
@@ -505,24 +577,68 @@ async def bench(args: argparse.Namespace, database_url: str, work: Path) -> None
                     except TimeoutError:
                         bot.kill()
                 calls = await fake.calls()
+                toasts = await fake.callback_answers()
                 transcripts = {g: await fake.transcript(chat_of(g)) for g in range(args.groups)}
                 floor = await floor_posts(fake, args)
+        if args.profile:
+            print_profile(work / "bot.prof")
         await report(
             args,
             db,
             run,
             calls,
+            toasts,
             transcripts,
             bot_log,
             floor,
             wall,
-            bot_cpu,
+            (bot_cpu, bot_wait),
             fake_cpu,
             own_cpu,
             load,
         )
     finally:
         await db.dispose()
+
+
+RESULTS, PHASE = 0, 1
+
+
+def ideal_seen(deadlines: list[tuple[float, int]], per_second: float = 30.0) -> list[float]:
+    """The floor: when a group could see each deadline at the earliest, each deadline
+    (ms, ``RESULTS`` or ``PHASE``) needing one message, sent by a scheduler that sends one
+    at a time at ``per_second``, the due results first, then the due phase boards, each
+    kind in deadline order. The moments are in the order of ``deadlines``."""
+    interval = 1000.0 / per_second
+    order = sorted(range(len(deadlines)), key=lambda i: deadlines[i][0])
+    seen = [math.nan] * len(deadlines)
+    due: list[tuple[int, float, int]] = []
+    free = -math.inf
+    arrived = 0
+    while arrived < len(order) or due:
+        if not due:
+            free = max(free, deadlines[order[arrived]][0])
+        while arrived < len(order) and deadlines[order[arrived]][0] <= free:
+            at, kind = deadlines[order[arrived]]
+            heapq.heappush(due, (kind, at, order[arrived]))
+            arrived += 1
+        _, _, index = heapq.heappop(due)
+        seen[index] = free
+        free += interval
+    return seen
+
+
+def print_profile(path: Path, top: int = 25) -> None:
+    """The bot's cProfile, its ``top`` functions by cumulative and by own time."""
+    if not path.exists():
+        print(f"no profile written at {path} (the bot did not stop cleanly)")
+        return
+    for order in ("cumulative", "tottime"):
+        out = io.StringIO()
+        pstats.Stats(str(path), stream=out).strip_dirs().sort_stats(order).print_stats(top)
+        text = out.getvalue()
+        print(f"\n-- the bot's profile, top {top} by {order} --")
+        print(text[text.find("   ncalls") :].rstrip())
 
 
 def has_button(entry: dict[str, Any], prefix: str) -> bool:
@@ -536,11 +652,12 @@ async def report(
     db: Database,
     run: Run,
     calls: list[dict[str, Any]],
+    toasts: list[dict[str, Any]],
     transcripts: dict[int, list[dict[str, Any]]],
     bot_log: Path,
     floor: list[float],
     wall: float,
-    bot_cpu: float,
+    bot_cpu_wait: tuple[float, float],
     fake_cpu: float,
     own_cpu: float,
     load: tuple[float, float, float],
@@ -556,11 +673,14 @@ async def report(
         ).all()
         round_rows = (
             await session.execute(
-                select(RoundRow.id, RoundRow.seed, RoundRow.ended_at_ms).where(RoundRow.id.in_(ids))
+                select(
+                    RoundRow.id, RoundRow.seed, RoundRow.ended_at_ms, RoundRow.started_at_ms
+                ).where(RoundRow.id.in_(ids))
             )
         ).all()
     seeds = {row.id: row.seed for row in round_rows}
     ended_at = {row.id: row.ended_at_ms for row in round_rows}
+    started_at = {row.id: row.started_at_ms for row in round_rows}
     placed = {(r[0], r[1]): r[2] for r in rows}
     recorded, trips, missing = [], [], 0
     for seen in run.rounds:
@@ -572,26 +692,35 @@ async def report(
             else:
                 recorded.append(at - before * 1000)
 
-    late: dict[str, list[float]] = {"betting": [], "grabbing": [], "results": []}
+    late: dict[str, list[float]] = {"bidding": [], "betting": [], "grabbing": [], "results": []}
     unseen: Counter[str] = Counter()
     by_edit: Counter[str] = Counter()
     settled_late: list[float] = []
+    #: Every deadline the run saw, (ms, RESULTS/PHASE, phase, when the group saw it or None).
+    deadlines: list[tuple[float, int, str, float | None]] = []
     for seen in run.rounds:
         shown = [e for e in transcripts[seen.group] if e["kind"] in ("send", "edit")]
         rid, seed = seen.round_id, seeds.get(seen.round_id, b"").hex()
         hits = {
+            "bidding": next((e for e in shown if has_button(e, f"{rid}:bid:")), None),
             "betting": next((e for e in shown if has_button(e, f"{rid}:bet:")), None),
             "grabbing": next((e for e in shown if has_button(e, f"{rid}:grab:")), None),
             "results": next((e for e in shown if seed and seed in (e.get("text") or "")), None),
         }
+        due = dict(seen.deadlines)
+        if started_at.get(rid) is not None:
+            due["bidding"] = started_at[rid]  # the round's first board is due as it starts
         for phase, hit in hits.items():
-            if phase not in seen.deadlines:
+            if phase not in due:
                 continue
+            kind = RESULTS if phase == "results" else PHASE
             if hit is None:
                 unseen[phase] += 1
+                deadlines.append((due[phase], kind, phase, None))
             else:
-                late[phase].append(hit["time"] * 1000 - seen.deadlines[phase])
+                late[phase].append(hit["time"] * 1000 - due[phase])
                 by_edit[phase] += hit["kind"] == "edit"
+                deadlines.append((due[phase], kind, phase, hit["time"] * 1000))
         ended = ended_at.get(rid)
         if ended is not None and "results" in seen.deadlines:
             settled_late.append(ended - seen.deadlines["results"])
@@ -628,6 +757,35 @@ async def report(
             f"shown by an edit {by_edit[phase]}"
         )
     print(f"    of which the round settled (ended_at_ms) {stats(settled_late)}")
+    floor_at = ideal_seen([(at, kind) for at, kind, _, _ in deadlines])
+    print(
+        f"    the floor: {len(deadlines)} deadlines, each one message sent by an ideal "
+        "scheduler at 30/s, results first (the same deadlines)"
+    )
+    for label, phases, target in (
+        ("results", ("results",), 250.0),
+        ("phases", ("betting", "grabbing"), 500.0),
+    ):
+        compared = [(d, f) for d, f in zip(deadlines, floor_at, strict=True) if d[2] in phases]
+        seen_late = [d[3] - d[0] for d, _ in compared if d[3] is not None]
+        floor_late = [f - d[0] for d, f in compared]
+        if not seen_late:
+            continue
+        p99, floor_p99 = percentile(seen_late, 99), percentile(floor_late, 99)
+        met = p99 - floor_p99 <= target and len(seen_late) == len(compared)
+        verdict = "met" if met else "MISSED"
+        print(
+            f"    {label:<8} p99 seen {p99:7.0f} ms, floor p99 {floor_p99:7.0f} ms, "
+            f"difference {p99 - floor_p99:+7.0f} ms (target <= +{target:.0f} ms: {verdict}; "
+            f"unseen {len(compared) - len(seen_late)})"
+        )
+    answered = {t["callback_query_id"]: t["time"] for t in toasts}
+    pressed = [press for seen in run.rounds for press in seen.presses]
+    toast_ms = [(answered[q] - at) * 1000 for q, at in pressed if q in answered]
+    print(
+        f"    toast (press posted -> answerCallbackQuery) {stats(toast_ms)}, "
+        f"unanswered {len(pressed) - len(toast_ms)} (target p99 <= 300 ms)"
+    )
     sent = sorted(c["time"] for c in calls if c["method"] in SENDS)
     if sent:
         seconds = Counter(int(t) for t in sent)
@@ -637,11 +795,22 @@ async def report(
             f"over {span_s:.0f} s, at most {max(seconds.values())} in a second "
             f"(the bot keeps to 30/s overall)"
         )
+    bot_cpu, bot_wait = bot_cpu_wait
     bets = max(1, len(recorded))
+    actions = posted + sum(seen.bids + len(seen.presses) for seen in run.rounds)
     print(
         f"(4) bot CPU {bot_cpu:.1f} s over {wall:.1f} s ({100 * bot_cpu / wall:.0f}% of a core), "
         f"{1000 * bot_cpu / bets:.2f} ms per bet recorded (all its work / bets); "
         f"fake CPU {fake_cpu:.1f} s; driver CPU {own_cpu:.1f} s"
+    )
+    print(
+        f"    the bot's threads waited {bot_wait:.1f} s for a CPU while ready to run, summed "
+        f"over its threads ({100 * bot_wait / wall:.0f}% of the play: the machine's other load)"
+    )
+    print(
+        f"    per player action (the driver's {actions} bids, bets and presses): "
+        f"{1000 * bot_cpu / max(1, actions):.2f} ms of the bot's CPU (target <= 2 ms)"
+        + (" -- under cProfile, which costs the bot CPU of its own" if args.profile else "")
     )
     print(f"(5) floor: /bet posts with no bot behind the fake  {stats(floor)}")
     if recorded and trips and floor:
@@ -696,6 +865,16 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument(
         "--pictures", choices=["on", "off"], default="on", help="the groups' pictures setting"
+    )
+    parser.add_argument(
+        "--start-within",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="start every group within this many seconds (default: over one round's length)",
+    )
+    parser.add_argument(
+        "--profile", action="store_true", help="run the bot under cProfile and print its top 25"
     )
     args = parser.parse_args(argv)
     if not 1 <= args.players <= 99:

@@ -15,9 +15,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
 from bot.service.game import KeptRecord, NewAnswer
 from bot.telegram.messenger import MAX_MESSAGE_LENGTH
@@ -26,6 +27,9 @@ log = logging.getLogger(__name__)
 
 #: How often the answers this worker keeps have their claim renewed (a third of it).
 RENEW_SECONDS = 3.0
+#: How many answers had been given to ``AnswerKeeping.keep`` when the running task (an
+#: update's handling) last gave one: what that task's ``written`` waits for.
+_kept_through: ContextVar[int] = ContextVar("niuniu_kept_through", default=0)
 
 
 @dataclass(slots=True)
@@ -107,6 +111,9 @@ class AnswerKeeping:
         self._waiters: list[tuple[int, asyncio.Future[None]]] = []
         self._renewed_at = clock()
         self._tasks: set[asyncio.Task[None]] = set()
+        #: Rows of answers done with, to forget, and the task forgetting them.
+        self._to_forget: list[int] = []
+        self._forgetting: asyncio.Task[None] | None = None
 
     @property
     def held(self) -> int:
@@ -120,18 +127,21 @@ class AnswerKeeping:
             return
         self._to_keep.append((chat_id, answer))
         self._queued += 1
+        _kept_through.set(self._queued)
         if self._writing is None or self._writing.done():
             self._writing = asyncio.get_running_loop().create_task(self._write())
 
     async def written(self) -> None:
-        """Wait until the answers given to ``keep`` so far are written (or their write
-        failed), not those given later: an update is confirmed to Telegram only then, so
-        that a worker that dies before has the update sent again rather than its answer
-        lost."""
-        if self._through >= self._queued:
+        """Wait until the answers this task (an update's handling) gave to ``keep`` are
+        written (or their write failed), not those given later nor by other tasks: an
+        update is confirmed to Telegram only then, so that a worker that dies before has
+        the update sent again rather than its answer lost. An update that kept none (a
+        button's press, answered by a toast) holds its chat's turn for no one's write."""
+        through = _kept_through.get()
+        if self._through >= through:
             return
         future = asyncio.get_running_loop().create_future()
-        self._waiters.append((self._queued, future))
+        self._waiters.append((through, future))
         await future
 
     def done(self, answers: Sequence[Answer]) -> None:
@@ -142,8 +152,12 @@ class AnswerKeeping:
             if answer.kept_id is not None:
                 ids.append(answer.kept_id)
                 self._held.pop(answer.kept_id, None)
-        if ids:
-            self._in_background(self._forget(ids))
+        if not ids:
+            return
+        self._to_forget.extend(ids)
+        if self._forgetting is None or self._forgetting.done():
+            self._forgetting = asyncio.get_running_loop().create_task(self._forget_all())
+            self._in_background_task(self._forgetting)
 
     async def renew(self) -> None:
         """Renew this worker's claim on the answers it holds, if it is time to."""
@@ -215,6 +229,14 @@ class AnswerKeeping:
         if sent_meanwhile:
             await self._forget(sent_meanwhile)
 
+    async def _forget_all(self) -> None:
+        """Forget the rows of the answers done with, those that come meanwhile in one
+        write: under load a group's answers go out a message at a time, and a write each
+        took the database's one writer (SQLite) as often as the bot sent."""
+        while self._to_forget:
+            taken, self._to_forget = self._to_forget, []
+            await self._forget(taken)
+
     async def _forget(self, ids: list[int]) -> None:
         assert self.store is not None
         try:
@@ -222,7 +244,6 @@ class AnswerKeeping:
         except Exception as error:  # left to be sent again once the claim ran out
             log.warning("%d sent answers not forgotten in the database: %s", len(ids), error)
 
-    def _in_background(self, work: Coroutine[Any, Any, None]) -> None:
-        task = asyncio.get_running_loop().create_task(work)
+    def _in_background_task(self, task: asyncio.Task[None]) -> None:
         self._tasks.add(task)  # the loop keeps only weak references to tasks
         task.add_done_callback(self._tasks.discard)

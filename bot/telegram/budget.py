@@ -28,6 +28,12 @@ _ROUNDING = 1e-9
 ROOM_KEPT_FOR_ROUNDS = 3
 #: Groups whose recent sends are counted at once (a group quiet for a minute has none).
 GROUPS_COUNTED = 100_000
+#: The bot's budget is tight (``SendRate.tight``) once its last ``TIGHT_WINDOW_SECONDS``
+#: used this share of its rate: past it, what can be done without (a new board where an
+#: edit would do, a stake's confirmation the board shows, the dealer's cards turning over)
+#: would make the next deadline's messages wait.
+TIGHT_SHARE = 0.5
+TIGHT_WINDOW_SECONDS = 2.0
 
 
 class SendBudget:
@@ -120,6 +126,7 @@ class SendRate:
     drained meanwhile is there to use). The last ``reserve`` of the bucket is for what
     shows a deadline (``Priority.PHASE`` and more urgent): answers and edits that keep
     the bot at its rate never make a round's results or its next phase wait for room.
+    The rate is ``tight`` while messages wait for it or its recent turns used much of it.
 
     Written by hand: ``AsyncLimiter`` and ``asyncio.Semaphore`` serve waiters in arrival
     order only, and no maintained limiter we found orders waiters by priority.
@@ -149,6 +156,24 @@ class SendRate:
         self._dispatcher: asyncio.Task[None] | None = None
         #: Set when a message comes that goes before the one the dispatcher waits for.
         self._new_head = asyncio.Event()
+        #: The turns given in the last ``TIGHT_WINDOW_SECONDS`` (when, cost) and their sum.
+        self._given: deque[tuple[float, float]] = deque()
+        self._given_cost = 0.0
+        self._tight_cost = TIGHT_SHARE * per_second * TIGHT_WINDOW_SECONDS
+
+    @property
+    def tight(self) -> bool:
+        """Whether the bot's budget is tight: a message waits for its turn, or the turns
+        of the last ``TIGHT_WINDOW_SECONDS`` used ``TIGHT_SHARE`` of the rate or more."""
+        if self._waiting:
+            return True
+        since = self.clock() - TIGHT_WINDOW_SECONDS
+        given = self._given
+        while given and given[0][0] <= since:
+            self._given_cost -= given.popleft()[1]
+        if not given:
+            self._given_cost = 0.0  # no float drift left over
+        return self._given_cost >= self._tight_cost - _ROUNDING
 
     @property
     def waiting(self) -> int:
@@ -173,7 +198,7 @@ class SendRate:
         less than a message sent)."""
         first = not self._waiting or priority < self._waiting[0][0]
         if first and self._drained() + cost <= self._room(priority) + _ROUNDING:
-            self._level += cost
+            self._give(cost)
             return
         turn = asyncio.get_running_loop().create_future()
         heapq.heappush(self._waiting, (priority, next(self._arrivals), cost, turn))
@@ -209,5 +234,11 @@ class SendRate:
                 continue  # the room it waited for, or a more urgent message came
             heapq.heappop(self._waiting)
             self._waiting_cost[priority] -= cost
-            self._level += cost
+            self._give(cost)
             turn.set_result(None)
+
+    def _give(self, cost: float) -> None:
+        """A message's turn came: it fills the bucket and counts as a recent turn."""
+        self._level += cost
+        self._given.append((self._level_at, cost))
+        self._given_cost += cost

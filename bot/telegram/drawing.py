@@ -26,6 +26,7 @@ import asyncio
 import multiprocessing
 import os
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -38,8 +39,19 @@ _M = TypeVar("_M")
 PRELOADED = ["bot.pictures.results", "bot.pictures.reveal", __name__]
 
 
+#: How much each new timing moves ``DrawingProcess.seconds_each`` (a moving average).
+_TIMING_WEIGHT = 0.2
+
+
 def _ready() -> None:
     """Nothing: submitted to start the drawing process."""
+
+
+def _timed(render: Callable[[_M], _T], model: _M) -> tuple[_T, float]:
+    """In the drawing process: ``render(model)``, and how long it took (wall seconds)."""
+    started = time.perf_counter()
+    drawn = render(model)
+    return drawn, time.perf_counter() - started
 
 
 def _end_with_the_bot() -> None:
@@ -65,6 +77,16 @@ class DrawingProcess:
 
     def __init__(self) -> None:
         self._pool: ProcessPoolExecutor | None = None
+        #: Pictures asked for and not drawn yet (the one being drawn included).
+        self.queued = 0
+        #: How long a picture takes to draw, as the recent ones took (0 until one did).
+        self.seconds_each = 0.0
+
+    @property
+    def wait_seconds(self) -> float:
+        """How long a picture asked for now would wait for its drawing to start, at a
+        guess: every picture before it drawn first, each as long as the recent ones took."""
+        return self.queued * self.seconds_each
 
     def start(self) -> ProcessPoolExecutor:
         """Start the drawing process (unless it runs); the pool it belongs to."""
@@ -82,13 +104,21 @@ class DrawingProcess:
         """``render(model)`` in the drawing process; raises ``BrokenProcessPool`` if the
         process died meanwhile (the next call starts a new one)."""
         pool = self.start()
+        self.queued += 1
         try:
-            return await asyncio.get_running_loop().run_in_executor(pool, render, model)
+            drawn, seconds = await asyncio.get_running_loop().run_in_executor(
+                pool, _timed, render, model
+            )
         except BrokenProcessPool:
             if self._pool is pool:
                 self._pool = None
             pool.shutdown(wait=False)
             raise
+        finally:
+            self.queued -= 1
+        weight = _TIMING_WEIGHT if self.seconds_each else 1.0
+        self.seconds_each += weight * (seconds - self.seconds_each)
+        return drawn
 
     def stop(self) -> None:
         """Stop the drawing process (pictures asked for meanwhile are not drawn)."""

@@ -14,7 +14,7 @@ from bot.pictures.model import DealerReveal
 from bot.service.game import Person
 from bot.telegram.budget import ROOM_KEPT_FOR_ROUNDS, Priority
 from bot.telegram.messenger import MAX_CAPTION_LENGTH, Messenger, plain_text
-from bot.telegram.pictures import PICTURES_ON, RoundPictures
+from bot.telegram.pictures import DRAWING, PICTURES_ON, RoundPictures
 from bot.telegram.retries import ONCE
 from bot.telegram.views import Views
 
@@ -24,6 +24,10 @@ log = logging.getLogger(__name__)
 DRAW_SECONDS = 10.0
 #: How long the dealer's turning cards may take, drawn and sent, before the results go.
 REVEAL_SECONDS = 10.0
+#: How long the results' picture may wait for the drawing process to start it (the
+#: pictures of other groups' rounds that ended together drawn first) before the text goes
+#: alone.
+PICTURE_WAIT_SECONDS = 0.2
 
 
 def caption_length(text: str) -> int:
@@ -46,7 +50,8 @@ class ResultsMessage:
 
         A caption holds at most ``MAX_CAPTION_LENGTH`` characters: longer results (many
         players) go out as the picture with the title as its caption, then the whole text
-        as before. The pictures are a nicety and never hold the results back: a picture
+        as before. The pictures are a nicety and never hold the results back: none is
+        drawn while the drawing process is ``PICTURE_WAIT_SECONDS`` behind; a picture
         that cannot be drawn in ``DRAW_SECONDS`` or does not go out (refused, or failing
         on the way for as long as the messenger tries) leaves the text alone; the turning
         cards are tried once, for ``REVEAL_SECONDS`` at most. The results count as
@@ -65,10 +70,18 @@ class ResultsMessage:
         if isinstance(ended, RoundVoided) or state.settings.pictures != PICTURES_ON:
             await send_text()
             return
+        if DRAWING.wait_seconds > PICTURE_WAIT_SECONDS:
+            # Many rounds ended together: the results are not held back for a picture.
+            await send_text()
+            return
         pictures = RoundPictures(state, ended, people)
         # The turning cards are a show: only when the group's minute has room for them
-        # besides the results and the next round's board.
-        room = self.messenger.group_sends.room(chat_id) > ROOM_KEPT_FOR_ROUNDS
+        # besides the results and the next round's board, and the bot's rate is not tight
+        # (they would go before other groups' results and boards).
+        room = (
+            self.messenger.group_sends.room(chat_id) > ROOM_KEPT_FOR_ROUNDS
+            and not self.messenger.rate.tight
+        )
         reveal = pictures.reveal() if room else None
         if reveal is not None:
             await self._show_reveal(state, pictures, reveal)

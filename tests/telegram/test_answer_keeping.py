@@ -11,7 +11,7 @@ import pytest
 from telegram.error import NetworkError
 
 from bot.service.game import KeptRecord, NewAnswer
-from bot.telegram.answers import AnswerKeeping
+from bot.telegram.answers import Answer, AnswerKeeping
 from bot.telegram.delivery import ChatOutbox
 from bot.telegram.lookups import ChatSettings
 from bot.telegram.messenger import Messenger
@@ -36,6 +36,8 @@ class MemoryStore:
     def __init__(self) -> None:
         self.rows: dict[int, NewAnswer] = {}
         self.renewed: list[list[int]] = []
+        #: Each write forgetting rows: the rows it forgot.
+        self.forgotten: list[list[int]] = []
         self.unheld: list[KeptRecord] = []
         self.down = False
         #: Cleared to hold writes (a slow database).
@@ -53,6 +55,7 @@ class MemoryStore:
         return ids
 
     async def sent(self, ids: Sequence[int]) -> None:
+        self.forgotten.append(list(ids))
         for row_id in ids:
             self.rows.pop(row_id, None)
 
@@ -221,6 +224,45 @@ async def test_an_update_is_confirmed_only_once_its_waiting_answer_is_written(
 async def test_nothing_to_write_confirms_an_update_at_once(shell: KeepingShell) -> None:
     shell.store.writable.clear()  # a write would hang
     await asyncio.wait_for(shell.keeping.written(), 1.0)
+
+
+async def test_an_update_that_kept_no_answer_waits_for_no_other_updates_write(
+    shell: KeepingShell,
+) -> None:
+    await shell.spend_the_minute()
+    shell.store.writable.clear()  # writes hang
+
+    async def bobs_update() -> None:
+        shell.replies.reply(message_update(GROUP, BOB, "/balance"), "You have RM0.00")
+        await shell.keeping.written()
+
+    bobs = asyncio.create_task(bobs_update())
+    await asyncio.sleep(0.05)
+    assert not bobs.done()  # his answer's write hangs
+
+    async def a_press_answered_by_a_toast() -> None:
+        await shell.keeping.written()
+
+    await asyncio.wait_for(asyncio.create_task(a_press_answered_by_a_toast()), 1.0)
+    shell.store.writable.set()
+    await asyncio.wait_for(bobs, 1.0)
+
+
+async def test_answers_done_with_together_are_forgotten_in_one_write(
+    shell: KeepingShell,
+) -> None:
+    kept = [Answer("Ann", f"answer {n}", 0) for n in range(3)]
+    for answer in kept:
+        shell.keeping.keep(GROUP, answer)
+    await shell.settle()
+    assert len(shell.store.rows) == 3 and all(a.kept_id is not None for a in kept)
+
+    shell.keeping.done(kept[:1])  # sent in one message ...
+    shell.keeping.done(kept[1:])  # ... and the others in another, at once
+    await shell.settle()
+
+    assert shell.store.rows == {}
+    assert len(shell.store.forgotten) == 1 and sorted(shell.store.forgotten[0]) == [1, 2, 3]
 
 
 async def test_an_answer_whose_send_is_slow_is_kept_until_telegram_has_it(

@@ -17,9 +17,7 @@ from bot.engine import round as engine
 from bot.engine.round import Phase, RetiredShoe, Round, RoundStarted, ShoeRef
 from bot.service.game import BOARD_REFUSED, CommandResult
 from bot.telegram.board import REPOST_BACKLOG_SECONDS
-from bot.telegram.budget import (
-    ROOM_KEPT_FOR_ROUNDS,
-)
+from bot.telegram.budget import ROOM_KEPT_FOR_ROUNDS, Priority, SendRate
 from bot.telegram.i18n import translate
 from bot.telegram.views import Views
 from tests.helpers.telegram import (
@@ -830,6 +828,27 @@ async def test_a_new_phase_while_the_bots_rate_is_behind_is_shown_by_editing_the
     await shell.posted()
     rate = await shell.rate_behind(0.9)  # the next message's turn is more than a second away
     assert rate.backlog_seconds > REPOST_BACKLOG_SECONDS
+    opened = betting(shell.round)
+    shell.service.put(opened)
+
+    shell.board.repost(opened)
+    await shell.settle()
+
+    assert len(shell.bot.texts) == 1  # the first board only: no new message
+    assert shell.bot.of("delete_message") == []
+    (edit,) = shell.bot.of("edit_message_text")
+    assert edit.args["text"] == shell.board_text(opened)
+
+
+async def test_a_new_phase_while_the_bots_rate_is_tight_is_edited_in_though_not_behind(
+    shell: BoardShell,
+) -> None:
+    await shell.posted()
+    rate = SendRate(per_second=10)  # a second's worth of room: nothing waits
+    shell.board.messenger.rate = rate
+    for _ in range(10):  # half the rate over the last two seconds
+        await rate.acquire(Priority.RESULTS)
+    assert rate.tight and rate.backlog_seconds <= REPOST_BACKLOG_SECONDS
     opened = betting(shell.round)
     shell.service.put(opened)
 

@@ -17,9 +17,9 @@ from telegram.error import BadRequest, NetworkError, TelegramError, TimedOut
 
 from bot.engine.round import Round, RoundSettled
 from bot.telegram import results
-from bot.telegram.budget import ROOM_KEPT_FOR_ROUNDS
+from bot.telegram.budget import ROOM_KEPT_FOR_ROUNDS, Priority, SendRate
 from bot.telegram.messenger import MAX_CAPTION_LENGTH
-from bot.telegram.pictures import RoundPictures
+from bot.telegram.pictures import DRAWING, RoundPictures
 from bot.telegram.results import caption_length
 from bot.telegram.views import ButtonPress, Views
 from tests.helpers.picture_samples import people, settled_round
@@ -126,6 +126,36 @@ async def test_no_turning_cards_when_the_groups_minute_is_nearly_spent() -> None
         shell.sends.take(GROUP)
     await announce_on(shell, "bullbull", 2)
     assert [call.method for call in shell.bot.calls] == ["send_photo"]
+
+
+async def test_no_turning_cards_while_the_bots_rate_is_tight() -> None:
+    shell = BoardShell(edit_seconds=0.0)
+    rate = shell.board.messenger.rate = SendRate(per_second=10)
+    for _ in range(10):  # half the rate over the last two seconds; the group's minute is free
+        await rate.acquire(Priority.RESULTS)
+    assert rate.tight
+    await announce_on(shell, "bullbull", 2)
+    assert [call.method for call in shell.bot.calls] == ["send_photo"]
+
+
+async def test_the_results_go_as_text_alone_while_the_drawing_process_is_behind(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Other groups' pictures are queued: this one would start 0.3 s from now.
+    monkeypatch.setattr(DRAWING, "queued", 3)
+    monkeypatch.setattr(DRAWING, "seconds_each", 0.1)
+    assert DRAWING.wait_seconds > results.PICTURE_WAIT_SECONDS
+    shell = BoardShell(edit_seconds=0.0)
+    state, ended = await announce_on(shell, "bullbull", 2)
+    assert [call.method for call in shell.bot.calls] == ["send_message"]
+    assert shell.bot.texts == [Views(state.settings).results(state, ended, {})]
+
+
+async def test_a_picture_drawn_times_the_drawing_process() -> None:
+    shell = BoardShell(edit_seconds=0.0)
+    await announce_on(shell, "envelope68", 2)
+    assert shell.bot.of("send_photo")
+    assert DRAWING.queued == 0 and DRAWING.seconds_each > 0
 
 
 async def test_a_photo_that_fails_on_the_way_is_tried_again() -> None:

@@ -7,7 +7,7 @@ import asyncio
 
 import pytest
 
-from bot.telegram.budget import Priority, SendBudget, SendRate
+from bot.telegram.budget import TIGHT_WINDOW_SECONDS, Priority, SendBudget, SendRate
 from tests.helpers.telegram import GROUP, SecondsClock
 
 
@@ -153,3 +153,31 @@ def test_a_window_another_worker_spent_has_no_room_until_it_frees() -> None:
     assert budget.wait(GROUP) == pytest.approx(5.0)
     clock.advance(5.0)
     assert budget.room(GROUP) > 0
+
+
+async def test_the_rate_is_tight_once_its_recent_turns_used_half_of_it_and_not_after() -> None:
+    clock = SecondsClock()
+    rate = SendRate(per_second=10, burst=20, clock=clock)
+    # Half the rate over the window (2 s): 10 messages' worth, an edit counting half.
+    for _ in range(9):
+        await rate.acquire(Priority.ANSWER)
+    assert not rate.tight
+    await rate.acquire(Priority.EDIT, 0.5)
+    assert not rate.tight
+    await rate.acquire(Priority.EDIT, 0.5)
+    assert rate.tight
+    clock.advance(TIGHT_WINDOW_SECONDS)  # those turns are no longer recent
+    assert not rate.tight
+
+
+async def test_the_rate_is_tight_while_a_message_waits_for_its_turn() -> None:
+    clock = SecondsClock()
+    rate = SendRate(per_second=10, burst=1, clock=clock)
+    await rate.acquire(Priority.RESULTS)
+    assert not rate.tight  # one message in the window: not half the rate
+    waiting = asyncio.create_task(rate.acquire(Priority.ANSWER))
+    await asyncio.sleep(0.01)
+    assert rate.tight
+    clock.advance(TIGHT_WINDOW_SECONDS)
+    await asyncio.wait_for(waiting, 1)
+    assert not rate.tight  # its turn came; the window holds it alone

@@ -1,5 +1,6 @@
 """A round's new phase (betting, grabbing) shown to the group: a new board message, which
-notifies the group as an edit does not, or an edit when the bot is behind."""
+notifies the group as an edit does not, or an edit when the group's minute or the bot's
+rate is tight (an edit costs half a message, and no deletion follows it)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from bot.telegram.service_needs import BoardService
 
 #: How far behind the bot's overall rate may be for a phase to be shown as a new board
 #: message: beyond it, every group's new boards would come later than an edit would.
+#: (The rate is tight well before: ``SendRate.tight``, which edits the phase in too.)
 REPOST_BACKLOG_SECONDS = 1.0
 
 
@@ -76,7 +78,8 @@ class PhaseBoards:
             return  # this process showed it meanwhile (the sweep's look came before)
         with urgent():
             busy_group = self.messenger.group_sends.room(chat_id) <= ROOM_KEPT_FOR_ROUNDS
-            if busy_group or self.messenger.rate.backlog_seconds > REPOST_BACKLOG_SECONDS:
+            rate = self.messenger.rate
+            if busy_group or rate.tight or rate.backlog_seconds > REPOST_BACKLOG_SECONDS:
                 # Edited in: shown, unannounced.
                 await self.refresh.edit(round_id, Priority.PHASE, only_in=phase)
             else:
