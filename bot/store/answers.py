@@ -3,10 +3,11 @@ has to wait for its group's share of Telegram's limit, deleted once sent, claime
 the worker sending it for a while that it renews; once a claim ran out (its worker
 died), another worker, or the restarted one, takes the answers over.
 
-The writes are rare (only answers that wait) and go through SQLAlchemy Core in a unit of
-work, compiled for either dialect; the sweep's look for answers whose claim ran out is
-one statement on the hot path's connections (as ``bot.store.due``'s looks), because it
-runs every few seconds and finds nothing nearly every time.
+The writes go through SQLAlchemy Core in a unit of work, compiled for either dialect,
+but for two that are one statement on the hot path's connections (as ``bot.store.due``'s
+looks): the sweep's look for answers whose claim ran out, because it runs every few
+seconds and finds nothing nearly every time, and forgetting the answers sent, because
+while the groups' budgets are tight nearly every answer waits, so is kept and forgotten.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from sqlalchemy import delete, insert, update
+from sqlalchemy import insert, update
 
 from bot.store.db import Database
 from bot.store.models import KeptAnswer
@@ -28,6 +29,8 @@ _UNCLAIMED = (
     f"ORDER BY id LIMIT {TAKE_OVER_AT_MOST}"
 )
 _UNCLAIMED_POSTGRES = Positional.of(_UNCLAIMED)
+_FORGET = "DELETE FROM kept_answers WHERE id = :id"
+_FORGET_POSTGRES = Positional.of(_FORGET)
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,10 +85,11 @@ class AnswerRecords:
             return [row_id for (row_id,) in result.all()]
 
     async def sent(self, ids: Sequence[int]) -> None:
-        """Telegram has these answers (or refused them for good): forget them."""
+        """Telegram has these answers (or refused them for good): forget them, on the hot
+        path's connections (while the groups' budgets are tight, every answer is kept and
+        forgotten: through a unit of work, forgetting cost more than sending it)."""
         if ids:
-            async with self.db.transaction() as session:
-                await session.execute(delete(KeptAnswer).where(KeptAnswer.id.in_(ids)))
+            await self.db.write_each(_FORGET, _FORGET_POSTGRES, [{"id": i} for i in ids])
 
     async def renew(self, ids: Sequence[int], *, until_ms: int) -> None:
         """Hold these answers until ``until_ms``."""

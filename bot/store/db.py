@@ -14,7 +14,7 @@ import contextlib
 import logging
 import sqlite3
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from contextvars import ContextVar
@@ -469,6 +469,20 @@ class Database:
             # The status is the command tag: "UPDATE <rows>", "INSERT 0 <rows>".
             status: str = await driver.execute(postgres.sql, *postgres.arguments(params))
         return int(status.rsplit(" ", 1)[1])
+
+    async def write_each(
+        self, sqlite: str, postgres: Positional, rows: Sequence[dict[str, Any]]
+    ) -> None:
+        """Run one statement that writes once for each of ``rows``, committed together on
+        the hot path's connections, as ``write_one`` runs one (asyncpg's ``executemany``
+        is atomic)."""
+        batches = self.sqlite_batches
+        if batches is not None:
+            await batches.run(lambda connection: connection.executemany(sqlite, rows))
+            return
+        assert self.driver_pool is not None
+        async with self.driver_pool.connection() as driver:
+            await driver.executemany(postgres.sql, [postgres.arguments(row) for row in rows])
 
     async def read_one(self, sqlite: str, postgres: Positional, params: dict[str, Any]) -> Any:
         """The first row of one read on the hot path's connections (SQLite: the reader's
