@@ -56,6 +56,7 @@ from bot.service.round_changes import RoundChange, RoundKey
 from bot.store.db import Database
 from bot.store.migrate import upgrade_async
 from bot.telegram.collector import tune_garbage_collector
+from bot.telegram.miniapp_catalogues import MiniAppCatalogues
 from bot.web.miniapp import build_miniapp
 from bot.web.miniapp.app import PARTS
 from bot.web.miniapp.feed import FeedHub, sse_event
@@ -342,6 +343,8 @@ async def run(url: str, label: str, groups: int, viewers: int, changes: int, rat
             is_member=everyone_is_a_member,
             moves=NoMoves(),
             clock=time.time,
+            catalogues=MiniAppCatalogues(),
+            member_seconds=60.0,
         )
         floor_app = build_miniapp(
             service=service,
@@ -349,6 +352,8 @@ async def run(url: str, label: str, groups: int, viewers: int, changes: int, rat
             is_member=everyone_is_a_member,
             moves=NoMoves(),
             clock=time.time,
+            catalogues=MiniAppCatalogues(),
+            member_seconds=60.0,
         )
         user_ids = [player.id for player in players]
         hub, keys = floor_hub(chats, user_ids)

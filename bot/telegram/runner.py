@@ -17,6 +17,7 @@ from bot.bootstrap import assemble, migrate, shown_database
 from bot.config import Config
 from bot.pictures.fonts import missing_fonts, missing_fonts_line
 from bot.telegram.collector import tune_garbage_collector
+from bot.telegram.miniapp_catalogues import MiniAppCatalogues
 from bot.telegram.pictures import DRAWING
 from bot.telegram.serving import ALLOWED_UPDATES, UpdateIntake, running
 from bot.telegram.shell import AnyApplication
@@ -170,6 +171,8 @@ async def serve(config: Config) -> None:
                     is_member=game.members.is_member,
                     moves=game.miniapp_moves,
                     clock=time.time,
+                    catalogues=MiniAppCatalogues(),
+                    member_seconds=config.admin_cache_seconds,
                 )
             web_server = WebServer(
                 build_web_app(metrics, readiness, console=console, miniapp=miniapp),
