@@ -36,7 +36,7 @@ def test_the_page_names_its_texts_in_its_script_and_its_html() -> None:
     html = {key for _, key in keys_in((STATIC / "index.html").read_text("utf-8"))}
     assert "miniapp.phase.betting" in script and "game.envelope68" in script
     assert "miniapp.dealer" in html and "miniapp.play.bet_field" in html
-    assert PAGE_KEYS == script | html
+    assert script | html == PAGE_KEYS
     # What is no key is not taken for one: a dotted word that is not quoted, another prefix.
     assert [key for _, key in keys_in('round.game; "miniapp"; "board.title"; `miniapp.x`')] == []
 
@@ -85,7 +85,7 @@ def test_the_page_has_no_words_of_its_own_outside_the_catalogues() -> None:
 
 
 def test_a_key_no_catalogue_has_stops_the_app_as_it_is_built() -> None:
-    with pytest.raises(KeyError, match="miniapp.no_such_text"):
+    with pytest.raises(KeyError, match=r"miniapp\.no_such_text"):
         PageTexts(MiniAppCatalogues(), [*PAGE_KEYS, "miniapp.no_such_text"])
 
 
