@@ -2,6 +2,7 @@
 
     python bench/bench_miniapp_feed.py [--groups 200] [--viewers 10] [--rate 100]
                                        [--changes 3000] [--postgres-url URL]
+                                       [--sqlite-only | --postgres-only]
 
 For SQLite (a temporary file) and PostgreSQL (a fresh database on the server of
 ``--postgres-url``, dropped afterwards; skipped with a message if unreachable): ``groups``
@@ -434,14 +435,17 @@ async def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rate", type=float, default=100.0, help="changes a second")
     parser.add_argument("--changes", type=int, default=3_000)
     parser.add_argument("--postgres-url", default=DEFAULT_POSTGRES_URL)
-    parser.add_argument("--sqlite-only", action="store_true")
+    only = parser.add_mutually_exclusive_group()
+    only.add_argument("--sqlite-only", action="store_true")
+    only.add_argument("--postgres-only", action="store_true")
     args = parser.parse_args(argv)
     if min(args.groups, args.viewers, args.changes) < 1 or args.rate <= 0:
         parser.error("--groups, --viewers and --changes must be at least 1, --rate above 0")
     _soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
     options = (args.groups, args.viewers, args.changes, args.rate)
-    report(await sqlite_result(*options), args.changes, args.rate)
+    if not args.postgres_only:
+        report(await sqlite_result(*options), args.changes, args.rate)
     if not args.sqlite_only:
         postgres = await on_scratch_postgres(
             args.postgres_url, lambda url, label: run(url, f"PostgreSQL ({label})", *options)
