@@ -2,6 +2,7 @@
 
     python bench/bench_miniapp_feed.py [--groups 200] [--viewers 10] [--rate 100]
                                        [--changes 3000] [--postgres-url URL]
+                                       [--sqlite-only | --postgres-only]
 
 For SQLite (a temporary file) and PostgreSQL (a fresh database on the server of
 ``--postgres-url``, dropped afterwards; skipped with a message if unreachable): ``groups``
@@ -56,6 +57,7 @@ from bot.service.round_changes import RoundChange, RoundKey
 from bot.store.db import Database
 from bot.store.migrate import upgrade_async
 from bot.telegram.collector import tune_garbage_collector
+from bot.telegram.miniapp_catalogues import MiniAppCatalogues
 from bot.web.miniapp import build_miniapp
 from bot.web.miniapp.app import PARTS
 from bot.web.miniapp.feed import FeedHub, sse_event
@@ -343,14 +345,18 @@ async def run(url: str, label: str, groups: int, viewers: int, changes: int, rat
         app = build_miniapp(
             service=service,
             bots=[MiniAppBot(TOKEN, everyone_is_a_member, NoMoves())],
-            texts=NoTexts(),
+            round_texts=NoTexts(),
             clock=time.time,
+            catalogues=MiniAppCatalogues(),
+            member_seconds=60.0,
         )
         floor_app = build_miniapp(
             service=service,
             bots=[MiniAppBot(TOKEN, everyone_is_a_member, NoMoves())],
-            texts=NoTexts(),
+            round_texts=NoTexts(),
             clock=time.time,
+            catalogues=MiniAppCatalogues(),
+            member_seconds=60.0,
         )
         user_ids = [player.id for player in players]
         hub, keys = floor_hub(chats, user_ids)
@@ -431,14 +437,17 @@ async def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rate", type=float, default=100.0, help="changes a second")
     parser.add_argument("--changes", type=int, default=3_000)
     parser.add_argument("--postgres-url", default=DEFAULT_POSTGRES_URL)
-    parser.add_argument("--sqlite-only", action="store_true")
+    only = parser.add_mutually_exclusive_group()
+    only.add_argument("--sqlite-only", action="store_true")
+    only.add_argument("--postgres-only", action="store_true")
     args = parser.parse_args(argv)
     if min(args.groups, args.viewers, args.changes) < 1 or args.rate <= 0:
         parser.error("--groups, --viewers and --changes must be at least 1, --rate above 0")
     _soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
     options = (args.groups, args.viewers, args.changes, args.rate)
-    report(await sqlite_result(*options), args.changes, args.rate)
+    if not args.postgres_only:
+        report(await sqlite_result(*options), args.changes, args.rate)
     if not args.sqlite_only:
         postgres = await on_scratch_postgres(
             args.postgres_url, lambda url, label: run(url, f"PostgreSQL ({label})", *options)

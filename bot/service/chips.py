@@ -22,10 +22,20 @@ class ChipUseCases:
     """Chips: moved by admins, shown to players. The player an admin names must have a
     Telegram user id (``bad_user_id`` otherwise)."""
 
-    def __init__(self, store: Store, *, clock: Callable[[], int], people: StoredPeople) -> None:
+    def __init__(
+        self,
+        store: Store,
+        *,
+        clock: Callable[[], int],
+        people: StoredPeople,
+        changed: Callable[[int, int], None],
+    ) -> None:
         self.store = store
         self.clock = clock
         self.people = people
+        #: Told ``(chat_id, user_id)`` once a player's chips changed (committed): the Mini
+        #: App's live feed shows them (``RoundChanges.chips_changed``).
+        self.changed = changed
 
     async def credit(
         self,
@@ -88,7 +98,10 @@ class ChipUseCases:
             await uow.audit.append(chat_id, actor.id, action, now, details)
             return await uow.ledger.balance(chat_id, user_id)
 
-        return await admin_command(self.store, self.clock, update_id, body)
+        balance = await admin_command(self.store, self.clock, update_id, body)
+        if balance is not None:
+            self.changed(chat_id, user_id)
+        return balance
 
     async def fund(
         self, chat_id: int, actor: Person, amount: int, *, update_id: int | None = None

@@ -142,7 +142,9 @@ class GameService:
         self.tables = TableUseCases(
             store, clock=clock, people=people, group_settings=group_settings
         )
-        self.chips = ChipUseCases(store, clock=clock, people=people)
+        self.chips = ChipUseCases(
+            store, clock=clock, people=people, changed=self.round_changes.chips_changed
+        )
         self.group_bots = GroupBotUseCases(store, clock=clock, people=people)
         self.deliveries = DeliveryUseCases(store, clock=clock)
         self.reading = ReadingUseCases(store, db=self.db, clock=clock)

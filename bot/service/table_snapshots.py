@@ -30,15 +30,6 @@ class TableSnapshot:
     people: dict[int, Person]
 
 
-def people_in(state: Round | None) -> list[int]:
-    """The users a round's view names: the dealer (or high bidder), bettors and grabbers."""
-    if state is None:
-        return []
-    ids = [bet.user_id for bet in state.bets] + [grab.user_id for grab in state.grabs]
-    ids += [uid for uid in (state.dealer_id, state.high_bidder) if uid is not None]
-    return sorted(set(ids))
-
-
 class TableSnapshots:
     """Reads groups' tables for those watching them."""
 
@@ -49,12 +40,12 @@ class TableSnapshots:
     async def table_snapshot(self, chat_id: int, viewers: Sequence[int]) -> TableSnapshot:
         """The group's table with the chips of ``viewers``.
 
-        A few single reads, not one transaction: its key is the round's it shows (read
-        whole, in one statement), so it is never ahead of what it shows; the chips, read
-        after, may be newer, and the change that made them is read again on its notice."""
+        One statement (``TableReads.table``): its key is the round's it shows, and the
+        chips are those of that moment; between rounds, the group's settings are read
+        after it."""
         store = self.store
-        latest = await store.table_reads.latest_round(chat_id)
-        state = await store.round_commands.whole(latest[0]) if latest is not None else None
+        read = await store.table_reads.table(chat_id, sorted(set(viewers)))
+        state = read.round
         key = NO_ROUND if state is None else RoundKey(state.id, state.version)
         if state is not None and not state.phase.is_open:
             state = None  # ended: the page shows no round (and never before: no seed)
@@ -62,7 +53,5 @@ class TableSnapshots:
             settings = state.settings
         else:
             settings = self.group_settings.of(await store.chat_lookup.get(chat_id))
-        balances = await store.table_reads.balances(chat_id, sorted(set(viewers)))
-        rows = await store.table_reads.names(people_in(state))
-        people = {row[0]: Person(*row) for row in rows}
-        return TableSnapshot(chat_id, key, state, settings, balances, people)
+        people = {row[0]: Person(*row) for row in read.names} if state is not None else {}
+        return TableSnapshot(chat_id, key, state, settings, read.balances, people)

@@ -108,6 +108,13 @@ SQLITE_READS = {
 #: A round whole, by id, locking nothing: what its board or results show.
 POSTGRES_WHOLE = POSTGRES_READS[(False, False)]
 SQLITE_WHOLE = SQLITE_READS[False]
+#: A group's latest round (open or ended) whole, locking nothing: what the live feed shows.
+_LATEST = (
+    "r.id = (SELECT l.id FROM rounds AS l WHERE l.chat_id = :chat_id ORDER BY l.id DESC LIMIT 1)"
+)
+#: (PostgreSQL's as text with named parameters: ``bot.store.table_reads`` builds on it.)
+POSTGRES_LATEST_WHOLE_SQL = _READ.format(where=_LATEST, whole=_WHOLE, lock="", **_POSTGRES_JSON)
+SQLITE_LATEST_WHOLE = _READ.format(where=_LATEST, whole=_WHOLE, lock="", **_SQLITE_JSON)
 #: The parameters a read without a player or an update takes.
 NOBODY = {"chat_id": None, "user_id": None, "bot_id": 0, "update_id": None}
 

@@ -82,7 +82,7 @@ class Store:
         self.due_lookup = DueLookup(db, bot_id=bot_id)
         self.chat_bots = ChatBots(db, bot_id=bot_id)
         self.answer_records = AnswerRecords(db, bot_id=bot_id)
-        self.table_reads = TableReads(db)
+        self.table_reads = TableReads(db, self.round_commands.settings_of)
 
     @asynccontextmanager
     async def writing(self) -> AsyncIterator[UnitOfWork]:

@@ -19,6 +19,7 @@ from bot.config import Config
 from bot.config.model import bot_id_of
 from bot.pictures.fonts import missing_fonts, missing_fonts_line
 from bot.telegram.collector import tune_garbage_collector
+from bot.telegram.miniapp_catalogues import MiniAppCatalogues
 from bot.telegram.pictures import DRAWING
 from bot.telegram.serving import ALLOWED_UPDATES, UpdateIntake, running
 from bot.telegram.shell import AnyApplication
@@ -177,7 +178,12 @@ def _web_server(
             for each in assemblies
         ]
         miniapp = build_miniapp(
-            service=first.service, bots=bots, texts=first.game.miniapp_rounds, clock=time.time
+            service=first.service,
+            bots=bots,
+            round_texts=first.game.miniapp_rounds,
+            clock=time.time,
+            catalogues=MiniAppCatalogues(),
+            member_seconds=config.admin_cache_seconds,
         )
     return WebServer(
         build_web_app(metrics, readiness, console=console, miniapp=miniapp),

@@ -315,6 +315,7 @@ async def test_a_player_watches_a_round_others_play_and_the_page_follows_it_live
     assert seen["first_document"], seen
     assert seen["live"] == "yes", seen
     assert seen["phases"] == [
+        "Signing in…",  # the page's first words, once its texts came
         "No round running",
         "Bidding for dealer",
         "Betting is open",

@@ -12,6 +12,7 @@ from aiohttp import ClientResponse, web
 from aiohttp.test_utils import TestClient, TestServer
 
 from bot.service.game import GameService
+from bot.telegram.miniapp_catalogues import MiniAppCatalogues
 from bot.web.miniapp import build_miniapp
 from bot.web.miniapp.moves import MiniAppBot
 from tests.helpers.controls import Clock
@@ -38,18 +39,20 @@ async def betting_round(service: GameService, clock: Clock, players: list[Any]) 
 
 
 async def serve_miniapp(
-    service: GameService, shell: GameShell, clock: Clock
+    service: GameService, shell: GameShell, clock: Clock, *, member_seconds: float = 60.0
 ) -> TestClient[web.Request, web.Application]:
     """The Mini App under ``/miniapp/`` of a started test server, the shell's member check
-    and moves behind it."""
+    (its answers kept ``member_seconds``, as the shell is configured) and moves behind it."""
     root = web.Application()
     root.add_subapp(
         "/miniapp/",
         build_miniapp(
             service=service,
             bots=[MiniAppBot(TOKEN, shell.game.members.is_member, shell.game.miniapp_moves)],
-            texts=shell.game.miniapp_rounds,
+            round_texts=shell.game.miniapp_rounds,
             clock=lambda: clock.now_ms / 1000,
+            catalogues=MiniAppCatalogues(),
+            member_seconds=member_seconds,
         ),
     )
     client = TestClient(TestServer(root))
@@ -83,6 +86,17 @@ class FeedReader:
         except TimeoutError:
             return True
         return False
+
+    async def until_closed(self, limit: float = EVENT_LIMIT_SECONDS) -> None:
+        """Return once the server has ended the feed (whatever it sent before); fail
+        (``TimeoutError``) if it is still open after ``limit`` seconds."""
+        content = self.response.content
+
+        async def read() -> None:
+            while not content.at_eof():
+                await content.readuntil(b"\n\n")
+
+        await asyncio.wait_for(read(), limit)
 
     async def _next(self) -> FeedEvent:
         while True:

@@ -204,7 +204,10 @@ async def test_a_non_member_sees_nothing_of_the_group_and_cannot_bet(
     miniapp.shell.bot.statuses[(GROUP, OTHER.id)] = status
     token = await miniapp.sign_in(OTHER.id)
     before = await miniapp.state()
-    refused = {"error": "You are not in this group, so its table is not shown to you."}
+    refused = {
+        "error": "You are not in this group, so its table is not shown to you.",
+        "reason": "not_member",
+    }
     assert await miniapp.table(token) == (403, refused)
     assert await miniapp.bet(token, "5") == (403, refused)
     assert await miniapp.state() == before
@@ -215,7 +218,7 @@ async def test_a_group_the_bot_does_not_know_is_refused_without_asking_telegram(
 ) -> None:
     token = await miniapp.sign_in()
     status, answer = await miniapp.table(token, STRANGE_GROUP)
-    assert status == 403 and set(answer) == {"error"}
+    assert status == 403 and set(answer) == {"error", "reason"}
     assert not [call for call in miniapp.shell.bot.calls if call.method == "get_chat_member"]
 
 
@@ -307,7 +310,8 @@ async def test_a_start_param_naming_no_group_is_refused_and_nothing_is_noted(
     response = await miniapp.client.post("/miniapp/api/session", json={"initData": data})
     assert response.status == 400
     assert (await response.json()) == {
-        "error": "This link names no group: open the table from your group's board."
+        "error": "This link names no group: open the table from your group's board.",
+        "reason": "no_group",
     }
     assert await miniapp.service.names([stranger]) == {}
 

@@ -14,6 +14,7 @@ from aiohttp.test_utils import TestClient, TestServer
 
 from bot.service.game import GameService
 from bot.store.db import Database
+from bot.telegram.miniapp_catalogues import MiniAppCatalogues
 from bot.web.miniapp import build_miniapp
 from bot.web.miniapp.moves import MiniAppBot
 from tests.helpers.controls import Clock, Seeds
@@ -68,7 +69,14 @@ async def two_bots(db: Database, clock: Clock, seeds: Seeds) -> AsyncIterator[Tw
     root = web.Application()
     bots = [asked.of("first"), asked.of("second")]
     texts = GameShell(service).game.miniapp_rounds
-    app = build_miniapp(service=service, bots=bots, texts=texts, clock=lambda: clock.now_ms / 1000)
+    app = build_miniapp(
+        service=service,
+        bots=bots,
+        round_texts=texts,
+        clock=lambda: clock.now_ms / 1000,
+        catalogues=MiniAppCatalogues(),
+        member_seconds=60.0,
+    )
     root.add_subapp("/miniapp/", app)
     client = TestClient(TestServer(root))
     await client.start_server()
@@ -104,5 +112,8 @@ async def test_init_data_of_a_bot_the_process_does_not_serve_is_refused(
 ) -> None:
     status, refused = await two_bots.sign_in("777:a-bot-of-someone-else")
     assert status == 401
-    assert refused == {"error": "Telegram's signature does not match. Open the app from Telegram."}
+    assert refused == {
+        "error": "Telegram's signature does not match. Open the app from Telegram.",
+        "reason": "signature",
+    }
     assert two_bots.asked.questions == []

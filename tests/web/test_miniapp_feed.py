@@ -20,11 +20,12 @@ from aiohttp import ClientResponse, web
 from aiohttp.test_utils import TestClient
 from telegram import ChatMember
 
+from bot.config import Config
 from bot.service.game import GameService
 from bot.service.round_changes import RoundKey
 from bot.store.db import Database
 from tests.helpers.controls import Clock, Seeds
-from tests.helpers.game import GROUP, PLAYERS, TEST_SETTINGS
+from tests.helpers.game import ADMIN, GROUP, PLAYERS, TEST_SETTINGS
 from tests.helpers.miniapp import TOKEN, FeedEvent, FeedReader, betting_round, serve_miniapp
 from tests.helpers.signing import init_data
 from tests.helpers.telegram_shells import GameShell
@@ -146,14 +147,18 @@ async def test_a_page_coming_back_gets_the_table_at_once_only_if_it_changed(
 
 async def test_a_feed_is_refused_without_a_session_and_to_a_non_member(feeds: Feeds) -> None:
     response = await feeds.client.get("/miniapp/api/feed", params={"chat": str(GROUP)})
-    assert response.status == 401 and set(await response.json()) == {"error"}
+    assert response.status == 401 and await response.json() == {
+        "error": "Not signed in: open the app from Telegram.",
+        "reason": "signed_out",
+    }
     response = await feeds.open("not-a-token")
     assert response.status == 401
     feeds.shell.bot.statuses[(GROUP, OTHER.id)] = ChatMember.LEFT
     response = await feeds.open(await feeds.sign_in(OTHER.id))
     assert response.status == 403
     assert await response.json() == {
-        "error": "You are not in this group, so its table is not shown to you."
+        "error": "You are not in this group, so its table is not shown to you.",
+        "reason": "not_member",
     }
     response = await feeds.open(await feeds.sign_in(PLAYER.id), chat="not-a-group")
     assert response.status == 400
@@ -184,3 +189,103 @@ async def test_a_bet_another_worker_commits_reaches_the_page_by_notify(
     assert [b["cents"] for b in event.data["round"]["bets"]] == [1_200]
     # It came as a notice from the other worker: this one committed nothing.
     assert [change.key for change in heard] == [key_of(event)]
+
+
+# -- chips changed outside a round (an admin's /credit and /debit) ------------------------
+
+
+async def test_a_credit_or_debit_reaches_the_players_page_at_once_and_no_one_elses(
+    feeds: Feeds,
+) -> None:
+    mine, theirs = await feeds.watch(PLAYER.id), await feeds.watch(OTHER.id)
+    first, their_first = await mine.next(), await theirs.next()
+    free = first.data["chips"]["available"]["cents"]
+
+    # Credited between the round's steps: the round is as it was, the chips are not.
+    await feeds.service.credit(GROUP, ADMIN, PLAYER.id, 5_000)
+    credited = await mine.next()
+    assert credited.id == first.id  # the round's key: no round step happened
+    assert credited.data["chips"]["available"]["cents"] == free + 5_000
+    balance = await feeds.service.balance(GROUP, PLAYER.id)
+    assert credited.data["chips"]["available"]["cents"] == balance.available
+
+    await feeds.service.debit(GROUP, ADMIN, PLAYER.id, 2_000)
+    debited = await mine.next()
+    assert debited.data["chips"]["available"]["cents"] == free + 3_000
+
+    # The other page is told of neither (its chips did not change) but of the next step.
+    assert await theirs.nothing_within(0.3)
+    await feeds.service.bet(GROUP, OTHER, 700)
+    assert key_of(await theirs.next()) > key_of(their_first)
+
+
+# -- membership while a feed is open ------------------------------------------------------
+
+#: How long the member check keeps an answer in these tests (the shell's admin cache).
+SHORT_CACHE_SECONDS = 0.2
+
+
+@pytest.fixture
+async def short_cache_feeds(db: Database, clock: Clock, seeds: Seeds) -> AsyncIterator[Feeds]:
+    """``feeds`` with a member check whose answers last ``SHORT_CACHE_SECONDS``."""
+    service = GameService(db, TEST_SETTINGS, clock=clock, seed_source=seeds)
+    round_id = await betting_round(service, clock, [PLAYER, OTHER])
+    shell = GameShell(service, Config(admin_cache_seconds=SHORT_CACHE_SECONDS))
+    client = await serve_miniapp(service, shell, clock, member_seconds=SHORT_CACHE_SECONDS)
+    opened: list[ClientResponse] = []
+    try:
+        yield Feeds(client, service, shell, clock, round_id, opened)
+    finally:
+        for response in opened:
+            response.close()
+        await client.close()
+
+
+@pytest.mark.parametrize("gone", [ChatMember.LEFT, ChatMember.BANNED])
+async def test_a_member_who_leaves_stops_getting_the_groups_events(
+    short_cache_feeds: Feeds, gone: str
+) -> None:
+    feeds = short_cache_feeds
+    leaver, stayer = await feeds.watch(PLAYER.id), await feeds.watch(OTHER.id)
+    await leaver.next()
+    await stayer.next()
+    asked = len(feeds.shell.bot.of("get_chat_member"))
+
+    # The player leaves (or is kicked) while the page is open: once the cached answer
+    # runs out, the feed asks Telegram again and ends.
+    feeds.shell.bot.statuses[(GROUP, PLAYER.id)] = gone
+    await leaver.until_closed()
+    assert len(feeds.shell.bot.of("get_chat_member")) > asked
+
+    # The group goes on: the member still watching gets its next step, and the one who
+    # left cannot open the feed again.
+    await feeds.service.bet(GROUP, OTHER, 800)
+    assert [b["cents"] for b in (await stayer.next()).data["round"]["bets"]] == [800]
+    response = await feeds.open(await feeds.sign_in(PLAYER.id))
+    assert response.status == 403
+    assert (await response.json())["reason"] == "not_member"
+
+
+@pytest.mark.parametrize("database_url", ["postgres"], indirect=True)
+async def test_a_credit_another_worker_commits_reaches_the_page_by_notify(
+    feeds: Feeds, database_url: str, seeds: Seeds
+) -> None:
+    feed = await feeds.watch(PLAYER.id)
+    seen = await feed.next()
+    free = seen.data["chips"]["available"]["cents"]
+
+    other_db = Database.from_url(database_url)
+    worker = GameService(other_db, TEST_SETTINGS, clock=feeds.clock, seed_source=seeds)
+    heard: list[Any] = []
+    feeds.service.round_changes.watch(lambda _: None, lambda: None, heard.append)
+    await worker.round_changes.start()
+    try:
+        await worker.credit(GROUP, ADMIN, PLAYER.id, 4_000)
+        event = await feed.next()
+    finally:
+        await worker.round_changes.close()
+        await other_db.dispose()
+    assert event.id == seen.id
+    assert event.data["chips"]["available"]["cents"] == free + 4_000
+    # Heard from the other worker's notice: this one changed no chips itself.
+    assert [(change.chat_id, change.user_id) for change in heard] == [(GROUP, PLAYER.id)]

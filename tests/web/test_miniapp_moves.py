@@ -327,5 +327,5 @@ async def test_a_move_in_a_group_the_player_is_not_in_is_refused(table: Table) -
     round_id = await table.start()
     before = await table.state()
     status, answer = await table.move("bid", chat=-1_009_999, amount="20", round=round_id)
-    assert status == 403 and set(answer) == {"error"}
+    assert status == 403 and set(answer) == {"error", "reason"}
     assert await table.state() == before

@@ -273,7 +273,10 @@ async def test_a_stranger_sees_nothing_of_the_groups_rounds(past: Past, status: 
     past.shell.bot.statuses[(GROUP, STRANGER.id)] = status
     token = await past.sign_in(STRANGER)
     before = await past.state()
-    refused = {"error": "You are not in this group, so its table is not shown to you."}
+    refused = {
+        "error": "You are not in this group, so its table is not shown to you.",
+        "reason": "not_member",
+    }
     for path in PATHS:
         assert await past.get(path, token, round=past.settled.id) == (403, refused), path
     assert await past.state() == before
@@ -334,4 +337,4 @@ async def test_a_missing_round_or_a_bad_before_is_a_clear_400(past: Past) -> Non
 async def test_no_token_reads_nothing(past: Past, path: str) -> None:
     response = await past.client.get(f"/miniapp/api/{path}", params={"chat": str(GROUP)})
     assert response.status == 401
-    assert set(await response.json()) == {"error"}
+    assert (await response.json())["reason"] == "signed_out"

@@ -2,6 +2,8 @@
 (``build_web_app(miniapp=...)``).
 
 - ``GET /``: the page (``static/index.html``; plain HTML, CSS and JS, no build step).
+- ``GET /api/texts?language_code=zh-hans``: the page's texts in the language of the
+  user's app, and that language (``bot.web.miniapp.page_texts``); asked before signing in.
 - ``POST /api/session`` ``{"initData": "..."}``: fresh, signed ``initData`` exchanged
   for a session token (``bot.web.miniapp.sessions``) and the group its ``start_param``
   names (``bot.web.miniapp.start_param``); 401 and the reason otherwise, 400 for a
@@ -31,12 +33,17 @@ shown only to its members, asked of Telegram (``is_member``), and only for a gro
 bot knows: an id typed by a stranger makes the bot ask Telegram nothing. Anything refused
 is answered ``{"error": "..."}`` with a status saying why (400 not understood, 401 not
 signed in, 403 not in the group, 404 no such round in the group, 409 the move was not
-taken) and changes nothing.
+taken) and changes nothing; a refusal the page may meet says ``"reason"`` too, which the
+page shows in its own words. A feed asks again whether its user is in the group every
+``member_seconds`` (the answer is cached as the admin check's are), and ends once they are
+not.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
+import logging
 import re
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -47,13 +54,16 @@ from aiohttp import web
 
 from bot.service.game import GameService, Person, TableSnapshot
 from bot.service.round_changes import RoundKey
-from bot.web.miniapp.feed import FeedHub, Render, sse_event
+from bot.web.miniapp.feed import FeedHub, Render, Viewer, sse_event
 from bot.web.miniapp.moves import MiniAppBot, MoveAnswer, Moves
+from bot.web.miniapp.page_texts import Catalogues, PageTexts, page_keys
 from bot.web.miniapp.past_rounds import Asked, NotShown, PastRounds, RoundTexts
 from bot.web.miniapp.sessions import MiniAppSessions
 from bot.web.miniapp.start_param import NoGroup, decode_group
 from bot.web.miniapp.table import standing_view, table_view
 from bot.web.signing import USER_ID_LIMIT, Session, SignatureRefused
+
+log = logging.getLogger(__name__)
 
 STATIC = Path(__file__).parent / "static"
 #: A group's id as the page sends it: a minus and its digits (ASCII only).
@@ -77,6 +87,10 @@ PAGE_POLICY = (
 KEEPALIVE_SECONDS = 15.0
 #: How soon a page's ``EventSource`` reconnects after the feed dropped.
 RECONNECT_MS = 1000
+#: An open feed asks whether its user is still in the group this many times per
+#: ``member_seconds`` (the member check's cache): one who left stops getting the group's
+#: events at most a quarter of that after the cached answer runs out.
+MEMBER_CHECKS_PER_CACHE = 4
 FEED_HEADERS = {"Content-Type": "text/event-stream", "X-Accel-Buffering": "no"}
 
 HEADERS = {
@@ -98,8 +112,11 @@ class MiniAppParts:
     bots: tuple[MiniAppBot, ...]
     clock: Callable[[], float]
     feed: FeedHub
-    texts: RoundTexts
+    round_texts: RoundTexts
     past: PastRounds
+    page_texts: PageTexts
+    #: How often an open feed asks again whether its user is in the group.
+    member_check_seconds: float
 
     def now(self) -> int:
         """Seconds since the epoch."""
@@ -110,19 +127,24 @@ PARTS = web.AppKey("miniapp_parts", MiniAppParts)
 
 
 class Refused(Exception):
-    """A request answered with ``{"error": text}`` and ``status``."""
+    """A request answered with ``{"error": text}`` and ``status``; and ``"reason"``, a
+    word the page shows in its own words (``miniapp.refused.<reason>``), if given."""
 
-    def __init__(self, status: int, text: str) -> None:
+    def __init__(self, status: int, text: str, reason: str | None = None) -> None:
         super().__init__(text)
         self.status = status
         self.text = text
+        self.reason = reason
 
 
 def refusal(error: Refused) -> web.Response:
-    return web.json_response({"error": error.text}, status=error.status)
+    body = {"error": error.text}
+    if error.reason is not None:
+        body["reason"] = error.reason
+    return web.json_response(body, status=error.status)
 
 
-#: What a refused sign-in says, by ``SignatureRefused.reason``.
+#: What a refused sign-in says, by ``SignatureRefused.reason`` (also its ``"reason"``).
 SIGN_IN_REFUSALS = {
     "malformed": "This is not Telegram's initData. Open the app from Telegram.",
     "signature": "Telegram's signature does not match. Open the app from Telegram.",
@@ -152,7 +174,7 @@ def linked_group(start_param: str | None) -> int | None:
         return decode_group(start_param)
     except NoGroup:
         raise Refused(
-            400, "This link names no group: open the table from your group's board."
+            400, "This link names no group: open the table from your group's board.", "no_group"
         ) from None
 
 
@@ -164,13 +186,15 @@ def signed_in(request: web.Request) -> tuple[Session, MiniAppBot]:
     if not scheme and request.path.endswith("/api/feed"):
         scheme, token = "Bearer", request.query.get("token", "")
     if scheme != "Bearer" or not token:
-        raise Refused(401, "Not signed in: open the app from Telegram.")
+        raise Refused(401, "Not signed in: open the app from Telegram.", "signed_out")
     try:
         session, bot = parts.sessions.check(token.strip(), parts.now())
     except SignatureRefused as error:
         if error.reason == "expired":
-            raise Refused(401, "Your session ended: close the app and open it again.") from None
-        raise Refused(401, "Not signed in: open the app from Telegram.") from None
+            raise Refused(
+                401, "Your session ended: close the app and open it again.", "session_ended"
+            ) from None
+        raise Refused(401, "Not signed in: open the app from Telegram.", "signed_out") from None
     return session, parts.bots[bot]
 
 
@@ -179,7 +203,9 @@ async def check_member(parts: MiniAppParts, bot: MiniAppBot, chat_id: int, user_
     # The database first: an id typed in a request must not spend the bot's requests to
     # Telegram on a group it has nothing of.
     if not await parts.service.knows_chat(chat_id) or not await bot.is_member(chat_id, user_id):
-        raise Refused(403, "You are not in this group, so its table is not shown to you.")
+        raise Refused(
+            403, "You are not in this group, so its table is not shown to you.", "not_member"
+        )
 
 
 async def json_body(request: web.Request) -> dict[str, Any]:
@@ -197,6 +223,15 @@ async def index(request: web.Request) -> web.FileResponse:
     return web.FileResponse(STATIC / "index.html")
 
 
+async def texts(request: web.Request) -> web.Response:
+    """The page's texts in the language of ``language_code`` (the user's app's), and that
+    language. Public: they are the same for everyone, and the page needs them to say even
+    that it cannot sign in."""
+    code = request.query.get("language_code", "")[:35] or None
+    language, shown = request.app[PARTS].page_texts.of(code)
+    return web.json_response({"language": language, "texts": shown})
+
+
 async def sign_in(request: web.Request) -> web.Response:
     """``initData`` for a token; the user, and the group the link opened, if any."""
     parts = request.app[PARTS]
@@ -208,7 +243,7 @@ async def sign_in(request: web.Request) -> web.Response:
         try:
             signed = parts.sessions.sign_in(init_data, parts.now())
         except SignatureRefused as error:
-            raise Refused(401, SIGN_IN_REFUSALS[error.reason]) from None
+            raise Refused(401, SIGN_IN_REFUSALS[error.reason], error.reason) from None
         chat = linked_group(signed.user.start_param)
     except Refused as error:
         return refusal(error)
@@ -277,6 +312,7 @@ async def feed(request: web.Request) -> web.StreamResponse:
     response = web.StreamResponse(headers=FEED_HEADERS)
     await response.prepare(request)
     viewer = parts.feed.join(chat_id, session.user_id, last_seen(request))
+    membership = asyncio.create_task(still_member(parts, bot, viewer), name=f"member-{chat_id}")
     try:
         await response.write(f"retry: {RECONNECT_MS}\n\n".encode())
         while (left := session.expires_at - parts.now()) > 0:
@@ -287,8 +323,25 @@ async def feed(request: web.Request) -> web.StreamResponse:
     except ConnectionResetError:
         pass  # the page went away
     finally:
+        membership.cancel()
+        await asyncio.gather(membership, return_exceptions=True)
         parts.feed.leave(viewer)
     return response
+
+
+async def still_member(parts: MiniAppParts, bot: MiniAppBot, viewer: Viewer) -> None:
+    """Close ``viewer``'s feed once its user is not in the group any more (asked of
+    ``bot``, the page's, every ``member_check_seconds``, beside the feed: an event never
+    waits for Telegram)."""
+    while not viewer.closed:
+        await asyncio.sleep(parts.member_check_seconds)
+        try:
+            inside = await bot.is_member(viewer.chat_id, viewer.user_id)
+        except Exception:  # the check must not outlive the feed silently
+            log.exception("live feed: the member check of %s failed", viewer.chat_id)
+            continue
+        if not inside:
+            viewer.close()
 
 
 #: A move the page asked for, its fields read: played by the shell's ``Moves`` for the
@@ -393,7 +446,7 @@ def past_handler(answer: PastAnswer) -> Callable[[web.Request], Awaitable[web.Re
             before = round_id(query["before"], "before") if "before" in query else None
             known = await parts.service.names([session.user_id])
             player = known.get(session.user_id, Person(session.user_id))
-            asked = Asked(parts.service, parts.texts, chat_id, player, shown, before)
+            asked = Asked(parts.service, parts.round_texts, chat_id, player, shown, before)
             return web.json_response(await answer(parts.past, asked))
         except Refused as error:
             return refusal(error)
@@ -412,8 +465,10 @@ def build_miniapp(
     *,
     service: GameService,
     bots: Sequence[MiniAppBot],
-    texts: RoundTexts,
+    round_texts: RoundTexts,
     clock: Callable[[], float],
+    catalogues: Catalogues,
+    member_seconds: float,
 ) -> web.Application:
     """The Mini App, to mount with ``app.add_subapp("/miniapp/", miniapp)``.
 
@@ -422,23 +477,28 @@ def build_miniapp(
     user_id)`` says whether a user is in a group (the shell's ``MemberCheck.is_member``)
     and whose ``moves`` play the page's moves as the group's commands (the shell's
     ``MiniAppMoves``): a page signed in with one bot's ``initData`` is that bot's.
-    ``texts`` are the texts of past rounds and of the table (the shell's
+    ``round_texts`` are the texts of past rounds and of the table (the shell's
     ``MiniAppRounds``, any bot's: they are the group's); ``clock`` gives seconds since the
-    epoch. Its live feed watches the service's ``round_changes``, and starts them (on
-    PostgreSQL: notices to and from the other workers) as the server starts."""
+    epoch; ``catalogues`` give the page its words (the shell's ``MiniAppCatalogues``);
+    ``member_seconds`` is how long ``is_member`` keeps an answer (an open feed asks again
+    ``MEMBER_CHECKS_PER_CACHE`` times as often). Its live feed watches the service's
+    ``round_changes``, and starts them (on PostgreSQL: notices to and from the other
+    workers) as the server starts."""
     app = web.Application()
     app.on_response_prepare.append(add_headers)
     hub = FeedHub(service.table_snapshot, feed_events(clock))
     changes = service.round_changes
-    changes.watch(hub.changed, hub.resync)
+    changes.watch(hub.changed, hub.resync, hub.chips_changed)
     app[PARTS] = MiniAppParts(
         service=service,
         sessions=MiniAppSessions(*(bot.token for bot in bots)),
         bots=tuple(bots),
         clock=clock,
         feed=hub,
-        texts=texts,
+        round_texts=round_texts,
         past=PastRounds(),
+        page_texts=PageTexts(catalogues, page_keys()),
+        member_check_seconds=member_seconds / MEMBER_CHECKS_PER_CACHE,
     )
 
     async def start_feed(app: web.Application) -> None:
@@ -451,6 +511,7 @@ def build_miniapp(
     app.on_startup.append(start_feed)
     app.on_shutdown.append(stop_feed)
     app.router.add_get("/", index, name="index")
+    app.router.add_get("/api/texts", texts)
     app.router.add_post("/api/session", sign_in)
     app.router.add_get("/api/table", table)
     app.router.add_get("/api/feed", feed)

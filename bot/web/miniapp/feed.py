@@ -10,7 +10,9 @@ states rather than falling behind or holding memory.
 
 A viewer sees a state only if it is newer than the last it saw (``since``: the
 ``Last-Event-ID`` of a page reconnecting), so a page that comes back gets the current
-state at once if it missed anything, and nothing twice.
+state at once if it missed anything, and nothing twice. A player's chips changed outside
+a round (``chips_changed``: an admin's ``/credit``) leave the round as it was: the group
+is read again, and that player's pages get the table again at the same key.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from functools import partial
 
 from bot.service.game import TableSnapshot
-from bot.service.round_changes import RoundChange, RoundKey
+from bot.service.round_changes import ChipsChange, RoundChange, RoundKey
 
 log = logging.getLogger(__name__)
 
@@ -51,10 +53,10 @@ class Viewer:
         self._pending: bytes | None = None
         self._ready = asyncio.Event()
 
-    def offer(self, key: RoundKey, event: Callable[[], bytes]) -> None:
-        """The table at ``key``, if newer than the last this page saw (``event`` is made
-        only then)."""
-        if self.seen is not None and key <= self.seen:
+    def offer(self, key: RoundKey, event: Callable[[], bytes], *, again: bool = False) -> None:
+        """The table at ``key``, if newer than the last this page saw, or as new (``again``:
+        the viewer's chips changed) (``event`` is made only then)."""
+        if self.seen is not None and (key < self.seen or (key == self.seen and not again)):
             return
         self.seen = key
         self._pending = event()
@@ -80,7 +82,7 @@ class Viewer:
 class _Group:
     """The viewers of one group, and where its reading stands."""
 
-    __slots__ = ("joined", "reading", "stale", "viewers", "wanted")
+    __slots__ = ("chips", "joined", "reading", "stale", "viewers", "wanted")
 
     def __init__(self) -> None:
         self.viewers: set[Viewer] = set()
@@ -91,6 +93,8 @@ class _Group:
         #: Whether a viewer joined (or a resync asked) since the last read began.
         self.joined = False
         self.reading = False
+        #: Viewers whose chips changed outside a round since the last read began.
+        self.chips: set[int] = set()
 
 
 class FeedHub:
@@ -139,6 +143,14 @@ class FeedHub:
         group.wanted = change.key
         self._refresh(change.chat_id, group)
 
+    def chips_changed(self, change: ChipsChange) -> None:
+        """A player's chips changed outside a round (``RoundChanges``' chips watcher)."""
+        group = self._groups.get(change.chat_id)
+        if group is None or all(viewer.user_id != change.user_id for viewer in group.viewers):
+            return
+        group.chips.add(change.user_id)
+        self._refresh(change.chat_id, group)
+
     def resync(self) -> None:
         """Changes may have been missed: read every watched group again."""
         for chat_id, group in self._groups.items():
@@ -171,6 +183,7 @@ class FeedHub:
             while group.stale and group.viewers:
                 group.stale = group.joined = False
                 viewers, heard = list(group.viewers), group.wanted
+                chips, group.chips = group.chips, set()
                 try:
                     async with self._reads:
                         snapshot = await self._read_table(chat_id, [v.user_id for v in viewers])
@@ -178,29 +191,34 @@ class FeedHub:
                     log.exception("live feed: reading group %s failed", chat_id)
                     await asyncio.sleep(RETRY_SECONDS)
                     group.stale = True
+                    group.chips |= chips
                     continue
                 self.reads += 1
-                self._offer(snapshot, viewers, group)
+                self._offer(snapshot, viewers, group, chips)
                 short = self._settle(snapshot.key, group, heard, short)
         finally:
             group.reading = False
             if not group.viewers and self._groups.get(chat_id) is group:
                 del self._groups[chat_id]
 
-    def _offer(self, snapshot: TableSnapshot, viewers: list[Viewer], group: _Group) -> None:
+    def _offer(
+        self, snapshot: TableSnapshot, viewers: list[Viewer], group: _Group, chips: set[int]
+    ) -> None:
         for viewer in viewers:
             if viewer in group.viewers:
-                viewer.offer(snapshot.key, partial(self._render, snapshot, viewer.user_id))
+                event = partial(self._render, snapshot, viewer.user_id)
+                viewer.offer(snapshot.key, event, again=viewer.user_id in chips)
 
     def _settle(self, key: RoundKey, group: _Group, heard: RoundKey | None, short: int) -> int:
         """Whether the group must be read again after a read at ``key`` (``heard`` the
         newest change heard as it began): only if it fell short of a change heard, or a
-        viewer joined meanwhile, not for changes it shows already. Returns the reads in a
-        row that fell short of what was heard before they began (a notice of a state the
-        database does not show: given up on after ``SHORT_READS``)."""
+        viewer joined or a player's chips changed meanwhile, not for changes it shows
+        already. Returns the reads in a row that fell short of what was heard before they
+        began (a notice of a state the database does not show: given up on after
+        ``SHORT_READS``)."""
         if group.wanted is None or key >= group.wanted:
             group.wanted = key
-            group.stale = group.joined
+            group.stale = group.joined or bool(group.chips)
             return 0
         if group.wanted != heard:
             group.stale = True  # a change came during the read

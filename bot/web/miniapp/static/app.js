@@ -1,7 +1,9 @@
 // The Mini App's page: signs in with Telegram's initData, shows the group's table as the
 // live feed sends it (Server-Sent Events, docs/miniapp.md) and plays the player's moves
 // (bid, bet, grab, standing bet, same again) by phase. Plain JS, no build step; every
-// text from the server goes in as text, never as HTML.
+// text from the server goes in as text, never as HTML. Every word it shows is a message
+// of the bot's catalogues, sent for the user's language (api/texts): t(key) here,
+// data-t attributes in index.html (bot/web/miniapp/page_texts.py finds the keys).
 (function () {
   "use strict";
 
@@ -10,15 +12,26 @@
   // How soon a feed the server refused or closed is opened again.
   var RECONNECT_MS = 2000;
   var PHASES = {
-    bidding: "Bidding for dealer",
-    betting: "Betting is open",
-    grabbing: "Grab!",
+    bidding: "miniapp.phase.bidding",
+    betting: "miniapp.phase.betting",
+    grabbing: "miniapp.phase.grabbing",
   };
+  // The games as the bot names them.
   var GAMES = {
-    envelope68: "Red envelopes",
-    bullbull: "Niu Niu (Bull Bull)",
-    poker29: "Poker 2.9",
-    poker29_vn: "Poker 2.9 (VN)",
+    envelope68: "game.envelope68",
+    bullbull: "game.bullbull",
+    poker29: "game.poker29",
+    poker29_vn: "game.poker29_vn",
+  };
+  // A refusal's "reason" (bot/web/miniapp/app.py), said in the page's words.
+  var REFUSALS = {
+    malformed: "miniapp.refused.malformed",
+    signature: "miniapp.refused.signature",
+    expired: "miniapp.refused.expired",
+    signed_out: "miniapp.refused.signed_out",
+    session_ended: "miniapp.refused.session_ended",
+    not_member: "miniapp.refused.not_member",
+    no_group: "miniapp.refused.no_group",
   };
   // Copied from Telegram's theme into the page's CSS variables (miniapp.css).
   var THEME = {
@@ -33,9 +46,11 @@
     destructive_text_color: "--tg-destructive",
   };
 
-  var OFFLINE = "No connection: trying again…";
+  var OFFLINE = "miniapp.offline";
 
   var webApp = window.Telegram && window.Telegram.WebApp;
+  // The page's texts in the user's language, by key (api/texts).
+  var texts = {};
   var token = null;
   var chat = null;
   var table = null;
@@ -53,6 +68,57 @@
   var feed = null;
 
   function $(id) { return document.getElementById(id); }
+
+  // The text of message ``key``, its {placeholders} filled from ``params``.
+  function t(key, params) {
+    var text = key in texts ? texts[key] : key;
+    return text.replace(/\{(\w+)\}/g, function (whole, name) {
+      return params && name in params ? String(params[name]) : whole;
+    });
+  }
+
+  // What a refusal says: its reason in the page's words, else the bot's own answer (a
+  // move refused: the bot's catalogues'), else ``fallback``.
+  function refused(answer, fallback) {
+    var reason = REFUSALS[answer.data.reason];
+    if (reason) return t(reason);
+    if (answer.status === 409 && answer.data.error) return answer.data.error;
+    return t(fallback);
+  }
+
+  // The language the user's app is in, as Telegram's signed initData says.
+  function languageCode() {
+    try {
+      var user = JSON.parse(new URLSearchParams(webApp.initData).get("user"));
+      if (user && user.language_code) return user.language_code;
+    } catch (error) { /* no initData, or no user in it */ }
+    return navigator.language || "";
+  }
+
+  // The elements of index.html that name a message: their text and attributes.
+  function translatePage() {
+    var attributes = { t: null, tPlaceholder: "placeholder", tLabel: "aria-label", tTitle: "title" };
+    Object.keys(attributes).forEach(function (name) {
+      var selector = "[data-" + name.replace(/[A-Z]/g, function (c) { return "-" + c.toLowerCase(); }) + "]";
+      Array.prototype.forEach.call(document.querySelectorAll(selector), function (element) {
+        var text = t(element.dataset[name]);
+        if (attributes[name]) element.setAttribute(attributes[name], text);
+        else element.textContent = text;
+      });
+    });
+    document.title = t("miniapp.title");
+  }
+
+  function loadTexts() {
+    var code = webApp && webApp.initData ? languageCode() : navigator.language || "";
+    return call("GET", "api/texts?language_code=" + encodeURIComponent(code)).then(function (answer) {
+      if (answer.status === 200) {
+        texts = answer.data.texts;
+        document.documentElement.lang = answer.data.language;
+        document.body.dataset.language = answer.data.language;
+      }
+    }).catch(function () { /* offline: the page says so once it calls again */ }).then(translatePage);
+  }
 
   // Say ``text`` in the page: under the play buttons, or where ``where`` names.
   function say(text, kind, where) {
@@ -91,20 +157,20 @@
 
   function signIn() {
     if (!webApp || !webApp.initData) {
-      $("phase").textContent = "Open this table from Telegram.";
+      $("phase").textContent = t("miniapp.open_from_telegram");
       return Promise.resolve(false);
     }
     return call("POST", "api/session", { initData: webApp.initData }).then(function (answer) {
       if (answer.status !== 200) {
-        $("phase").textContent = "Not signed in";
-        say(answer.data.error || "Signing in failed.", "error");
+        $("phase").textContent = t("miniapp.not_signed_in");
+        say(refused(answer, "miniapp.sign_in_failed"), "error");
         return false;
       }
       token = answer.data.token;
       var asked = new URLSearchParams(location.search).get("chat");
       chat = answer.data.chat !== null ? String(answer.data.chat) : asked;
       if (!chat) {
-        $("phase").textContent = "Open this table from your group's board.";
+        $("phase").textContent = t("miniapp.open_from_board");
         return false;
       }
       return true;
@@ -119,7 +185,7 @@
     if (extra) {
       var mark = document.createElement("span");
       mark.className = "standing";
-      mark.title = "standing bet (/autobet)";
+      mark.title = t("miniapp.standing.mark");
       mark.textContent = extra;
       name.appendChild(mark);
     }
@@ -149,10 +215,18 @@
 
   // What the play card offers in each phase: its title, and which controls show.
   var PLAY = {
-    bidding: { title: "Bid for dealer", submit: "Bid", field: "Your bid, e.g. 100" },
-    betting: { title: "Bet", submit: "Bet", field: "Amount, e.g. 12.50" },
-    grabbing: { title: "Grab your share" },
-    none: { title: "Between rounds" },
+    bidding: {
+      title: "miniapp.play.bid_title",
+      submit: "miniapp.play.bid",
+      field: "miniapp.play.bid_field",
+    },
+    betting: {
+      title: "miniapp.play.bet_title",
+      submit: "miniapp.play.bet",
+      field: "miniapp.play.bet_field",
+    },
+    grabbing: { title: "miniapp.play.grab_title" },
+    none: { title: "miniapp.play.none_title" },
   };
 
   function renderPlay(round, mine) {
@@ -164,14 +238,14 @@
     shownPhase = phase;
     var play = PLAY[phase] || PLAY.none;
     var bidding = phase === "bidding", betting = phase === "betting";
-    $("play-title").textContent = play.title;
+    $("play-title").textContent = t(play.title);
     $("quick-bids").hidden = !bidding;
     $("quick-bets").hidden = !betting;
     $("custom").hidden = !(bidding || betting);
     if (play.submit) {
-      $("bet").textContent = play.submit;
-      $("amount").placeholder = play.field;
-      $("amount").setAttribute("aria-label", play.field);
+      $("bet").textContent = t(play.submit);
+      $("amount").placeholder = t(play.field);
+      $("amount").setAttribute("aria-label", t(play.field));
     }
     renderAmounts($("quick-bids"), "quick-bid", bidding ? round.bid_steps : [], bid);
     renderAmounts($("quick-bets"), "quick-bet", table.quick_bets, bet);
@@ -186,21 +260,21 @@
     var grabbing = phase === "grabbing" && me && me.plays;
     $("grab").hidden = !grabbing;
     $("grab").disabled = busy || !grabbing || me.grabbed;
-    $("grab").textContent = grabbing && me.grabbed ? "Grabbed ✓" : "🧧 Grab";
+    $("grab").textContent = t(grabbing && me.grabbed ? "miniapp.play.grabbed" : "miniapp.play.grab");
     $("again").hidden = !(phase === "none" && table.last_round);
     $("again").disabled = busy;
 
     var hint = "";
-    if (phase === "grabbing" && !(me && me.plays)) hint = "You are not in this round.";
-    else if (phase === "none") hint = "The next round's betting opens when it starts.";
+    if (phase === "grabbing" && !(me && me.plays)) hint = t("miniapp.play.not_playing");
+    else if (phase === "none") hint = t("miniapp.play.between");
     $("play-hint").textContent = hint;
     $("play-hint").hidden = !hint;
   }
 
   function renderStanding() {
     $("standing").textContent = standing
-      ? standing.text + (standing.once ? " (next round only)" : "")
-      : "none";
+      ? t(standing.once ? "miniapp.standing.once" : "miniapp.standing.amount", { amount: standing.text })
+      : t("miniapp.standing.none");
     $("standing-stop").hidden = !standing;
     $("standing-set").disabled = busy;
     $("standing-stop").disabled = busy;
@@ -208,9 +282,10 @@
 
   function render() {
     var round = table.round;
-    $("phase").textContent = round ? PHASES[round.phase] || round.phase : "No round running";
-    $("game").textContent = round ? GAMES[round.game] || round.game : "Waiting for the next round";
-    $("dealer").textContent = round && round.dealer ? round.dealer.name : "–";
+    $("phase").textContent = round ? t(PHASES[round.phase] || round.phase) : t("miniapp.no_round");
+    $("game").textContent = round ? t(GAMES[round.game] || round.game) : t("miniapp.waiting");
+    var dealer = round && round.dealer;
+    $("dealer").textContent = dealer ? (dealer.house ? t("miniapp.house") : dealer.name) : "–";
     $("pool").textContent = round && round.dealer ? round.pool.text : "–";
     var high = round && round.phase === "bidding" ? round.high_bid : null;
     $("high-bid-row").hidden = !high;
@@ -220,7 +295,8 @@
     bets.textContent = "";
     var mine = null;
     (round ? round.bets : []).forEach(function (entry) {
-      var item = row(entry.name + (entry.mine ? " (you)" : ""), entry.text, entry.standing ? "🔁" : "");
+      var name = entry.mine ? t("miniapp.bets.you", { name: entry.name }) : entry.name;
+      var item = row(name, entry.text, entry.standing ? "🔁" : "");
       if (entry.mine) { item.className = "mine"; mine = entry; }
       bets.appendChild(item);
     });
@@ -229,7 +305,9 @@
     $("no-bets").hidden = count > 0;
     var grabbed = round ? round.grabbed : [];
     $("grabbed").hidden = !round || round.phase !== "grabbing";
-    $("grabbed").textContent = grabbed.length ? "Grabbed: " + grabbed.join(", ") : "Nobody has grabbed yet.";
+    $("grabbed").textContent = grabbed.length
+      ? t("miniapp.grabbed", { names: grabbed.join(", ") })
+      : t("miniapp.nobody_grabbed");
 
     $("chips-free").textContent = table.chips.available.text;
     $("chips-held").textContent = table.chips.held.text;
@@ -245,7 +323,7 @@
     if (!round) { clock.textContent = ""; return; }
     var left = Math.max(0, round.deadline_ms - (Date.now() + clockOffset));
     var seconds = Math.ceil(left / 1000);
-    clock.textContent = seconds + "s";
+    clock.textContent = t("miniapp.seconds_left", { seconds: seconds });
     clock.className = "countdown" + (seconds <= 5 ? " urgent" : "");
   }
 
@@ -282,11 +360,11 @@
     });
     feed.onopen = function () {
       document.body.dataset.live = "yes";
-      if ($("message").textContent === OFFLINE) say("");
+      if ($("message").textContent === t(OFFLINE)) say("");
     };
     feed.onerror = function () {
       document.body.dataset.live = "no";
-      say(OFFLINE, "error");
+      say(t(OFFLINE), "error");
       if (feed.readyState !== EventSource.CLOSED) return;  // it reconnects by itself
       feed.close();
       poll().then(function (again) { if (again) setTimeout(listen, RECONNECT_MS); });
@@ -298,13 +376,13 @@
       if (answer.status === 200) {
         show(answer.data);
       } else {
-        $("phase").textContent = answer.status === 403 ? "Not your group" : "Not shown";
-        say(answer.data.error || "The table could not be read.", "error");
+        $("phase").textContent = t(answer.status === 403 ? "miniapp.not_your_group" : "miniapp.not_shown");
+        say(refused(answer, "miniapp.table_unread"), "error");
         return false;
       }
       return true;
     }).catch(function () {
-      say(OFFLINE, "error");
+      say(t(OFFLINE), "error");
       return true;
     });
   }
@@ -315,7 +393,7 @@
     if (busy) return;
     busy = true;
     if (table) render();
-    say(pending, "", where);
+    say(t(pending), "", where);
     body.chat = chat;
     call("POST", "api/" + path, body).then(function (answer) {
       if (answer.status === 200) {
@@ -323,11 +401,11 @@
         say(answer.data.text, "ok", where);
         if (webApp && webApp.HapticFeedback) webApp.HapticFeedback.notificationOccurred("success");
       } else {
-        say(answer.data.error || "That was not done.", "error", where);
+        say(refused(answer, "miniapp.not_done"), "error", where);
         if (webApp && webApp.HapticFeedback) webApp.HapticFeedback.notificationOccurred("error");
       }
     }).catch(function () {
-      say("No connection: nothing was sent.", "error", where);
+      say(t("miniapp.nothing_sent"), "error", where);
     }).then(function () {
       busy = false;
       if (table) render();
@@ -338,19 +416,19 @@
   function shownRound() { return table && table.round ? table.round.id : null; }
 
   function bet(amount) {
-    move("bet", { amount: amount, round: shownRound() }, "Placing your bet…");
+    move("bet", { amount: amount, round: shownRound() }, "miniapp.pending.bet");
   }
 
   function bid(amount) {
-    move("bid", { amount: amount, round: shownRound() }, "Placing your bid…");
+    move("bid", { amount: amount, round: shownRound() }, "miniapp.pending.bid");
   }
 
-  function grab() { move("grab", { round: shownRound() }, "Grabbing…"); }
+  function grab() { move("grab", { round: shownRound() }, "miniapp.pending.grab"); }
 
-  function again() { move("again", { round: table.last_round }, "Betting the same again…"); }
+  function again() { move("again", { round: table.last_round }, "miniapp.pending.again"); }
 
   function setStanding(amount) {
-    move("autobet", { amount: amount }, "Setting your standing bet…", "standing-message");
+    move("autobet", { amount: amount }, "miniapp.pending.standing", "standing-message");
   }
 
   function openStanding(open) {
@@ -396,10 +474,10 @@
       setStanding($("standing-amount").value.trim());
     });
     $("standing-stop").addEventListener("click", function () { setStanding("off"); });
-    signIn().then(function (ok) {
+    loadTexts().then(signIn).then(function (ok) {
       if (!ok) return;
       document.dispatchEvent(new CustomEvent("miniapp:signed-in", {
-        detail: { chat: chat, call: call },
+        detail: { chat: chat, call: call, t: t },
       }));
       setInterval(function () { if (table) tick(); }, 250);
       if (window.EventSource) {

@@ -6,34 +6,6 @@
 (function () {
   "use strict";
 
-  // Every word these views show, in one place (to be translated with the page's others).
-  var WORDS = {
-    "miniapp.tab_table": "Table",
-    "miniapp.tab_history": "History",
-    "miniapp.tab_rules": "Rules",
-    "miniapp.tab_verify": "Verify",
-    "miniapp.results_title": "Round #{round} results",
-    "miniapp.results_loading": "Loading the results…",
-    "miniapp.results_picture": "The results of round #{round}",
-    "miniapp.stats_title": "Your stats",
-    "miniapp.history_title": "Your rounds",
-    "miniapp.history_none": "You have played no round here yet.",
-    "miniapp.history_more": "Older rounds",
-    "miniapp.history_stake": "bet {stake}",
-    "miniapp.history_round": "#{round} · {game}",
-    "miniapp.history_verify": "Verify this round",
-    "miniapp.rules_title": "Rules of this table",
-    "miniapp.odds_title": "Odds",
-    "miniapp.verify_title": "Verify a round",
-    "miniapp.verify_hint": "Recompute a finished round's deal from its revealed seed, as /verify does.",
-    "miniapp.verify_field": "Round number, e.g. 412",
-    "miniapp.verify_button": "Verify",
-    "miniapp.verify_ok": "✅ Round #{round} checks out",
-    "miniapp.verify_not": "❌ Round #{round} does not check out",
-    "miniapp.verify_later": "Round #{round} cannot be checked yet",
-    "miniapp.loading": "Loading…",
-    "miniapp.offline": "No connection: try again.",
-  };
   // What the group's client does with the dealer's cards (bot/pictures/reveal.py): they
   // lie face down, then turn one by one.
   var FACE_DOWN_MS = 700;
@@ -52,12 +24,9 @@
 
   function $(id) { return document.getElementById(id); }
 
-  // A word, its {names} filled from ``params``.
-  function word(key, params) {
-    return WORDS[key].replace(/\{(\w+)\}/g, function (whole, name) {
-      return params && name in params ? String(params[name]) : whole;
-    });
-  }
+  // The page's text of message ``key`` in the user's language (app.js's ``t``, given as
+  // the page signs in), its {names} filled from ``params``.
+  var word = null;
 
   function get(path, params) {
     var query = "chat=" + encodeURIComponent(chat);
@@ -70,24 +39,6 @@
   function say(id, text, kind) {
     $(id).textContent = text || "";
     $(id).className = "message" + (kind ? " " + kind : "");
-  }
-
-  function setWords() {
-    Array.prototype.forEach.call(document.querySelectorAll("#tabs [data-tab]"), function (tab) {
-      tab.textContent = word("miniapp.tab_" + tab.dataset.tab);
-    });
-    $("stats-title").textContent = word("miniapp.stats_title");
-    $("history-title").textContent = word("miniapp.history_title");
-    $("history-none").textContent = word("miniapp.history_none");
-    $("history-more").textContent = word("miniapp.history_more");
-    $("history-verify").textContent = word("miniapp.history_verify");
-    $("rules-title").textContent = word("miniapp.rules_title");
-    $("odds-title").textContent = word("miniapp.odds_title");
-    $("verify-title").textContent = word("miniapp.verify_title");
-    $("verify-hint").textContent = word("miniapp.verify_hint");
-    $("verify-round").placeholder = word("miniapp.verify_field");
-    $("verify-round").setAttribute("aria-label", word("miniapp.verify_field"));
-    $("verify-button").textContent = word("miniapp.verify_button");
   }
 
   // Show one view: the table's own sections, or those marked data-view.
@@ -219,7 +170,7 @@
     readResults(ended).then(function (results) {
       if (resultsShown === ended) showResults(results, $("results-shown"));
     }).catch(function (error) {
-      if (resultsShown === ended) $("results-shown").textContent = error.message || word("miniapp.offline");
+      if (resultsShown === ended) $("results-shown").textContent = error.message || word("miniapp.load_failed");
     });
   }
 
@@ -262,7 +213,7 @@
     var params = more && historyMore ? { before: historyMore } : {};
     get("history", params).then(function (answer) {
       if (answer.status !== 200) {
-        say("history-message", answer.data.error || word("miniapp.offline"), "error");
+        say("history-message", answer.data.error || word("miniapp.load_failed"), "error");
         return;
       }
       say("history-message", "");
@@ -273,7 +224,7 @@
       $("history-more").hidden = !historyMore;
       $("history-none").hidden = list.children.length > 0;
       document.body.dataset.history = String(list.children.length);
-    }).catch(function () { say("history-message", word("miniapp.offline"), "error"); });
+    }).catch(function () { say("history-message", word("miniapp.load_failed"), "error"); });
   }
 
   // A round of your history: its results, and a way to verify it.
@@ -286,7 +237,7 @@
     readResults(round).then(function (results) {
       if (card.dataset.round === String(round)) showResults(results, $("history-round-shown"));
     }).catch(function (error) {
-      $("history-round-shown").textContent = error.message || word("miniapp.offline");
+      $("history-round-shown").textContent = error.message || word("miniapp.load_failed");
     });
     card.scrollIntoView({ block: "start" });
   }
@@ -296,7 +247,7 @@
     $("rules-text").textContent = word("miniapp.loading");
     get("rules").then(function (answer) {
       if (answer.status !== 200) {
-        $("rules-text").textContent = answer.data.error || word("miniapp.offline");
+        $("rules-text").textContent = answer.data.error || word("miniapp.load_failed");
         return;
       }
       rulesRead = true;
@@ -314,7 +265,7 @@
       if (answer.status !== 200) {
         verdict.hidden = false;
         verdict.className = "verdict error";
-        verdict.textContent = answer.data.error || word("miniapp.offline");
+        verdict.textContent = answer.data.error || word("miniapp.load_failed");
         $("verify-text").textContent = "";
         return;
       }
@@ -326,7 +277,7 @@
       verdict.textContent = word(key, { round: checked.round });
       $("verify-text").textContent = checked.text;
     }).catch(function () {
-      $("verify-text").textContent = word("miniapp.offline");
+      $("verify-text").textContent = word("miniapp.load_failed");
     }).then(function () {
       $("verify-button").disabled = false;
     });
@@ -335,7 +286,7 @@
   function start(detail) {
     call = detail.call;
     chat = detail.chat;
-    setWords();
+    word = detail.t;
     $("tabs").hidden = false;
     Array.prototype.forEach.call(document.querySelectorAll("#tabs [data-tab]"), function (tab) {
       tab.addEventListener("click", function () {
