@@ -14,7 +14,6 @@ group's board shows the bet, and the chips the page shows are the ledger's.
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -37,6 +36,7 @@ from tests.e2e.harness import (
     user,
 )
 from tests.helpers.browser import PAGE_LIMIT_SECONDS, SCREENSHOTS
+from tests.helpers.miniapp_browser import PHONE, open_the_app, wait_text
 from tests.helpers.signing import init_data
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -47,9 +47,7 @@ DEALER = user(2402, "Bao", "bao")
 PLAYER = user(2403, "Chen", "chen")
 #: The betting window outlasts the page's two bets: what they get does not depend on time.
 GAME = {**FAST_GAME, "bid_seconds": 2, "bet_seconds": 120}
-STUB = Path(__file__).resolve().parents[1] / "helpers" / "telegram_web_app_stub.js"
 #: A small Android phone, the width the page must read well at.
-PHONE = {"width": 360, "height": 740, "deviceScaleFactor": 2, "mobile": True}
 
 
 @pytest_asyncio.fixture(loop_scope="module")
@@ -58,34 +56,6 @@ async def e2e(tmp_path: Path, web_port: int) -> AsyncIterator[E2E]:
     environment = {"NIUNIU_WEB_LISTEN": f"127.0.0.1:{web_port}", "NIUNIU_WEB_MINIAPP": "true"}
     async with running_bot(tmp_path, game=GAME, env=environment) as session:
         yield session
-
-
-def open_the_app(browser: Any, url: str, signed: str) -> None:
-    """Open the page as Telegram's client would, at a phone's size: the stub in place of
-    Telegram's script (run before the page's own), and telegram.org blocked, so that the
-    real script is not fetched."""
-    source = STUB.read_text(encoding="utf-8").replace("__INIT_DATA__", json.dumps(signed))
-    browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", PHONE)
-    browser.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": source})
-    browser.execute_cdp_cmd("Network.enable", {})
-    browser.execute_cdp_cmd("Network.setBlockedURLs", {"urls": ["*telegram.org*"]})
-    browser.get(url)
-
-
-def wait_text(browser: Any, element_id: str, wanted: str) -> str:
-    """Wait until the element's text is ``wanted`` (the page polls every second)."""
-    from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.wait import WebDriverWait
-
-    def shown(_: Any) -> bool:
-        return bool(browser.find_element(By.ID, element_id).text == wanted)
-
-    try:
-        WebDriverWait(browser, PAGE_LIMIT_SECONDS).until(shown)
-    except Exception:
-        text = browser.find_element(By.ID, element_id).text
-        raise AssertionError(f"#{element_id} shows {text!r}, not {wanted!r}") from None
-    return wanted
 
 
 def bet_in_the_page(browser: Any, amount: str | None, shots: Path, photo: str) -> dict[str, Any]:

@@ -22,8 +22,8 @@ import pytest_asyncio
 from bot.engine.round import Phase
 from bot.telegram.i18n import CATALOGUES
 from tests.e2e.harness import E2E, FAST_GAME, open_table, running_bot, start_round, user
-from tests.e2e.test_miniapp_e2e import open_the_app, wait_text
 from tests.helpers.browser import SCREENSHOTS
+from tests.helpers.miniapp_browser import open_the_app, wait_text
 from tests.helpers.signing import init_data
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")

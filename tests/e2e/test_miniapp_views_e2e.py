@@ -23,8 +23,8 @@ import pytest_asyncio
 from bot.engine.round import Phase
 from bot.money import format_signed
 from tests.e2e.harness import E2E, FAST_GAME, open_table, running_bot, start_round, user
-from tests.e2e.test_miniapp_e2e import PHONE, open_the_app, wait_text
-from tests.helpers.browser import PAGE_LIMIT_SECONDS, SCREENSHOTS
+from tests.helpers.browser import SCREENSHOTS
+from tests.helpers.miniapp_browser import PHONE, open_the_app, tap, wait_text, wait_until
 from tests.helpers.signing import init_data
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -92,30 +92,6 @@ async def e2e(tmp_path: Path, web_port: int) -> AsyncIterator[E2E]:
     environment = {"NIUNIU_WEB_LISTEN": f"127.0.0.1:{web_port}", "NIUNIU_WEB_MINIAPP": "true"}
     async with running_bot(tmp_path, game=GAME, env=environment) as session:
         yield session
-
-
-def wait_until(browser: Any, script: str, check: Any, what: str, *args: Any) -> dict[str, Any]:
-    """Run ``script`` until ``check`` holds of what it returns; what it returned then."""
-    from selenium.webdriver.support.wait import WebDriverWait
-
-    seen: dict[str, Any] = {}
-
-    def holds(_: Any) -> bool:
-        seen.clear()
-        seen.update(browser.execute_script(script, *args))
-        return bool(check(seen))
-
-    try:
-        WebDriverWait(browser, PAGE_LIMIT_SECONDS, poll_frequency=0.05).until(holds)
-    except Exception:
-        raise AssertionError(f"the page never showed {what}: {seen}") from None
-    return dict(seen)
-
-
-def tap(browser: Any, selector: str) -> None:
-    from selenium.webdriver.common.by import By
-
-    browser.find_element(By.CSS_SELECTOR, selector).click()
 
 
 def text_of(browser: Any, element_id: str) -> str:
