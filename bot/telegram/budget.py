@@ -126,7 +126,7 @@ class SendRate:
     drained meanwhile is there to use). The last ``reserve`` of the bucket is for what
     shows a deadline (``Priority.PHASE`` and more urgent): answers and edits that keep
     the bot at its rate never make a round's results or its next phase wait for room.
-    The rate is ``tight`` while messages wait for it or its recent turns used much of it.
+    The rate is ``tight`` while its recent turns used much of it.
 
     Written by hand: ``AsyncLimiter`` and ``asyncio.Semaphore`` serve waiters in arrival
     order only, and no maintained limiter we found orders waiters by priority.
@@ -163,10 +163,11 @@ class SendRate:
 
     @property
     def tight(self) -> bool:
-        """Whether the bot's budget is tight: a message waits for its turn, or the turns
-        of the last ``TIGHT_WINDOW_SECONDS`` used ``TIGHT_SHARE`` of the rate or more."""
-        if self._waiting:
-            return True
+        """Whether the bot's budget is tight: the turns of the last
+        ``TIGHT_WINDOW_SECONDS`` used ``TIGHT_SHARE`` of the rate or more. A message
+        waiting a moment for its turn is not: one group's burst (a phase's board and its
+        edits) would otherwise leave its confirmations to the board; a backlog is seen by
+        ``wait_ahead``, which the callers ask too."""
         since = self.clock() - TIGHT_WINDOW_SECONDS
         given = self._given
         while given and given[0][0] <= since:

@@ -105,12 +105,13 @@ class Replies:
 
     def confirm(self, update: Update, text: str) -> None:
         """Confirm a stake to whoever placed it: a toast for a button; a reply if the
-        group's budget has a slot now and the bot's overall rate is not tight
-        (``SendRate.tight``) and would send it within ``CONFIRM_WITHIN_SECONDS``.
-        Otherwise the board, which lists every bid and bet, is
-        the confirmation: one that waited for a slot would come after the phase it
-        confirms had moved on, and under the overall rate every group's confirmations
-        would hold up each other's answers and boards."""
+        group's budget has a slot now and the bot's overall rate would send it within
+        ``CONFIRM_WITHIN_SECONDS`` (a rate busy with other groups' sends but with room
+        still answers: ``SendRate.tight`` is for what can be done without, and the player
+        asked). Otherwise the board, which lists every bid and bet, is the confirmation:
+        one that waited for a slot would come after the phase it confirms had moved on,
+        and under the overall rate every group's confirmations would hold up each other's
+        answers and boards."""
         if self.will_confirm(update):
             self.reply(update, text)
 
@@ -121,8 +122,7 @@ class Replies:
         in_group = update.callback_query is None and chat is not None
         if in_group and chat is not None and chat.type != ChatType.PRIVATE:
             slot_free = chat.id not in self._waiting and self.budget.wait(chat.id) <= 0
-            rate = self.messenger.rate
-            on_time = not rate.tight and rate.wait_ahead(Priority.ANSWER) <= CONFIRM_WITHIN_SECONDS
+            on_time = self.messenger.rate.wait_ahead(Priority.ANSWER) <= CONFIRM_WITHIN_SECONDS
             return slot_free and on_time
         return True
 

@@ -170,14 +170,15 @@ async def test_the_rate_is_tight_once_its_recent_turns_used_half_of_it_and_not_a
     assert not rate.tight
 
 
-async def test_the_rate_is_tight_while_a_message_waits_for_its_turn() -> None:
+async def test_a_message_waiting_a_moment_for_its_turn_does_not_make_the_rate_tight() -> None:
     clock = SecondsClock()
     rate = SendRate(per_second=10, burst=1, clock=clock)
     await rate.acquire(Priority.RESULTS)
-    assert not rate.tight  # one message in the window: not half the rate
     waiting = asyncio.create_task(rate.acquire(Priority.ANSWER))
     await asyncio.sleep(0.01)
-    assert rate.tight
+    assert rate.waiting == 1
+    assert not rate.tight  # one group's burst: its confirmations still go as replies
+    assert rate.wait_ahead(Priority.ANSWER) > 0  # what the callers see of the wait
     clock.advance(TIGHT_WINDOW_SECONDS)
     await asyncio.wait_for(waiting, 1)
-    assert not rate.tight  # its turn came; the window holds it alone
+    assert not rate.tight

@@ -282,21 +282,21 @@ async def test_a_stake_confirmation_is_left_out_while_other_answers_wait_for_the
     assert call.args["reply_to_message_id"] == 31
 
 
-async def test_a_stake_confirmation_is_left_to_the_board_while_the_bots_rate_is_tight(
+async def test_a_stake_is_confirmed_by_a_reply_while_the_bots_rate_is_busy_but_has_room(
     shell: RepliesShell,
 ) -> None:
     rate = SendRate(per_second=10)  # room for a second's worth: an answer would go at once
     shell.replies.messenger.rate = rate
-    for _ in range(10):  # half the rate over the last two seconds
+    for _ in range(10):  # half the rate over the last two seconds: other groups' sends
         await rate.acquire(Priority.RESULTS)
     assert rate.tight and rate.wait_ahead(Priority.ANSWER) <= CONFIRM_WITHIN_SECONDS
 
-    shell.replies.confirm(message_update(GROUP, BOB, "/bet 5"), "Bet placed.")
+    shell.replies.confirm(message_update(GROUP, BOB, "/bet 5", message_id=33), "Bet placed.")
     await shell.settle()
 
-    assert shell.replies.waiting == 0
-    assert shell.bot.texts == []
-    assert shell.replies.budget.room(GROUP) == 2
+    (call,) = shell.bot.of("send_message")
+    assert call.args["text"] == "Bet placed."
+    assert call.args["reply_to_message_id"] == 33
 
 
 async def test_a_stake_confirmation_is_left_to_the_board_while_the_bots_rate_is_behind(
