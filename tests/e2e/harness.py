@@ -596,6 +596,11 @@ def sliding_max(times: list[float], window: float = 60.0) -> int:
     return best
 
 
+def miniapp_environment(web_port: int) -> dict[str, str]:
+    """The bot's environment that serves its Mini App on ``web_port`` (``[web]``)."""
+    return {"NIUNIU_WEB_LISTEN": f"127.0.0.1:{web_port}", "NIUNIU_WEB_MINIAPP": "true"}
+
+
 @contextlib.asynccontextmanager
 async def running_bot(
     tmp_path: Path,

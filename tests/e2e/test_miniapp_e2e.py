@@ -30,6 +30,7 @@ from tests.e2e.harness import (
     JsonDict,
     Texts,
     grab_all,
+    miniapp_environment,
     open_table,
     running_bot,
     start_round,
@@ -53,8 +54,7 @@ GAME = {**FAST_GAME, "bid_seconds": 2, "bet_seconds": 120}
 @pytest_asyncio.fixture(loop_scope="module")
 async def e2e(tmp_path: Path, web_port: int) -> AsyncIterator[E2E]:
     """The bot process with its Mini App on ``web_port``."""
-    environment = {"NIUNIU_WEB_LISTEN": f"127.0.0.1:{web_port}", "NIUNIU_WEB_MINIAPP": "true"}
-    async with running_bot(tmp_path, game=GAME, env=environment) as session:
+    async with running_bot(tmp_path, game=GAME, env=miniapp_environment(web_port)) as session:
         yield session
 
 
@@ -190,8 +190,7 @@ document.addEventListener("DOMContentLoaded", function () {
 @pytest_asyncio.fixture(loop_scope="module")
 async def live_e2e(tmp_path: Path, web_port: int) -> AsyncIterator[E2E]:
     """The bot process with its Mini App on ``web_port``, its windows ``LIVE_GAME``'s."""
-    environment = {"NIUNIU_WEB_LISTEN": f"127.0.0.1:{web_port}", "NIUNIU_WEB_MINIAPP": "true"}
-    async with running_bot(tmp_path, game=LIVE_GAME, env=environment) as session:
+    async with running_bot(tmp_path, game=LIVE_GAME, env=miniapp_environment(web_port)) as session:
         yield session
 
 
@@ -318,8 +317,7 @@ async def moves_e2e(tmp_path: Path, web_port: int) -> AsyncIterator[E2E]:
     """The bot process with its Mini App on ``web_port`` and a public address, so that
     the group's board links to it."""
     environment = {
-        "NIUNIU_WEB_LISTEN": f"127.0.0.1:{web_port}",
-        "NIUNIU_WEB_MINIAPP": "true",
+        **miniapp_environment(web_port),
         "NIUNIU_WEB_PUBLIC_URL": f"http://127.0.0.1:{web_port}",
     }
     async with running_bot(tmp_path, game=MOVES_GAME, env=environment) as session:

@@ -21,7 +21,15 @@ import pytest_asyncio
 
 from bot.engine.round import Phase
 from bot.telegram.i18n import CATALOGUES
-from tests.e2e.harness import E2E, FAST_GAME, open_table, running_bot, start_round, user
+from tests.e2e.harness import (
+    E2E,
+    FAST_GAME,
+    miniapp_environment,
+    open_table,
+    running_bot,
+    start_round,
+    user,
+)
 from tests.helpers.browser import SCREENSHOTS
 from tests.helpers.miniapp_browser import open_the_app, wait_text
 from tests.helpers.signing import init_data
@@ -66,8 +74,7 @@ return {
 @pytest_asyncio.fixture(loop_scope="module")
 async def e2e(tmp_path: Path, web_port: int) -> AsyncIterator[E2E]:
     """The bot process with its Mini App on ``web_port``."""
-    environment = {"NIUNIU_WEB_LISTEN": f"127.0.0.1:{web_port}", "NIUNIU_WEB_MINIAPP": "true"}
-    async with running_bot(tmp_path, game=GAME, env=environment) as session:
+    async with running_bot(tmp_path, game=GAME, env=miniapp_environment(web_port)) as session:
         yield session
 
 
