@@ -11,6 +11,7 @@ from telegram import Update
 from telegram.ext import BaseUpdateProcessor
 
 from bot.priority import PriorityTurn
+from bot.telegram.views.buttons import ButtonPress
 
 
 class ChatLocks:
@@ -46,15 +47,34 @@ class ChatLocks:
 
 
 class ChatOrderedProcessor(BaseUpdateProcessor):
-    """Processes updates of different chats concurrently and those of one chat in order."""
+    """Processes updates of different chats concurrently and those of one chat in order;
+    with ``grabs_in_turn`` False, a Grab button's press takes no turn of its chat.
 
-    def __init__(self, locks: ChatLocks, max_concurrent_updates: int = 512) -> None:
+    A grab is one player's step on the round its button names, checked against the round
+    as the database holds it, and no grab position is worth more than another
+    (docs/rules.md §6; the card games deal when betting closes, §7), so its order among the chat's other updates changes nothing
+    anyone is owed. (A bet's order does: winners are paid in the order they bet, and a
+    full table refuses the last.) Where the database applies a round's steps one at a
+    time, each read and written together (SQLite's one writer), ten players pressing Grab
+    together then go into one write instead of ten in a row, and their toasts come back
+    together (``bench/bench_real_groups.py``). Where steps are compare-and-set and run
+    side by side (PostgreSQL), grabs on one round would only make each other retry: they
+    take the chat's turn."""
+
+    def __init__(
+        self,
+        locks: ChatLocks,
+        max_concurrent_updates: int = 512,
+        *,
+        grabs_in_turn: bool = True,
+    ) -> None:
         super().__init__(max_concurrent_updates)
         self.locks = locks
+        self.grabs_in_turn = grabs_in_turn
 
     async def do_process_update(self, update: object, coroutine: Awaitable[Any]) -> None:
         chat = update.effective_chat if isinstance(update, Update) else None
-        if chat is None:
+        if chat is None or (not self.grabs_in_turn and _is_grab(update)):
             await coroutine
             return
         async with self.locks.turn(chat.id):
@@ -65,3 +85,10 @@ class ChatOrderedProcessor(BaseUpdateProcessor):
 
     async def shutdown(self) -> None:
         """Nothing to tear down."""
+
+
+def _is_grab(update: object) -> bool:
+    """Whether ``update`` is a press of a round's Grab button."""
+    query = update.callback_query if isinstance(update, Update) else None
+    press = ButtonPress.decode(query.data or "") if query is not None else None
+    return press is not None and press.action == "grab"

@@ -1,7 +1,8 @@
 """The Telegram shell put together: the collaborators, the handlers by feature, and the
 command registry, installed on one ``Application``.
 
-Updates of one chat are handled one at a time (``ChatOrderedProcessor``), different chats
+Updates of one chat are handled one at a time (``ChatOrderedProcessor``; Grab presses
+too, unless the database applies a round's steps in turn itself), different chats
 concurrently; deadlines take the same per-chat turn, ahead of waiting commands. Every
 command goes to the service, which does its work in one database transaction; the shell
 renders what happened in the group's language.
@@ -368,7 +369,9 @@ def build_application(
         Application.builder()
         .token(game.token or config.require_token())
         .base_url(config.telegram_base_url)
-        .concurrent_updates(ChatOrderedProcessor(game.locks))
+        .concurrent_updates(
+            ChatOrderedProcessor(game.locks, grabs_in_turn=not game.service.steps_in_turn)
+        )
     )
     # aiohttp unless the caller brings its own (bot.telegram.http says why).
     builder = builder.request(request or AiohttpRequest())

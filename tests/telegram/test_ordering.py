@@ -18,8 +18,16 @@ from bot.service.game import GameService
 from bot.store.db import Database
 from bot.telegram.delivery import ChatOutbox
 from bot.telegram.ordering import ChatLocks, ChatOrderedProcessor
-from bot.telegram.shell import GameBot
-from tests.helpers.telegram import GROUP, OTHER_GROUP, eventually, message_update, person, spin
+from bot.telegram.shell import GameBot, build_application
+from tests.helpers.telegram import (
+    GROUP,
+    OTHER_GROUP,
+    button_update,
+    eventually,
+    message_update,
+    person,
+    spin,
+)
 
 ANN = person(11, "Ann")
 
@@ -183,6 +191,54 @@ async def test_different_chats_and_updates_without_a_chat_are_not_held_up() -> N
     gate.let_go("busy")
     await busy
     assert len(locks) == 0
+
+
+@pytest.mark.parametrize("grabs_in_turn", [True, False])
+async def test_a_grab_waits_for_its_chats_turn_only_when_grabs_take_turns(
+    grabs_in_turn: bool,
+) -> None:
+    processor = ChatOrderedProcessor(ChatLocks(), grabs_in_turn=grabs_in_turn)
+    gate = Gate()
+    busy = asyncio.create_task(
+        process(processor, message_update(GROUP, ANN, "/bet 5"), gate.work("bet", blocked=True)())
+    )
+    await spin()
+    press = asyncio.create_task(
+        process(processor, button_update(GROUP, ANN, "7:grab:0"), gate.work("grab")())
+    )
+    await spin()
+    gate.let_go("bet")
+    await asyncio.gather(busy, press)
+
+    in_turn = ["bet starts", "bet ends", "grab starts", "grab ends"]
+    beside = ["bet starts", "grab starts", "grab ends", "bet ends"]
+    assert gate.log == (in_turn if grabs_in_turn else beside)
+
+
+@pytest.mark.parametrize("data", ["7:bet:500", "7:bid:500", "7:cancel:0", "7:again:0", "junk"])
+async def test_a_press_of_any_other_button_waits_for_its_chats_turn(data: str) -> None:
+    processor, gate = ChatOrderedProcessor(ChatLocks(), grabs_in_turn=False), Gate()
+    busy = asyncio.create_task(
+        process(processor, message_update(GROUP, ANN, "/bet 5"), gate.work("bet", blocked=True)())
+    )
+    await spin()
+    press = asyncio.create_task(
+        process(processor, button_update(GROUP, ANN, data), gate.work("press")())
+    )
+    await spin()
+    gate.let_go("bet")
+    await asyncio.gather(busy, press)
+
+    assert gate.log == ["bet starts", "bet ends", "press starts", "press ends"]
+
+
+async def test_grabs_take_their_chats_turn_unless_the_database_applies_steps_in_turn(
+    db: Database,
+) -> None:
+    application = build_application(GameBot(Config(), GameService(db), token="1:x"))
+    processor = application.update_processor
+    assert isinstance(processor, ChatOrderedProcessor)
+    assert processor.grabs_in_turn is (db.dialect == "postgresql")
 
 
 # -- ChatOutbox ---------------------------------------------------------------------------
