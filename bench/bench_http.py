@@ -1,6 +1,6 @@
 """Transport bench: what one Bot API call costs the bot's event loop, by transport.
 
-    python bench/bench_http.py [--calls 3000] [--in-flight 16]
+    python bench/bench_http.py [--calls 3000] [--in-flight 16] [--parses 1000]
 
 A local aiohttp server answers ``answerCallbackQuery`` as Telegram would (``{"ok": true,
 "result": true}``); python-telegram-bot's ``Bot.answer_callback_query`` calls it through
@@ -11,19 +11,27 @@ call in flight), no HTTP library at all. Client and server share the loop, so ea
 figure is CPU of both per call; the server's part is the same in every row.
 
 It prints the thread's CPU time per call and its ratio to the floor.
+
+Then what parsing Telegram's answers costs: a board edited (``editMessageText``'s answer,
+the board as sent back) and a batch of Grab presses (``getUpdates``, each press with the
+board it was pressed on), parsed as python-telegram-bot parses them (the JSON, then its
+objects: ``Message``, ``Update``), whole (``BaseRequest``'s parser) and cut to what the
+bot reads of its own messages (``AiohttpRequest``'s); the floor, the JSON alone.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import sys
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 from aiohttp import web
-from telegram import Bot
+from telegram import Bot, Message, Update
 from telegram.request import BaseRequest, HTTPXRequest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -98,6 +106,70 @@ async def floor(port: int, calls: int, in_flight: int) -> float:
             writer.close()
 
 
+def board_message(message_id: int) -> dict[str, object]:
+    """A grabbing board as Telegram sends it back: ten bettors' lines, their names in
+    bold, the Grab and Mini App buttons."""
+    lines = [f"<b>Player {i}</b> bets 20.00" for i in range(10)]
+    text = "Round 123 · grabbing\nDealer <b>Dealer</b>, pool 1,000.00\n" + "\n".join(lines)
+    return {
+        "message_id": message_id,
+        "from": {"id": 123456, "is_bot": True, "first_name": "NiuNiu", "username": "niu_bot"},
+        "chat": {"id": -1001000000001, "type": "supergroup", "title": "Bench group"},
+        "date": 1_790_000_000,
+        "edit_date": 1_790_000_010,
+        "text": text.replace("<b>", "").replace("</b>", ""),
+        "entities": [{"type": "bold", "offset": 40 + 22 * i, "length": 8} for i in range(11)],
+        "reply_markup": {
+            "inline_keyboard": [
+                [{"text": "🧧 Grab", "callback_data": "123:grab:0"}],
+                [{"text": "📱 Open the table", "url": "https://t.me/niu_bot/table?startapp=g1"}],
+            ]
+        },
+    }
+
+
+def parse_cpu(parse: Callable[[], object], items: int, repeat: int) -> float:
+    started = time.thread_time()
+    for _ in range(repeat):
+        parse()
+    return (time.thread_time() - started) / (repeat * items)
+
+
+def parsing_rows(repeat: int) -> None:
+    bot = Bot(TOKEN)
+    edit = json.dumps({"ok": True, "result": board_message(7)}).encode()
+    presses = [
+        {
+            "update_id": 1000 + i,
+            "callback_query": {
+                "id": str(5000 + i),
+                "from": {"id": 100 + i, "is_bot": False, "first_name": f"Player {i}"},
+                "message": board_message(7),
+                "chat_instance": "42",
+                "data": "123:grab:0",
+            },
+        }
+        for i in range(10)
+    ]
+    batch = json.dumps({"ok": True, "result": presses}).encode()
+    print("parsing Telegram's answers (CPU per item)")
+    parse_row("an edited board", edit, 1, lambda data: Message.de_json(data["result"], bot), repeat)
+    parse_row(
+        "a press (getUpdates)", batch, 10, lambda data: Update.de_list(data["result"], bot), repeat
+    )
+
+
+def parse_row(
+    what: str, payload: bytes, items: int, build: Callable[[dict[str, Any]], object], repeat: int
+) -> None:
+    floor_s = parse_cpu(lambda: json.loads(payload), items, repeat)
+    whole = parse_cpu(lambda: build(BaseRequest.parse_json_payload(payload)), items, repeat)
+    cut = parse_cpu(lambda: build(AiohttpRequest.parse_json_payload(payload)), items, repeat)
+    print(f"  {what:22} JSON alone (floor)   {floor_s * 1e6:6.1f} µs")
+    for name, seconds in (("whole", whole), ("cut (AiohttpRequest)", cut)):
+        print(f"  {'':22} {name:20} {seconds * 1e6:6.1f} µs   {seconds / floor_s:5.1f}x floor")
+
+
 async def main_async(args: argparse.Namespace) -> None:
     runner, port = await serve()
     try:
@@ -112,12 +184,14 @@ async def main_async(args: argparse.Namespace) -> None:
     print(f"{args.calls} answerCallbackQuery calls, {args.in_flight} in flight, local server")
     for name, seconds in rows:
         print(f"  {name:26} CPU per call {seconds * 1e3:6.3f} ms   {seconds / base:5.2f}x floor")
+    parsing_rows(args.parses)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--calls", type=int, default=3000)
     parser.add_argument("--in-flight", type=int, default=16)
+    parser.add_argument("--parses", type=int, default=1000, help="answers parsed, each kind")
     asyncio.run(main_async(parser.parse_args()))
 
 

@@ -8,6 +8,11 @@ package provides this transport; it does what ``HTTPXRequest`` does, with the sa
 parameters (form-encoded, or multipart with files) and the same errors (``TimedOut``,
 ``NetworkError``).
 
+What Telegram sends back of the bot's own messages (a message sent or edited, the message
+of a pressed button) is cut to what the bot reads of it before python-telegram-bot builds
+objects of it: their text, entities and keyboard, which the bot wrote itself, were most
+of what parsing an answer or a press cost (``bench/bench_http.py``).
+
 A server error whose answer is not JSON (a proxy's "502 Bad Gateway" page) is a
 ``NetworkError`` here, worded as python-telegram-bot words a 5xx that Telegram answered
 in JSON: left to python-telegram-bot's parser, it logged the whole page at ERROR, with a
@@ -18,6 +23,7 @@ from __future__ import annotations
 
 import json
 from http import HTTPStatus
+from typing import Any, TypeGuard
 
 import aiohttp
 from aiohttp.helpers import get_env_proxy_for_url
@@ -29,6 +35,11 @@ _Proxy = tuple[URL | None, aiohttp.BasicAuth | None]
 
 #: Connections to the Bot API kept at once (python-telegram-bot's default for its own).
 CONNECTIONS = 256
+#: What the bot reads of a message of its own that Telegram sends back: which message it
+#: is, where, and when (the id of a message sent; the chat and id of a pressed button's).
+OWN_MESSAGE_FIELDS = frozenset(
+    {"message_id", "message_thread_id", "is_topic_message", "chat", "from", "date"}
+)
 
 
 class AiohttpRequest(BaseRequest):
@@ -121,6 +132,18 @@ class AiohttpRequest(BaseRequest):
             raise NetworkError(_status_text(status))
         return status, payload
 
+    @staticmethod
+    def parse_json_payload(payload: bytes) -> dict[str, Any]:
+        """Telegram's answer, the bot's own messages in it cut to ``OWN_MESSAGE_FIELDS``."""
+        data = BaseRequest.parse_json_payload(payload)
+        result = data.get("result")
+        if isinstance(result, list):
+            for update in result:
+                lean_update(update)
+        elif _is_message(result):
+            _cut(result)
+        return data
+
     def _proxy_for(self, url: str) -> _Proxy:
         target = URL(url)
         key = (target.scheme, target.host, target.port)
@@ -132,6 +155,25 @@ class AiohttpRequest(BaseRequest):
                 found = (None, None)
             self._proxies[key] = found
         return found
+
+
+def lean_update(update: object) -> None:
+    """Cut the message of a pressed button in ``update`` (an update as Telegram sends
+    it) to ``OWN_MESSAGE_FIELDS``: the message is the bot's own, and the press is read by
+    its data, the presser, and the message's chat and id. A user's message is left whole."""
+    query = update.get("callback_query") if isinstance(update, dict) else None
+    message = query.get("message") if isinstance(query, dict) else None
+    if _is_message(message):
+        _cut(message)
+
+
+def _is_message(value: object) -> TypeGuard[dict[str, Any]]:
+    return isinstance(value, dict) and "message_id" in value and "chat" in value
+
+
+def _cut(message: dict[str, Any]) -> None:
+    for field in [field for field in message if field not in OWN_MESSAGE_FIELDS]:
+        del message[field]
 
 
 def _given(value: float | object | None, default: float | None) -> float | None:

@@ -52,13 +52,14 @@ class ChatOrderedProcessor(BaseUpdateProcessor):
 
     A grab is one player's step on the round its button names, checked against the round
     as the database holds it, and no grab position is worth more than another
-    (docs/rules.md §6; the card games deal when betting closes, §7), so its order among the chat's other updates changes nothing
-    anyone is owed. (A bet's order does: winners are paid in the order they bet, and a
-    full table refuses the last.) Where the database applies a round's steps one at a
-    time, each read and written together (SQLite's one writer), ten players pressing Grab
-    together then go into one write instead of ten in a row, and their toasts come back
-    together (``bench/bench_real_groups.py``). Where steps are compare-and-set and run
-    side by side (PostgreSQL), grabs on one round would only make each other retry: they
+    (docs/rules.md §6; the card games deal when betting closes, §7), so its order among
+    the chat's other updates changes nothing anyone is owed. (A bet's order does:
+    winners are paid in the order they bet, and a full table refuses the last.) Where
+    the database applies a round's steps one at a time, each read and written together
+    (SQLite's one writer), ten players pressing Grab together then go into one write
+    instead of ten in a row, and their toasts come back together
+    (``bench/bench_real_groups.py``). Where steps are compare-and-set and run side by
+    side (PostgreSQL), grabs on one round would only make each other retry: they
     take the chat's turn."""
 
     def __init__(

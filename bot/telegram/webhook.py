@@ -22,6 +22,7 @@ from aiohttp import web
 from telegram import Update
 from telegram.ext import Application
 
+from bot.telegram.http import lean_update
 from bot.telegram.serving import handle_batch
 from bot.web.listener import DEFAULT_LIMITS, ListenerLimits, start_listening
 
@@ -105,6 +106,7 @@ class WebhookServer:
             return None
         if not 0 <= update_id < UPDATE_ID_LIMIT:
             return None
+        lean_update(data)
         try:
             return Update.de_json(data, application.bot)
         except (TypeError, ValueError, KeyError, AttributeError):

@@ -5,6 +5,7 @@ failures surface as python-telegram-bot's own errors."""
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import socket
 from collections.abc import AsyncIterator
@@ -12,12 +13,12 @@ from collections.abc import AsyncIterator
 import pytest
 from aiohttp import web
 from aiohttp.web_request import FileField
-from telegram import InputFile
+from telegram import Bot, Chat, InputFile, Message, Update, User
 from telegram.error import NetworkError, TimedOut
 from telegram.request import RequestData
 from telegram.request._requestparameter import RequestParameter
 
-from bot.telegram.http import AiohttpRequest
+from bot.telegram.http import OWN_MESSAGE_FIELDS, AiohttpRequest
 
 
 def shown(value: str | bytes | bytearray | FileField) -> str:
@@ -215,3 +216,87 @@ async def test_a_server_error_answered_with_a_page_not_json_is_a_network_error_u
     assert from_a_proxy.value.message == "Bad Gateway (502)"
     assert type(from_telegram.value) is NetworkError  # python-telegram-bot's own path
     assert from_telegram.value.message == "Bad Gateway"
+
+
+# -- the bot's own messages, cut -------------------------------------------------------------
+
+BOT_USER = {"id": 1, "is_bot": True, "first_name": "Niu"}
+GROUP_CHAT = {"id": -1001, "type": "supergroup", "title": "Group"}
+ANN_USER = {"id": 11, "is_bot": False, "first_name": "Ann"}
+
+
+def board(message_id: int) -> dict[str, object]:
+    return {
+        "message_id": message_id,
+        "from": BOT_USER,
+        "chat": GROUP_CHAT,
+        "date": 1_790_000_000,
+        "text": "Round 7 · grabbing",
+        "entities": [{"type": "bold", "offset": 0, "length": 7}],
+        "reply_markup": {"inline_keyboard": [[{"text": "Grab", "callback_data": "7:grab:0"}]]},
+    }
+
+
+def test_a_message_sent_back_is_cut_to_what_the_bot_reads_of_it() -> None:
+    payload = json.dumps({"ok": True, "result": board(5)}).encode()
+
+    answer = AiohttpRequest.parse_json_payload(payload)
+
+    message = Message.de_json(answer["result"], Bot("1:x"))
+    assert message is not None
+    assert (message.message_id, message.chat.id, message.from_user) == (
+        5,
+        -1001,
+        User(1, "Niu", is_bot=True),
+    )
+    assert (message.text, message.entities, message.reply_markup) == (None, (), None)
+    assert set(answer["result"]) <= OWN_MESSAGE_FIELDS
+
+
+def test_a_press_loses_its_boards_text_and_a_users_message_keeps_everything() -> None:
+    press = {
+        "update_id": 1,
+        "callback_query": {
+            "id": "9",
+            "from": ANN_USER,
+            "message": board(5),
+            "chat_instance": "1",
+            "data": "7:grab:0",
+        },
+    }
+    command = {
+        "update_id": 2,
+        "message": {
+            "message_id": 6,
+            "from": ANN_USER,
+            "chat": GROUP_CHAT,
+            "date": 1_790_000_001,
+            "text": "/bet 20",
+            "entities": [{"type": "bot_command", "offset": 0, "length": 4}],
+            "reply_to_message": board(5),
+        },
+    }
+    payload = json.dumps({"ok": True, "result": [press, command]}).encode()
+
+    pressed, typed = Update.de_list(AiohttpRequest.parse_json_payload(payload)["result"], None)
+
+    query = pressed.callback_query
+    assert query is not None and query.message is not None
+    assert (query.data, query.from_user.id, pressed.effective_chat) == (
+        "7:grab:0",
+        11,
+        Chat(-1001, "supergroup", title="Group"),
+    )
+    assert query.message.message_id == 5
+    assert isinstance(query.message, Message) and query.message.text is None
+    assert typed.message is not None and typed.message.text == "/bet 20"
+    assert typed.message.entities[0].type == "bot_command"
+    replied = typed.message.reply_to_message
+    assert replied is not None and replied.text == "Round 7 · grabbing"
+
+
+def test_answers_that_are_not_messages_are_left_as_they_are() -> None:
+    member = {"user": ANN_USER, "status": "member"}
+    for result in (True, member, [], [{"update_id": 3, "message": {"text": "no id"}}]):
+        payload = json.dumps({"ok": True, "result": result}).encode()
+        assert AiohttpRequest.parse_json_payload(payload) == {"ok": True, "result": result}
