@@ -484,6 +484,22 @@ class Database:
         async with self.driver_pool.connection() as driver:
             await driver.executemany(postgres.sql, [postgres.arguments(row) for row in rows])
 
+    async def write_each_returning(
+        self, sqlite: str, postgres: Positional, rows: Sequence[dict[str, Any]]
+    ) -> list[Any]:
+        """Run one statement that writes a row and returns one value of it (``RETURNING
+        id``) once for each of ``rows``, committed together on the hot path's connections
+        as ``write_each`` runs one; the values, in the order of ``rows``."""
+        batches = self.sqlite_batches
+        if batches is not None:
+            values: list[Any] = await batches.run(
+                lambda connection: [connection.execute(sqlite, row).fetchone()[0] for row in rows]
+            )
+            return values
+        assert self.driver_pool is not None
+        async with self.driver_pool.connection() as driver, driver.transaction():
+            return [await driver.fetchval(postgres.sql, *postgres.arguments(row)) for row in rows]
+
     async def read_one(self, sqlite: str, postgres: Positional, params: dict[str, Any]) -> Any:
         """The first row of one read on the hot path's connections (SQLite: the reader's
         thread; PostgreSQL: the bare driver's pool), no transaction of SQLAlchemy's
