@@ -174,6 +174,7 @@ async def test_a_message_waiting_a_moment_for_its_turn_does_not_make_the_rate_ti
     clock = SecondsClock()
     rate = SendRate(per_second=10, burst=1, clock=clock)
     await rate.acquire(Priority.RESULTS)
+    assert not rate.tight  # one message in the window: not half the rate
     waiting = asyncio.create_task(rate.acquire(Priority.ANSWER))
     await asyncio.sleep(0.01)
     assert rate.waiting == 1

@@ -193,31 +193,11 @@ async def test_different_chats_and_updates_without_a_chat_are_not_held_up() -> N
     assert len(locks) == 0
 
 
-@pytest.mark.parametrize("grabs_in_turn", [True, False])
-async def test_a_grab_waits_for_its_chats_turn_only_when_grabs_take_turns(
-    grabs_in_turn: bool,
-) -> None:
+async def press_during_a_bet(data: str, *, grabs_in_turn: bool) -> list[str]:
+    """What ran when: a message holding its chat's turn, and a press of button ``data``
+    that comes meanwhile."""
     processor = ChatOrderedProcessor(ChatLocks(), grabs_in_turn=grabs_in_turn)
     gate = Gate()
-    busy = asyncio.create_task(
-        process(processor, message_update(GROUP, ANN, "/bet 5"), gate.work("bet", blocked=True)())
-    )
-    await spin()
-    press = asyncio.create_task(
-        process(processor, button_update(GROUP, ANN, "7:grab:0"), gate.work("grab")())
-    )
-    await spin()
-    gate.let_go("bet")
-    await asyncio.gather(busy, press)
-
-    in_turn = ["bet starts", "bet ends", "grab starts", "grab ends"]
-    beside = ["bet starts", "grab starts", "grab ends", "bet ends"]
-    assert gate.log == (in_turn if grabs_in_turn else beside)
-
-
-@pytest.mark.parametrize("data", ["7:bet:500", "7:bid:500", "7:cancel:0", "7:again:0", "junk"])
-async def test_a_press_of_any_other_button_waits_for_its_chats_turn(data: str) -> None:
-    processor, gate = ChatOrderedProcessor(ChatLocks(), grabs_in_turn=False), Gate()
     busy = asyncio.create_task(
         process(processor, message_update(GROUP, ANN, "/bet 5"), gate.work("bet", blocked=True)())
     )
@@ -228,8 +208,24 @@ async def test_a_press_of_any_other_button_waits_for_its_chats_turn(data: str) -
     await spin()
     gate.let_go("bet")
     await asyncio.gather(busy, press)
+    return gate.log
 
-    assert gate.log == ["bet starts", "bet ends", "press starts", "press ends"]
+
+IN_TURN = ["bet starts", "bet ends", "press starts", "press ends"]
+
+
+@pytest.mark.parametrize("grabs_in_turn", [True, False])
+async def test_a_grab_waits_for_its_chats_turn_only_when_grabs_take_turns(
+    grabs_in_turn: bool,
+) -> None:
+    beside = ["bet starts", "press starts", "press ends", "bet ends"]
+    log = await press_during_a_bet("7:grab:0", grabs_in_turn=grabs_in_turn)
+    assert log == (IN_TURN if grabs_in_turn else beside)
+
+
+@pytest.mark.parametrize("data", ["7:bet:500", "7:bid:500", "7:cancel:0", "7:again:0", "junk"])
+async def test_a_press_of_any_other_button_waits_for_its_chats_turn(data: str) -> None:
+    assert await press_during_a_bet(data, grabs_in_turn=False) == IN_TURN
 
 
 async def test_grabs_take_their_chats_turn_unless_the_database_applies_steps_in_turn(
