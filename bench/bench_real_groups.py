@@ -44,7 +44,9 @@ It prints:
    grabbing boards, the floor's p99 for the same deadlines, and their difference
    (targets: results within floor + 250 ms, phases within floor + 500 ms). Then a
    button's toast: the fake's time of the ``answerCallbackQuery`` for each Grab press
-   minus the wall time just before the driver posted the press (target p99 300 ms);
+   minus the wall time just before the driver posted the press (target p99 300 ms),
+   split at the fake's answer to the ``getUpdates`` that carried the press: how long the
+   press waited to be fetched, and how long the bot took from there to its toast;
 4. the bot process's CPU (``/proc/<pid>/stat``) over the play, per bet recorded and per
    player action (the bids, bets and presses the driver made; it includes everything
    else the bot did: boards, results, sends; target 2 ms), how long its threads waited
@@ -199,8 +201,9 @@ class RoundSeen:
     bets: list[tuple[int, float, float]] = field(default_factory=list)
     #: Bids posted (the dealer's ``/bid``).
     bids: int = 0
-    #: Grab presses: (callback query id, wall time in s just before the press was posted).
-    presses: list[tuple[str, float]] = field(default_factory=list)
+    #: Grab presses: (callback query id, wall time in s just before the press was posted,
+    #: the update's id).
+    presses: list[tuple[str, float, int]] = field(default_factory=list)
 
 
 @dataclass
@@ -300,7 +303,7 @@ class Driver:
         except ValueError:
             self.run.failures["grab: board message gone"] += 1
             return
-        seen.presses.append((str(update["callback_query"]["id"]), before))
+        seen.presses.append((str(update["callback_query"]["id"]), before, update["update_id"]))
 
     async def group(self, group: int, start_at: float) -> None:
         chat = chat_of(group)
@@ -781,11 +784,18 @@ async def report(
         )
     answered = {t["callback_query_id"]: t["time"] for t in toasts}
     pressed = [press for seen in run.rounds for press in seen.presses]
-    toast_ms = [(answered[q] - at) * 1000 for q, at in pressed if q in answered]
+    toast_ms = [(answered[q] - at) * 1000 for q, at, _ in pressed if q in answered]
     print(
         f"    toast (press posted -> answerCallbackQuery) {stats(toast_ms)}, "
         f"unanswered {len(pressed) - len(toast_ms)} (target p99 <= 300 ms)"
     )
+    fetched: dict[int, float] = {}
+    for call in calls:
+        for update_id in call.get("update_ids", ()):
+            fetched.setdefault(update_id, call["time"])
+    split = [(fetched[u] - at, answered[q] - fetched[u]) for q, at, u in pressed if u in fetched]
+    print(f"      of which: posted -> fetched by getUpdates {stats([w * 1000 for w, _ in split])}")
+    print(f"                fetched -> answered           {stats([b * 1000 for _, b in split])}")
     sent = sorted(c["time"] for c in calls if c["method"] in SENDS)
     if sent:
         seconds = Counter(int(t) for t in sent)

@@ -60,11 +60,13 @@ class BotApiEndpoint:
             except ApiError as error:
                 self._record_call(method, raw_params, error)
                 return web.json_response(error.to_json(), status=error.error_code)
-            self._record_call(method, raw_params, None)
+            self._record_call(method, raw_params, None, result)
             await self.faults.hold(answer_delay)
             return web.json_response({"ok": True, "result": result})
 
-    def _record_call(self, method: str, params: JsonDict, error: ApiError | None) -> None:
+    def _record_call(
+        self, method: str, params: JsonDict, error: ApiError | None, result: object = None
+    ) -> None:
         shown = {
             name: value.described() if isinstance(value, Upload) else value
             for name, value in params.items()
@@ -72,6 +74,8 @@ class BotApiEndpoint:
         call: JsonDict = {"method": method, "params": shown, "time": time.time()}
         if error is None:
             call["ok"] = True
+            if method == "getUpdates" and isinstance(result, list):
+                call["update_ids"] = [update["update_id"] for update in result]
         else:
             call.update(ok=False, error_code=error.error_code, description=error.description)
         self._calls.append(call)

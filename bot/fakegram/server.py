@@ -261,8 +261,9 @@ class FakeTelegram:
     def calls(self) -> list[JsonDict]:
         """Every Bot API request in completion order.
 
-        Entries have ``method``, ``params`` (as received: form values are strings), ``time``,
-        ``ok`` and, for failures, ``error_code`` and ``description``. An injected 429 is
+        Entries have ``method``, ``params`` (as received: form values are strings), ``time``
+        (when it was answered), ``ok``, for a ``getUpdates`` the ``update_ids`` it answered,
+        and, for failures, ``error_code`` and ``description``. An injected 429 is
         a failure here; calls that a ``bad_gateway``, a ``reset`` or an outage refused
         never reached "Telegram" and are not (``faults_injected`` counts them).
         """

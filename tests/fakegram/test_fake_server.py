@@ -486,6 +486,9 @@ async def test_offset_confirms_updates(fake: FakeTelegram, bot: Bot) -> None:
     assert [u.update_id for u in await bot.get_updates(offset=first + 1)] == [second]
     assert await bot.get_updates(offset=second + 1) == ()
     assert await bot.get_updates() == ()
+    # The call log says which updates each poll answered (a bench times their fetching).
+    polls = [call["update_ids"] for call in fake.calls if call["method"] == "getUpdates"]
+    assert polls == [[first, second], [first, second], [second], [], []]
 
 
 async def test_negative_offset_keeps_only_the_latest(fake: FakeTelegram, bot: Bot) -> None:
