@@ -41,7 +41,7 @@ OWN_MESSAGE_FIELDS = frozenset(
     {"message_id", "message_thread_id", "is_topic_message", "chat", "from", "date"}
 )
 
-
+#: The headers of a request whose parameters go as a plain form (no file).
 _FORM = {"Content-Type": "application/x-www-form-urlencoded"}
 
 
