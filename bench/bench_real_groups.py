@@ -793,7 +793,11 @@ async def report(
     for call in calls:
         for update_id in call.get("update_ids", ()):
             fetched.setdefault(update_id, call["time"])
-    split = [(fetched[u] - at, answered[q] - fetched[u]) for q, at, u in pressed if u in fetched]
+    split = [
+        (fetched[u] - at, answered[q] - fetched[u])
+        for q, at, u in pressed
+        if u in fetched and q in answered
+    ]
     print(f"      of which: posted -> fetched by getUpdates {stats([w * 1000 for w, _ in split])}")
     print(f"                fetched -> answered           {stats([b * 1000 for _, b in split])}")
     sent = sorted(c["time"] for c in calls if c["method"] in SENDS)
