@@ -49,9 +49,11 @@ It prints:
    press waited to be fetched, and how long the bot took from there to its toast;
 4. the bot process's CPU (``/proc/<pid>/stat``) over the play, per bet recorded and per
    player action (the bids, bets and presses the driver made; it includes everything
-   else the bot did: boards, results, sends; target 2 ms), how long its threads waited
-   for a CPU while ready to run (``schedstat``: the shared machine's load), and the
-   fake's CPU. With ``--profile`` the bot runs under cProfile timed by its CPU clock,
+   else the bot did: boards, results, sends; target 2 ms) and its ratio to the floor of
+   an action measured after the play on the same machine (``bench/action_floor.py``:
+   an update decoded, a row committed, a Bot API call on a bare stream), how long its
+   threads waited for a CPU while ready to run (``schedstat``: the shared machine's
+   load), and the fake's CPU. With ``--profile`` the bot runs under cProfile timed by its CPU clock,
    and its 25 functions of most cumulative and most own time are printed (the CPU
    figures then include the profiler's cost);
 5. the floor: the driver's own round trip posting each ``/bet`` to the fake (the update
@@ -91,6 +93,7 @@ from sqlalchemy.engine import make_url
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from action_floor import action_floor
 from bench_store import DEFAULT_POSTGRES_URL
 
 from bot.engine.round import MINT, Posting, available
@@ -583,6 +586,8 @@ async def bench(args: argparse.Namespace, database_url: str, work: Path) -> None
                 toasts = await fake.callback_answers()
                 transcripts = {g: await fake.transcript(chat_of(g)) for g in range(args.groups)}
                 floor = await floor_posts(fake, args)
+                plain_url = None if database_url.startswith("sqlite") else database_url
+                cpu_floor = await action_floor(base_url, TOKEN, plain_url, work)
         if args.profile:
             print_profile(work / "bot.prof")
         await report(
@@ -596,6 +601,7 @@ async def bench(args: argparse.Namespace, database_url: str, work: Path) -> None
             floor,
             wall,
             (bot_cpu, bot_wait),
+            cpu_floor,
             fake_cpu,
             own_cpu,
             load,
@@ -661,6 +667,7 @@ async def report(
     floor: list[float],
     wall: float,
     bot_cpu_wait: tuple[float, float],
+    cpu_floor: float,
     fake_cpu: float,
     own_cpu: float,
     load: tuple[float, float, float],
@@ -825,6 +832,12 @@ async def report(
         f"    per player action (the driver's {actions} bids, bets and presses): "
         f"{1000 * bot_cpu / max(1, actions):.2f} ms of the bot's CPU (target <= 2 ms)"
         + (" -- under cProfile, which costs the bot CPU of its own" if args.profile else "")
+    )
+    per_action = bot_cpu / max(1, actions)
+    print(
+        f"    the floor of an action (its update decoded, a row committed, a Bot API call on "
+        f"a bare stream; bench/action_floor.py, this run): {1000 * cpu_floor:.3f} ms; "
+        f"the bot's CPU per action is {per_action / cpu_floor:.1f}x that"
     )
     print(f"(5) floor: /bet posts with no bot behind the fake  {stats(floor)}")
     if recorded and trips and floor:
