@@ -12,16 +12,12 @@ queue for the bot's rate at once.
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Awaitable, Callable
-from typing import Protocol, cast
-
-from apscheduler.jobstores.base import JobLookupError  # type: ignore[import-untyped]
-from telegram.ext import ContextTypes
+from typing import Any, Protocol, cast
 
 from bot.engine.round import RoundState
 from bot.service.game import CommandResult
-from bot.telegram.telegram_needs import Timer, Timers
+from bot.telegram.telegram_needs import OneShotTimers, Timer
 
 #: What a timer calls: ``apply(round_id, chat_id, by_timer=True)``.
 Apply = Callable[..., Awaitable[None]]
@@ -59,14 +55,14 @@ class Deadlines:
         self.observer = observer
         self._jobs: dict[int, tuple[int, Timer]] = {}
         self._starts: dict[int, Timer] = {}
-        self._queue: Timers | None = None
+        self._queue: OneShotTimers | None = None
         self._apply: Apply | None = None
         self._start: Start | None = None
 
     def __len__(self) -> int:
         return len(self._jobs) + len(self._starts)
 
-    def attach(self, queue: Timers, apply: Apply, start: Start | None = None) -> None:
+    def attach(self, queue: OneShotTimers, apply: Apply, start: Start | None = None) -> None:
         """Run timers on ``queue``; a round's timer calls ``apply(round_id, chat_id)``, a
         pause's ``start(chat_id)`` (none are set without it)."""
         self._queue, self._apply, self._start = queue, apply, start
@@ -77,8 +73,7 @@ class Deadlines:
             return
         earlier = self._starts.pop(chat_id, None)
         if earlier is not None:
-            with contextlib.suppress(JobLookupError):  # fired already
-                earlier.schedule_removal()
+            earlier.schedule_removal()  # nothing if it fired already
         delay = max(0.0, (at_ms - self.clock()) / 1000)
         self._starts[chat_id] = self._queue.run_once(
             self._fire_start, when=delay, name=f"next round:{chat_id}", data=chat_id
@@ -94,10 +89,9 @@ class Deadlines:
             if state.phase.is_open and scheduled[0] == state.deadline_ms:
                 return
             del self._jobs[state.id]
-            # A timer that has fired is gone from the scheduler already, though its call
-            # may not have run yet (the sweep got to the round first): nothing to remove.
-            with contextlib.suppress(JobLookupError):
-                scheduled[1].schedule_removal()
+            # A timer that has fired may not have run its call yet (the sweep got to the
+            # round first): taking it off then does nothing.
+            scheduled[1].schedule_removal()
         if not state.phase.is_open:
             return
         delay = max(0.0, (state.deadline_ms - self.clock()) / 1000)
@@ -108,14 +102,14 @@ class Deadlines:
         if self.observer is not None:
             self.observer.scheduled(state)
 
-    async def _fire(self, context: ContextTypes.DEFAULT_TYPE) -> None:
+    async def _fire(self, context: Any) -> None:
         assert context.job is not None and self._apply is not None
         round_id, chat_id = cast(tuple[int, int], context.job.data)
         if self._jobs.get(round_id, (None, None))[1] is context.job:
             del self._jobs[round_id]
         await self._apply(round_id, chat_id, by_timer=True)
 
-    async def _fire_start(self, context: ContextTypes.DEFAULT_TYPE) -> None:
+    async def _fire_start(self, context: Any) -> None:
         assert context.job is not None and self._start is not None
         chat_id = cast(int, context.job.data)
         if self._starts.get(chat_id) is context.job:

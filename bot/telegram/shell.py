@@ -58,6 +58,7 @@ from bot.telegram.ordering import ChatLocks, ChatOrderedProcessor
 from bot.telegram.outages import OutageLog, database_unavailable_here
 from bot.telegram.progress import RoundProgress
 from bot.telegram.replies import Replies
+from bot.telegram.timers import LoopTimers
 
 log = logging.getLogger(__name__)
 #: The handler group that runs after every other (python-telegram-bot runs one handler per
@@ -187,6 +188,8 @@ class GameBot:
             links=self.miniapp_links,
         )
         self.deadlines = Deadlines(clock, deadline_observer)
+        #: The deadlines' timers, once installed on an application.
+        self.timers: LoopTimers | None = None
         self.progress = RoundProgress(
             service,
             self.locks,
@@ -234,7 +237,8 @@ class GameBot:
         assert application.job_queue is not None
         self.messenger.attach(application.bot)
         self.miniapp_links.username = lambda: bot_username(application)
-        self.deadlines.attach(application.job_queue, self.progress.advance, self.progress.start_due)
+        self.timers = LoopTimers(application.create_task)
+        self.deadlines.attach(self.timers, self.progress.advance, self.progress.start_due)
         self.commands.install(application, self._guard)
         group = filters.ChatType.GROUPS
         application.add_handler(
@@ -349,7 +353,10 @@ class GameBot:
         """Let answers and queued messages go out (before stopping), then drop what could
         not within ``timeout``, rather than let it run into the database as it closes
         (boards and results not yet delivered are sent by the next start; an edit's
-        round shows itself on the next change)."""
+        round shows itself on the next change). No deadline fires meanwhile: the next
+        start times the open rounds again."""
+        if self.timers is not None:
+            self.timers.stop()
         await self.board.drain(timeout)
         await self.replies.drain(timeout)
         self.abandon()

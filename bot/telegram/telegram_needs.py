@@ -99,9 +99,9 @@ class Timer(Protocol):
     def schedule_removal(self) -> None: ...
 
 
-class Timers(Protocol):
-    """Where the shell sets its timers (the ``JobQueue``): once, and repeating; delays in
-    seconds."""
+class OneShotTimers(Protocol):
+    """Where the deadlines' timers are set (``bot.telegram.timers.LoopTimers``, or the
+    ``JobQueue``): once, in ``when`` seconds."""
 
     def run_once(
         self,
@@ -111,6 +111,11 @@ class Timers(Protocol):
         data: object = None,
         name: str | None = None,
     ) -> Timer: ...
+
+
+class Timers(OneShotTimers, Protocol):
+    """Where the shell sets its other timers (the ``JobQueue``): once, and repeating;
+    delays in seconds."""
 
     def run_repeating(
         self,

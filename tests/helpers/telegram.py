@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from apscheduler.jobstores.base import JobLookupError  # type: ignore[import-untyped]
 from telegram import (
     CallbackQuery,
     Chat,
@@ -592,9 +591,7 @@ class FakeJob(Timer):
     removed: bool = False
 
     def schedule_removal(self) -> None:
-        if self.removed:  # as APScheduler: a fired one-off job is not in its store any more
-            raise JobLookupError(self.name)
-        self.removed = True
+        self.removed = True  # as ``LoopTimer``: a fired one is taken off silently
 
     async def run(self) -> None:
         if self.interval is None:  # a one-off job is gone once it fires
