@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from bench_http import board_message
+from bench_http import board_message, read_answer
 
 #: Actions timed (after as many again to warm the connections and caches).
 ACTIONS = 2000
@@ -112,11 +112,7 @@ async def action_floor(
         decoded = json.loads(update)
         await row.write(decoded["callback_query"]["data"])
         writer.write(request)
-        length = 0
-        while (line := await reader.readline()) not in (b"\r\n", b""):
-            if line.lower().startswith(b"content-length:"):
-                length = int(line.split(b":")[1])
-        await reader.readexactly(length)
+        await read_answer(reader)
 
     try:
         for _ in range(actions):

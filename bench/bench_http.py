@@ -93,17 +93,23 @@ async def floor(port: int, calls: int, in_flight: int) -> float:
     async def call(lane: int) -> None:
         reader, writer = streams[lane]
         writer.write(head + body)
-        length = 0
-        while (line := await reader.readline()) not in (b"\r\n", b""):
-            if line.lower().startswith(b"content-length:"):
-                length = int(line.split(b":")[1])
-        await reader.readexactly(length)
+        await read_answer(reader)
 
     try:
         return await cpu_per_call(call, calls, in_flight)
     finally:
         for _, writer in streams:
             writer.close()
+
+
+async def read_answer(reader: asyncio.StreamReader) -> bytes:
+    """An HTTP/1.1 answer read off a bare stream: its head, then its body (by its
+    ``Content-Length``); the body."""
+    length = 0
+    while (line := await reader.readline()) not in (b"\r\n", b""):
+        if line.lower().startswith(b"content-length:"):
+            length = int(line.split(b":")[1])
+    return await reader.readexactly(length)
 
 
 def board_message(message_id: int) -> dict[str, object]:

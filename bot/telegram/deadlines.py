@@ -1,5 +1,5 @@
-"""Deadline timers: one job per open round, at its deadline, and one per table waiting
-for its next round, at its pause's end, in the ``JobQueue``.
+"""Deadline timers: one per open round, at its deadline, and one per table waiting for
+its next round, at its pause's end (``bot.telegram.timers``).
 
 A timer only says "this round's deadline has come" (or "this table's pause is over");
 what happens then is the caller's (``RoundProgress.advance``, ``start_due``). Timers are

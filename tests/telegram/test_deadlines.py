@@ -1,4 +1,4 @@
-"""Deadlines: one JobQueue timer per open round at its deadline, rescheduled only when the
+"""Deadlines: one timer per open round at its deadline, rescheduled only when the
 deadline changes, dropped when the round ends or its timer fired; the observer told. One
 timer per table at its pause's end, which starts its next round."""
 
