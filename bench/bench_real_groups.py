@@ -53,9 +53,9 @@ It prints:
    an action measured after the play on the same machine (``bench/action_floor.py``:
    an update decoded, a row committed, a Bot API call on a bare stream), how long its
    threads waited for a CPU while ready to run (``schedstat``: the shared machine's
-   load), and the fake's CPU. With ``--profile`` the bot runs under cProfile timed by its CPU clock,
-   and its 25 functions of most cumulative and most own time are printed (the CPU
-   figures then include the profiler's cost);
+   load), and the fake's CPU. With ``--profile`` the bot runs under cProfile timed by
+   its CPU clock, and its 25 functions of most cumulative and most own time are printed
+   (the CPU figures then include the profiler's cost);
 5. the floor: the driver's own round trip posting each ``/bet`` to the fake (the update
    exists once it is answered), measured during the run, and the same number of posts
    at the same rate after the bot stopped (the fake with nothing behind it); the ratios
@@ -828,12 +828,12 @@ async def report(
         f"    the bot's threads waited {bot_wait:.1f} s for a CPU while ready to run, summed "
         f"over its threads ({100 * bot_wait / wall:.0f}% of the play: the machine's other load)"
     )
+    per_action = bot_cpu / max(1, actions)
     print(
         f"    per player action (the driver's {actions} bids, bets and presses): "
-        f"{1000 * bot_cpu / max(1, actions):.2f} ms of the bot's CPU (target <= 2 ms)"
+        f"{1000 * per_action:.2f} ms of the bot's CPU (target <= 2 ms)"
         + (" -- under cProfile, which costs the bot CPU of its own" if args.profile else "")
     )
-    per_action = bot_cpu / max(1, actions)
     print(
         f"    the floor of an action (its update decoded, a row committed, a Bot API call on "
         f"a bare stream; bench/action_floor.py, this run): {1000 * cpu_floor:.3f} ms; "
