@@ -250,13 +250,6 @@ class GameService:
         """Forget the users whose time as stored ran out (``StoredPeople.forget_quiet``)."""
         self.people.forget_quiet()
 
-    @property
-    def steps_in_turn(self) -> bool:
-        """Whether the database applies a round's steps one at a time, each read and
-        written together (SQLite's one writer), rather than side by side, each written if
-        the round is still as read (PostgreSQL)."""
-        return self.db.sqlite_batches is not None
-
     @cached_property
     def kept_answers(self) -> KeptAnswers:
         """The answers kept until Telegram has them (composed, not inherited: the shell's

@@ -98,7 +98,12 @@ class RoundCommandUseCases:
             return engine.grab(step.round, actor.id, step.now_ms)
 
         return await self.steps.run(
-            chat_id=chat_id, round_id=round_id, decide=decide, actor=actor, update_id=update_id
+            chat_id=chat_id,
+            round_id=round_id,
+            decide=decide,
+            actor=actor,
+            update_id=update_id,
+            joinable=True,
         )
 
     async def advance(self, round_id: int) -> CommandResult:

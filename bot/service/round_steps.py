@@ -68,6 +68,7 @@ class RoundCommand:
     actor: Person | None = None
     update_id: int | None = None
     skip_locked: bool = False
+    joinable: bool = False
 
 
 class RoundSteps:
@@ -102,13 +103,16 @@ class RoundSteps:
         actor: Person | None = None,
         update_id: int | None = None,
         skip_locked: bool = False,
+        joinable: bool = False,
     ) -> CommandResult:
         """Run a round command: on the hot path when it covers the step, else on the
         general path; retry on a stale version. ``events`` are told of what it did (a step
         that opened betting is followed by the group's standing bets).
 
         ``round_id`` given with ``chat_id`` means the command names a round (a button):
-        it is refused unless that is the chat's open round.
+        it is refused unless that is the chat's open round. ``joinable``: a step that reads
+        nothing of its player's but the round (a grab), which the hot path may write
+        together with other players' on the same round (``RoundCommands.run``).
         """
 
         def checked(step: StepInput) -> Transition[RoundOrSeat]:
@@ -116,7 +120,7 @@ class RoundSteps:
                 raise RuleViolation("stale_button")
             return decide(step)
 
-        command = RoundCommand(chat_id, round_id, checked, actor, update_id, skip_locked)
+        command = RoundCommand(chat_id, round_id, checked, actor, update_id, skip_locked, joinable)
         result = await self._on_either_path(command)
         return await self.events.told(result)
 
@@ -163,6 +167,7 @@ class RoundSteps:
             user_id=actor.id if actor is not None else None,
             update_id=command.update_id,
             user_row=user_row,
+            joinable=command.joinable,
         )
         if applied is None:
             if chat_id is not None:

@@ -13,7 +13,10 @@ every part of it is conditioned on the compare-and-set of the version read. A co
 decided on a read that another writer has since overtaken changes nothing and is tried
 again (``StaleRound``), as in a transaction. A deadline's advance keeps its transaction:
 its read holds the round (``FOR UPDATE SKIP LOCKED``) so that another worker's sweep
-passes over it instead of applying it a second time in vain.
+passes over it instead of applying it a second time in vain. Players' grabs on one round
+that come while one of them is written are written together next
+(``bot.store.gatherings``): one read of the round whole, the engine given each grab in
+turn, one compare-and-set write of them all, so ten grabs cost two writes, not ten.
 
 A step this path does not cover raises ``NotOnHotPath`` before anything is written (a
 re-deal, which starts the next round at once, or a posting to an account not created
@@ -26,13 +29,13 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 from bot.engine.errors import GameError
-from bot.engine.round import Round, RoundOrSeat, Transition
+from bot.engine.round import Round, RoundOrSeat, Transition, merge_postings
 from bot.engine.settings import Settings
 from bot.store import round_sql as sql
 from bot.store.db import Database
@@ -43,6 +46,7 @@ from bot.store.errors import (
     database_unavailable,
     transient_postgres_errors,
 )
+from bot.store.gatherings import Gathering
 from bot.store.round_reads import NotOnHotPath, RoundRead, StepFailed, StepInput, parse_read
 from bot.store.round_writers import Envelope, postgres_write, sqlite_write
 from bot.store.round_writes import RoundWrite, UnknownAccount, describe
@@ -113,6 +117,10 @@ class RoundCommands:
         self.db = db
         self.bot_id = bot_id
         self._settings: dict[str, Settings] = {}
+        #: Players' joinable steps on one chat's round, written together (PostgreSQL).
+        self.joined: Gathering[_Job, Applied | None] = Gathering(
+            self._run_postgres, self._postgres_joined
+        )
 
     def settings_of(self, stored: str) -> Settings:
         """A round's settings, parsed once per distinct stored text (every command of a
@@ -133,17 +141,22 @@ class RoundCommands:
     def _decide(self, read: RoundRead, job: _Job) -> tuple[Transition[RoundOrSeat], RoundWrite]:
         # The clock is read once the command has its turn to write.
         now = job.clock()
-        before = read.round
-        transition = job.decide(StepInput(before, read.free_chips, read.player_seeds, now))
+        transition = job.decide(StepInput(read.round, read.free_chips, read.player_seeds, now))
+        return transition, self._described(read, transition, now)
+
+    @staticmethod
+    def _described(read: RoundRead, transition: Transition[RoundOrSeat], now: int) -> RoundWrite:
+        """The write of ``transition`` of the round as read; ``NotOnHotPath`` for a step
+        this path does not cover."""
         try:
             write = describe(
-                before, transition, now, accounts=read.accounts, table_open=read.table_open
+                read.round, transition, now, accounts=read.accounts, table_open=read.table_open
             )
         except UnknownAccount as missing:
             raise NotOnHotPath(f"no account {missing} in the read") from None
         if write.redeal:
             raise NotOnHotPath("a re-deal starts the next round at once")
-        return transition, write
+        return write
 
     async def run(
         self,
@@ -154,11 +167,14 @@ class RoundCommands:
         user_id: int | None = None,
         update_id: int | None = None,
         user_row: Mapping[str, Any] | None = None,
+        joinable: bool = False,
     ) -> Applied | None:
         """Read, decide, write; ``None`` when there is no such round (or, skipping locked
         rows, another worker holds it). ``user_row`` (``users`` columns) is stored with
         the write, so only if the command changed the round (as on the general path).
-        Raises the engine's
+        ``joinable``: a player's step by chat that reads nothing of the player's but the
+        round (a grab), which PostgreSQL may write together with others of its round
+        (``_postgres_joined``). Raises the engine's
         ``GameError`` (nothing is written), ``StaleRound``, ``AlreadyProcessed``,
         ``NotOnHotPath``, ``TransientDatabaseError`` or ``StepFailed``."""
         job = _Job(
@@ -181,6 +197,8 @@ class RoundCommands:
                 return await batches.run(lambda connection: self._run_sqlite(connection, job))
             except sqlite3.OperationalError as error:  # busy, or the disk
                 raise TransientDatabaseError(str(error)) from error
+        if joinable and where.chat_id is not None:
+            return await self.joined.run(where.chat_id, job)
         return await self._run_postgres(job)
 
     async def whole(self, round_id: int) -> Round | None:
@@ -226,9 +244,76 @@ class RoundCommands:
             # Only deadlines deal today, in a transaction; a command that dealt outside
             # one could not undo its write if the shoe's check failed.
             raise NotOnHotPath("a deal outside a deadline's transaction")
-        envelope = Envelope(self.bot_id, job.params["update_id"], job.user_row)
+        envelope = Envelope.of(self.bot_id, job.params["update_id"], job.user_row)
         await run_asyncpg(driver, postgres_write(write, envelope))
         return Applied(transition, write.next_round_at)
+
+    async def _postgres_joined(self, jobs: list[_Job]) -> list[Applied | Exception | None]:
+        """Joinable steps of players on one chat's round in two round trips, as one:
+        the round read whole, the engine given each step in turn on the round as the step
+        before left it, and one compare-and-set write of them all, which claims every
+        update and stores every player. Each job's outcome: its ``Applied``, or the
+        engine's refusal, or ``AlreadyProcessed``; a failure of the read or the write is
+        every stepped job's (tried again, or on the general path, each on its own)."""
+        if len(jobs) == 1:
+            return [await _outcome(self._run_postgres(jobs[0]))]
+        assert self.db.driver_pool is not None
+        with transient_postgres_errors():
+            async with self.db.driver_pool.connection() as driver:
+                read_statement = sql.POSTGRES_JOINED_READ
+                params = {
+                    **jobs[0].params,
+                    "user_id": None,  # the round whole: no one player's seat
+                    "update_ids": [job.params["update_id"] for job in jobs],
+                }
+                row: Any = await driver.fetchrow(
+                    read_statement.sql, *read_statement.arguments(params)
+                )
+                if row is not None:
+                    read = parse_read(row, None, self.settings_of)
+                    with failing_as_step(read.round.id):
+                        return await self._postgres_steps(driver, jobs, read, set(row["seen"]))
+        # The round ended meanwhile: each command finds out on its own.
+        return [await _outcome(self._run_postgres(job)) for job in jobs]
+
+    async def _postgres_steps(
+        self, driver: Any, jobs: list[_Job], read: RoundRead, seen: set[int]
+    ) -> list[Applied | Exception | None]:
+        now = jobs[0].clock()
+        outcomes: list[Applied | Exception | None] = []
+        state = read.round
+        stepped: list[tuple[int, _Job, Transition[RoundOrSeat]]] = []
+        for job in jobs:
+            update_id = job.params["update_id"]
+            if update_id in seen:
+                outcomes.append(AlreadyProcessed(update_id))
+                continue
+            try:
+                step = job.decide(StepInput(state, read.free_chips, read.player_seeds, now))
+            except GameError as refusal:
+                outcomes.append(refusal)
+                continue
+            state = step.round
+            stepped.append((len(outcomes), job, step))
+            outcomes.append(None)
+        if not stepped:
+            return outcomes
+        events = tuple(event for _, _, step in stepped for event in step.events)
+        postings = merge_postings(p for _, _, step in stepped for p in step.postings)
+        write = self._described(read, Transition(state, events, postings), now)
+        if write.shoe is not None:
+            raise NotOnHotPath("a deal outside a deadline's transaction")
+        envelope = Envelope(
+            self.bot_id,
+            [job.params["update_id"] for _, job, _ in stepped if job.params["update_id"]],
+            [job.user_row for _, job, _ in stepped if job.user_row is not None],
+        )
+        await run_asyncpg(driver, postgres_write(write, envelope))
+        for place, _, step in stepped:
+            outcomes[place] = Applied(step)
+        last, _, step = stepped[-1]
+        outcomes[last] = Applied(step, write.next_round_at)
+        return outcomes
 
     # -- SQLite -------------------------------------------------------------------------
 
@@ -245,6 +330,14 @@ class RoundCommands:
         with failing_as_step(read.round.id):
             transition, write = self._decide(read, job)
             # The player is stored only with a round to write (a refusal stores nobody).
-            envelope = Envelope(self.bot_id, update_id, job.user_row)
+            envelope = Envelope.of(self.bot_id, update_id, job.user_row)
             run_sqlite(connection, sqlite_write(write, envelope))
             return Applied(transition, write.next_round_at)
+
+
+async def _outcome(command: Awaitable[Applied | None]) -> Applied | Exception | None:
+    """What a command gave: its result, or the exception it raised."""
+    try:
+        return await command
+    except Exception as error:
+        return error

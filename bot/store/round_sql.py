@@ -34,8 +34,7 @@ SELECT r.id, r.chat_id, r.phase, r.version, r.deadline_ms, r.commitment, r.seed,
        g.amount AS grab_amount, g.auto AS grab_auto,
        av.id AS available_id, av.balance AS free_chips, hd.id AS held_id,
        bav.id AS bidder_available_id, bhd.id AS bidder_held_id,
-       EXISTS (SELECT 1 FROM processed_updates AS p
-               WHERE p.bot_id = :bot_id AND p.update_id = :update_id) AS seen,
+       {seen} AS seen,
        (SELECT c.is_open FROM chats AS c WHERE c.id = r.chat_id) AS chat_open,
        CASE WHEN {whole} THEN coalesce((
            SELECT {array}({row}(ab.user_id, ab.amount, ab.hold, ab.position, ab.standing))
@@ -76,6 +75,16 @@ _LAST_GRAB = (
     "r.phase = 'grabbing' AND r.grab_count + 1 >= "
     "r.bet_count + CASE WHEN r.dealer_id IS NULL THEN 0 ELSE 1 END"
 )
+#: Whether the command's update was processed.
+_SEEN_ONE = (
+    "EXISTS (SELECT 1 FROM processed_updates AS p"
+    " WHERE p.bot_id = :bot_id AND p.update_id = :update_id)"
+)
+#: Which of several commands' updates were processed (PostgreSQL: an array of their ids).
+_SEEN_OF_MANY = (
+    "ARRAY(SELECT p.update_id FROM processed_updates AS p"
+    " WHERE p.bot_id = :bot_id AND p.update_id = ANY(CAST(:update_ids AS bigint[])))"
+)
 #: A deadline (or a window moved) is located by the round's id, and reads it whole.
 _BY_ID = "r.id = :round_id"
 _WHOLE = "1 = 1"
@@ -86,7 +95,7 @@ _SQLITE_JSON = {"array": "json_group_array", "row": "json_array", "empty": "'[]'
 
 def _read(json: Mapping[str, str], *, by_chat: bool, lock: str) -> str:
     where, whole = (_BY_CHAT, _LAST_GRAB) if by_chat else (_BY_ID, _WHOLE)
-    return _READ.format(where=where, whole=whole, lock=lock, **json)
+    return _READ.format(where=where, whole=whole, lock=lock, seen=_SEEN_ONE, **json)
 
 
 #: PostgreSQL's read by (by chat, skip locked). A command's read locks nothing (the write's
@@ -99,6 +108,12 @@ POSTGRES_READS = {
         _read(_POSTGRES_JSON, by_chat=False, lock="FOR UPDATE OF r SKIP LOCKED")
     ),
 }
+#: PostgreSQL's read of a chat's open round whole for several players' commands written
+#: together (``bot.store.joined_steps``), locking nothing: ``seen`` lists which of their
+#: updates (``update_ids``) were processed.
+POSTGRES_JOINED_READ = Positional.of(
+    _READ.format(where=_BY_CHAT, whole=_WHOLE, lock="", seen=_SEEN_OF_MANY, **_POSTGRES_JSON)
+)
 #: SQLite's read, by chat or not: BEGIN IMMEDIATE already made this the only writer.
 SQLITE_READS = {
     True: _read(_SQLITE_JSON, by_chat=True, lock=""),
@@ -113,8 +128,12 @@ _LATEST = (
     "r.id = (SELECT l.id FROM rounds AS l WHERE l.chat_id = :chat_id ORDER BY l.id DESC LIMIT 1)"
 )
 #: (PostgreSQL's as text with named parameters: ``bot.store.table_reads`` builds on it.)
-POSTGRES_LATEST_WHOLE_SQL = _READ.format(where=_LATEST, whole=_WHOLE, lock="", **_POSTGRES_JSON)
-SQLITE_LATEST_WHOLE = _READ.format(where=_LATEST, whole=_WHOLE, lock="", **_SQLITE_JSON)
+POSTGRES_LATEST_WHOLE_SQL = _READ.format(
+    where=_LATEST, whole=_WHOLE, lock="", seen=_SEEN_ONE, **_POSTGRES_JSON
+)
+SQLITE_LATEST_WHOLE = _READ.format(
+    where=_LATEST, whole=_WHOLE, lock="", seen=_SEEN_ONE, **_SQLITE_JSON
+)
 #: The parameters a read without a player or an update takes.
 NOBODY = {"chat_id": None, "user_id": None, "bot_id": 0, "update_id": None}
 

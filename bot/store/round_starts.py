@@ -164,7 +164,7 @@ class RoundStarts:
         found = connection.execute(_READ, params).fetchone()
         row = dict(zip(found.keys(), found, strict=True))
         transition, now = self._decide(row, params, decide, clock)
-        envelope = Envelope(self.bot_id, params["update_id"], user_row)
+        envelope = Envelope.of(self.bot_id, params["update_id"], user_row)
         write = start_write("sqlite", describe_start(transition.round, now), envelope)
         return _with_id(transition, run_sqlite(connection, write))
 
@@ -183,7 +183,7 @@ class RoundStarts:
                 found = await driver.fetchrow(_POSTGRES_READ.sql, *_POSTGRES_READ.arguments(params))
                 assert found is not None  # the read selects from one row of its own
                 transition, now = self._decide(dict(found), params, decide, clock)
-                envelope = Envelope(self.bot_id, params["update_id"], user_row)
+                envelope = Envelope.of(self.bot_id, params["update_id"], user_row)
                 row = describe_start(transition.round, now)
                 round_id = await run_asyncpg(driver, start_write("postgresql", row, envelope))
                 return _with_id(transition, round_id)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -97,21 +97,30 @@ def _assignments(columns: tuple[str, ...], cast: bool) -> str:
 
 
 class Envelope:
-    """What comes with a command's write besides its step: the update it claims and the
-    player's ``users`` row it stores (``None`` each for a deadline or the general path,
-    which claim and store them apart)."""
+    """What comes with a command's write besides its step: the updates it claims and the
+    players' ``users`` rows it stores (none for a deadline or the general path, which
+    claim and store them apart; several for players' steps written together)."""
 
-    __slots__ = ("bot_id", "update_id", "user_row")
+    __slots__ = ("bot_id", "update_ids", "user_rows")
 
     def __init__(
         self,
         bot_id: int = 0,
-        update_id: int | None = None,
-        user_row: Mapping[str, Any] | None = None,
+        update_ids: Sequence[int] = (),
+        user_rows: Sequence[Mapping[str, Any]] = (),
     ) -> None:
         self.bot_id = bot_id
-        self.update_id = update_id
-        self.user_row = user_row
+        self.update_ids = update_ids
+        self.user_rows = user_rows
+
+    @classmethod
+    def of(cls, bot_id: int, update_id: int | None, user_row: Mapping[str, Any] | None) -> Envelope:
+        """One command's envelope: its update, if any, and its player's row, if any."""
+        return cls(
+            bot_id,
+            () if update_id is None else (update_id,),
+            () if user_row is None else (user_row,),
+        )
 
 
 NO_ENVELOPE = Envelope()
@@ -226,16 +235,13 @@ def sqlite_write(write: RoundWrite, envelope: Envelope = NO_ENVELOPE) -> list[St
 
 
 def _envelope(envelope: Envelope, now: int, dialect: str) -> list[Statement]:
-    statements = []
-    if envelope.user_row is not None:
-        statements.append(Statement(TOUCH_USER, dict(envelope.user_row)))
-    update_id = envelope.update_id
-    if update_id is not None:
+    statements = [Statement(TOUCH_USER, dict(row)) for row in envelope.user_rows]
+    for update_id in envelope.update_ids:
         statements.append(
             Statement(
                 _CLAIMS[dialect],
                 {"bot_id": envelope.bot_id, "update_id": update_id, "now": now},
-                expect_one=lambda: AlreadyProcessed(update_id),
+                expect_one=functools.partial(AlreadyProcessed, update_id),
             )
         )
     return statements
@@ -313,21 +319,31 @@ _POSTGRES_PARTS = {
 )""",
     "user": """person AS (
     INSERT INTO users (id, username, first_name, last_name, seen_at_ms)
-    SELECT CAST(:person_id AS bigint), CAST(:person_username AS varchar),
-           CAST(:person_first_name AS varchar), CAST(:person_last_name AS varchar),
-           CAST(:person_seen_at_ms AS bigint)
-    FROM cas
+    SELECT t.* FROM cas, unnest(CAST(:person_ids AS bigint[]),
+        CAST(:person_usernames AS varchar[]), CAST(:person_first_names AS varchar[]),
+        CAST(:person_last_names AS varchar[]), CAST(:person_seen_at_ms AS bigint[]))
+        AS t(id, username, first_name, last_name, seen_at_ms)
     ON CONFLICT (id) DO UPDATE SET username = excluded.username,
         first_name = excluded.first_name, last_name = excluded.last_name,
         seen_at_ms = excluded.seen_at_ms
 )""",
     "update": """claimed AS (
     INSERT INTO processed_updates (bot_id, update_id, processed_at_ms)
-    SELECT :bot_id, CAST(:update_id AS bigint), :now FROM cas
+    SELECT :bot_id, t.update_id, :now
+    FROM cas, unnest(CAST(:update_ids AS bigint[])) AS t(update_id)
     ON CONFLICT DO NOTHING
     RETURNING 1
 )""",
 }
+
+#: The ``users`` columns of the ``user`` part, each a parameter of arrays.
+_PERSON_ARRAYS = (
+    ("person_ids", "id"),
+    ("person_usernames", "username"),
+    ("person_first_names", "first_name"),
+    ("person_last_names", "last_name"),
+    ("person_seen_at_ms", "seen_at_ms"),
+)
 
 
 @functools.cache
@@ -340,7 +356,12 @@ def _postgres_statement(columns: tuple[str, ...], parts: frozenset[str]) -> str:
         "    WHERE id = :round_id AND version = :old_version\n    RETURNING id\n)"
     ]
     ctes += [part for name, part in _POSTGRES_PARTS.items() if name in parts]
-    claimed = "(SELECT count(*) FROM claimed)" if "update" in parts else "1"
+    # Every update of the write claimed (players' steps written together claim several).
+    claimed = (
+        "CAST((SELECT count(*) FROM claimed) = :update_count AS integer)"
+        if "update" in parts
+        else "1"
+    )
     dealt = "(SELECT count(*) FROM dealt)" if "shoe" in parts else "1"
     return (
         f"WITH {', '.join(ctes)}\nSELECT (SELECT count(*) FROM cas) AS swapped,"
@@ -361,8 +382,8 @@ def postgres_write(write: RoundWrite, envelope: Envelope = NO_ENVELOPE) -> list[
         "ledger_each": len(write.transactions) > 1,
         "shoe": write.shoe is not None,
         "next_round": write.next_round_at is not None,
-        "update": envelope.update_id is not None,
-        "user": envelope.user_row is not None,
+        "update": bool(envelope.update_ids),
+        "user": bool(envelope.user_rows),
     }
     parts = frozenset(name for name, needed in wanted.items() if needed)
     shoe_id, shoe_offset, shoe_cards = write.shoe or (None, None, None)
@@ -379,11 +400,12 @@ def postgres_write(write: RoundWrite, envelope: Envelope = NO_ENVELOPE) -> list[
         "shoe_client_seeds": write.shoe_client_seeds,
         "next_round_at": write.next_round_at,
         "bot_id": envelope.bot_id,
-        "update_id": envelope.update_id,
+        "update_ids": list(envelope.update_ids),
+        "update_count": len(envelope.update_ids),
     }
-    if envelope.user_row is not None:
-        params.update({f"person_{name}": value for name, value in envelope.user_row.items()})
-    update_id, round_id = envelope.update_id, write.round_id
+    for name, column in _PERSON_ARRAYS:
+        params[name] = [row[column] for row in envelope.user_rows]
+    update_ids, round_id = envelope.update_ids, write.round_id
     return [
         Statement(
             _postgres_statement(tuple(write.columns), parts),
@@ -392,7 +414,7 @@ def postgres_write(write: RoundWrite, envelope: Envelope = NO_ENVELOPE) -> list[
             # names one round, so neither later check can fail once the first passed.
             expect_columns=(
                 ("swapped", lambda: StaleRound(round_id)),
-                ("claimed", lambda: AlreadyProcessed(update_id)),
+                ("claimed", lambda: AlreadyProcessed(*update_ids)),
                 ("dealt", _shoe_taken(shoe_id or 0)),
             ),
             refusals=_LEDGER_REFUSALS,

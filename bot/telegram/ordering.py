@@ -47,35 +47,27 @@ class ChatLocks:
 
 
 class ChatOrderedProcessor(BaseUpdateProcessor):
-    """Processes updates of different chats concurrently and those of one chat in order;
-    with ``grabs_in_turn`` False, a Grab button's press takes no turn of its chat.
+    """Processes updates of different chats concurrently and those of one chat in order,
+    but for a Grab button's press, which takes no turn of its chat.
 
     A grab is one player's step on the round its button names, checked against the round
     as the database holds it, and no grab position is worth more than another
     (docs/rules.md §6; the card games deal when betting closes, §7), so its order among
     the chat's other updates changes nothing anyone is owed. (A bet's order does:
-    winners are paid in the order they bet, and a full table refuses the last.) Where
-    the database applies a round's steps one at a time, each read and written together
-    (SQLite's one writer), ten players pressing Grab together then go into one write
-    instead of ten in a row, and their toasts come back together
-    (``bench/bench_real_groups.py``). Where steps are compare-and-set and run side by
-    side (PostgreSQL), grabs on one round would only make each other retry: they
-    take the chat's turn."""
+    winners are paid in the order they bet, and a full table refuses the last.) Ten
+    players pressing Grab together then go into two writes instead of ten in a row, and
+    their toasts come back together (``bench/bench_real_groups.py``): SQLite's one writer
+    writes the waiting ones in one transaction (``bot.store.write_batches``), PostgreSQL
+    those that came while one was written in one compare-and-set
+    (``bot.store.gatherings``)."""
 
-    def __init__(
-        self,
-        locks: ChatLocks,
-        max_concurrent_updates: int = 512,
-        *,
-        grabs_in_turn: bool = True,
-    ) -> None:
+    def __init__(self, locks: ChatLocks, max_concurrent_updates: int = 512) -> None:
         super().__init__(max_concurrent_updates)
         self.locks = locks
-        self.grabs_in_turn = grabs_in_turn
 
     async def do_process_update(self, update: object, coroutine: Awaitable[Any]) -> None:
         chat = update.effective_chat if isinstance(update, Update) else None
-        if chat is None or (not self.grabs_in_turn and _is_grab(update)):
+        if chat is None or _is_grab(update):
             await coroutine
             return
         async with self.locks.turn(chat.id):

@@ -376,9 +376,7 @@ def build_application(
         Application.builder()
         .token(game.token or config.require_token())
         .base_url(config.telegram_base_url)
-        .concurrent_updates(
-            ChatOrderedProcessor(game.locks, grabs_in_turn=not game.service.steps_in_turn)
-        )
+        .concurrent_updates(ChatOrderedProcessor(game.locks))
     )
     # aiohttp unless the caller brings its own (bot.telegram.http says why).
     builder = builder.request(request or AiohttpRequest())

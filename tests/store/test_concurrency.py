@@ -9,6 +9,7 @@ server, and are skipped with the reason when none is reachable.)
 from __future__ import annotations
 
 import asyncio
+from collections import Counter
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -42,6 +43,7 @@ from tests.helpers.game import (
     round_ends,
     round_transactions,
 )
+from tests.helpers.trips import trips
 
 pytestmark = pytest.mark.postgres
 
@@ -355,3 +357,77 @@ async def test_two_workers_dealing_from_one_shoe_deal_each_round_once(
             async with main.db.transaction() as session:
                 assert await session.scalar(select(ShoeRow.dealt)) == dealt
             clock.advance(TEST_SETTINGS.pause_seconds)
+
+
+async def grabbing_round(main: GameService, clock: Clock, seeds: Seeds) -> Round:
+    """A round of ten bettors from ``CROWD`` and the dealer, its grabbing open."""
+    seeds.queued.append(find_seed(11, 5_500, lambda shares: shares[-1] != 1))
+    state = await betting_round(main, clock)
+    for person in CROWD[:10]:
+        await fund(main, person, 50_000)
+        await main.bet(GROUP, person, 100)
+    clock.advance(TEST_SETTINGS.bet_seconds)
+    grabbing = (await main.advance(state.id)).round
+    assert isinstance(grabbing, Round) and grabbing.phase is Phase.GRABBING
+    return grabbing
+
+
+async def test_grabs_that_wait_for_a_write_go_in_one_write_each_told_its_own(
+    url: str, main: GameService, clock: Clock, seeds: Seeds, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    grabbing = await grabbing_round(main, clock, seeds)
+    grabbers = [*CROWD[:10], DEALER]
+    async with workers(url, 1, clock, seeds) as (service,):
+        with trips(monkeypatch) as seen:
+            results = await asyncio.gather(
+                *(
+                    service.grab(GROUP, person, round_id=grabbing.id, update_id=900 + i)
+                    for i, person in enumerate(grabbers)
+                )
+            )
+        monkeypatch.undo()
+        gathering = service.store.round_commands.joined
+        assert (gathering.writes, gathering.jobs) == (2, len(grabbers))
+    # The first alone (its seat read, its write), the ten that waited for it together.
+    assert seen == Counter({"postgres": 4})
+    for person, result in zip(grabbers, results, strict=True):
+        (grab,) = [e for e in result.events if isinstance(e, Grabbed)]
+        assert grab.user_id == person.id
+    assert [type(e) for e in round_ends(list(results))] == [RoundSettled]
+    assert RoundSettled in {type(e) for e in results[-1].events}  # the last grab's
+    assert results[-1].next_round_at_ms is not None
+    stored = await main.round(grabbing.id)
+    assert stored is not None and stored.phase is Phase.SETTLED
+    assert [g.user_id for g in stored.grabs] == [p.id for p in grabbers]
+    assert [g.amount for g in stored.grabs] == list(grabbing.shares)
+    assert (await round_transactions(main.db, grabbing.id)).count("settle") == 1
+    # Every update claimed: sent again, each is a duplicate.
+    again = await main.grab(GROUP, CROWD[3], round_id=grabbing.id, update_id=903)
+    assert again.duplicate
+
+
+async def test_a_grab_refused_or_seen_before_leaves_the_others_of_its_write_standing(
+    url: str, main: GameService, clock: Clock, seeds: Seeds
+) -> None:
+    grabbing = await grabbing_round(main, clock, seeds)
+    await main.grab(GROUP, CROWD[0], round_id=grabbing.id, update_id=950)
+    outsider = Person(5_000, "Outsider")
+    async with workers(url, 1, clock, seeds) as (service,):
+        results = await asyncio.gather(
+            service.grab(GROUP, CROWD[1], round_id=grabbing.id, update_id=951),
+            service.grab(GROUP, CROWD[0], round_id=grabbing.id, update_id=950),  # again
+            service.grab(GROUP, outsider, round_id=grabbing.id, update_id=952),
+            service.grab(GROUP, CROWD[2], round_id=grabbing.id + 1, update_id=953),
+            service.grab(GROUP, CROWD[3], round_id=grabbing.id, update_id=954),
+            return_exceptions=True,
+        )
+        assert service.store.round_commands.joined.jobs == 5
+    first, repeated, refused, stale, last = results
+    assert isinstance(first, CommandResult) and isinstance(last, CommandResult)
+    assert isinstance(repeated, CommandResult) and repeated.duplicate
+    assert isinstance(refused, RuleViolation) and refused.key == "not_in_round"
+    assert isinstance(stale, RuleViolation) and stale.key == "stale_button"
+    stored = await main.round(grabbing.id)
+    assert stored is not None
+    assert [g.user_id for g in stored.grabs] == [p.id for p in CROWD[:4] if p != CROWD[2]]
+    assert [g.amount for g in stored.grabs] == list(grabbing.shares[:3])

@@ -18,7 +18,7 @@ from bot.service.game import GameService
 from bot.store.db import Database
 from bot.telegram.delivery import ChatOutbox
 from bot.telegram.ordering import ChatLocks, ChatOrderedProcessor
-from bot.telegram.shell import GameBot, build_application
+from bot.telegram.shell import GameBot
 from tests.helpers.telegram import (
     GROUP,
     OTHER_GROUP,
@@ -193,10 +193,10 @@ async def test_different_chats_and_updates_without_a_chat_are_not_held_up() -> N
     assert len(locks) == 0
 
 
-async def press_during_a_bet(data: str, *, grabs_in_turn: bool) -> list[str]:
+async def press_during_a_bet(data: str) -> list[str]:
     """What ran when: a message holding its chat's turn, and a press of button ``data``
     that comes meanwhile."""
-    processor = ChatOrderedProcessor(ChatLocks(), grabs_in_turn=grabs_in_turn)
+    processor = ChatOrderedProcessor(ChatLocks())
     gate = Gate()
     busy = asyncio.create_task(
         process(processor, message_update(GROUP, ANN, "/bet 5"), gate.work("bet", blocked=True)())
@@ -214,27 +214,14 @@ async def press_during_a_bet(data: str, *, grabs_in_turn: bool) -> list[str]:
 IN_TURN = ["bet starts", "bet ends", "press starts", "press ends"]
 
 
-@pytest.mark.parametrize("grabs_in_turn", [True, False])
-async def test_a_grab_waits_for_its_chats_turn_only_when_grabs_take_turns(
-    grabs_in_turn: bool,
-) -> None:
+async def test_a_grab_takes_no_turn_of_its_chat() -> None:
     beside = ["bet starts", "press starts", "press ends", "bet ends"]
-    log = await press_during_a_bet("7:grab:0", grabs_in_turn=grabs_in_turn)
-    assert log == (IN_TURN if grabs_in_turn else beside)
+    assert await press_during_a_bet("7:grab:0") == beside
 
 
 @pytest.mark.parametrize("data", ["7:bet:500", "7:bid:500", "7:cancel:0", "7:again:0", "junk"])
 async def test_a_press_of_any_other_button_waits_for_its_chats_turn(data: str) -> None:
-    assert await press_during_a_bet(data, grabs_in_turn=False) == IN_TURN
-
-
-async def test_grabs_take_their_chats_turn_unless_the_database_applies_steps_in_turn(
-    db: Database,
-) -> None:
-    application = build_application(GameBot(Config(), GameService(db), token="1:x"))
-    processor = application.update_processor
-    assert isinstance(processor, ChatOrderedProcessor)
-    assert processor.grabs_in_turn is (db.dialect == "postgresql")
+    assert await press_during_a_bet(data) == IN_TURN
 
 
 # -- ChatOutbox ---------------------------------------------------------------------------
