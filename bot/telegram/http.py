@@ -8,6 +8,10 @@ package provides this transport; it does what ``HTTPXRequest`` does, with the sa
 parameters (form-encoded, or multipart with files) and the same errors (``TimedOut``,
 ``NetworkError``).
 
+An edit's answer is the edited message, which the bot never reads: a successful one is
+passed on as Telegram answers an edit of an inline message, ``true``, so that neither its
+JSON (a whole board) nor a message object is built of it.
+
 What Telegram sends back of the bot's own messages (a message sent or edited, the message
 of a pressed button) is cut to what the bot reads of it before python-telegram-bot builds
 objects of it: their text, entities and keyboard, which the bot wrote itself, were most
@@ -40,6 +44,10 @@ CONNECTIONS = 256
 OWN_MESSAGE_FIELDS = frozenset(
     {"message_id", "message_thread_id", "is_topic_message", "chat", "from", "date"}
 )
+
+#: The answer an edit's success is passed on as (see the module's docstring).
+EDITED = b'{"ok":true,"result":true}'
+_EDITS = "/editMessage"
 
 #: The headers of a request whose parameters go as a plain form (no file).
 _FORM = {"Content-Type": "application/x-www-form-urlencoded"}
@@ -144,6 +152,8 @@ class AiohttpRequest(BaseRequest):
             raise NetworkError(f"aiohttp.{error.__class__.__name__}: {error}") from error
         if status >= HTTPStatus.INTERNAL_SERVER_ERROR and not _is_json(payload):
             raise NetworkError(_status_text(status))
+        if status == HTTPStatus.OK and _EDITS in url:
+            return status, EDITED
         return status, payload
 
     @staticmethod

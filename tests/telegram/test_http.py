@@ -14,7 +14,7 @@ import pytest
 from aiohttp import web
 from aiohttp.web_request import FileField
 from telegram import Bot, Chat, InputFile, Message, Update, User
-from telegram.error import NetworkError, TimedOut
+from telegram.error import BadRequest, NetworkError, TimedOut
 from telegram.request import RequestData
 from telegram.request._requestparameter import RequestParameter
 
@@ -50,6 +50,19 @@ async def server() -> AsyncIterator[tuple[str, list[dict[str, str]]]]:
             content_type="text/html",
         )
 
+    async def edited(request: web.Request) -> web.Response:
+        """An edit's answer as Telegram gives it: the edited message, whole."""
+        return web.json_response({"ok": True, "result": board(5)})
+
+    async def me(request: web.Request) -> web.Response:
+        return web.json_response({"ok": True, "result": BOT_USER})
+
+    async def not_modified(request: web.Request) -> web.Response:
+        description = "Bad Request: message is not modified"
+        return web.json_response(
+            {"ok": False, "error_code": 400, "description": description}, status=400
+        )
+
     async def telegram_error(request: web.Request) -> web.Response:
         return web.json_response(
             {"ok": False, "error_code": 502, "description": "Bad Gateway"}, status=502
@@ -60,6 +73,10 @@ async def server() -> AsyncIterator[tuple[str, list[dict[str, str]]]]:
     app.router.add_post("/slow", slow)
     app.router.add_post("/proxy-page", proxy_page)
     app.router.add_post("/telegram-error", telegram_error)
+    app.router.add_post("/bot1:x/editMessageText", edited)
+    app.router.add_post("/bot1:x/editMessageReplyMarkup", not_modified)
+    app.router.add_post("/bot1:x/sendMessage", edited)
+    app.router.add_post("/bot1:x/getMe", me)
     runner = web.AppRunner(app)
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", 0)
@@ -216,6 +233,20 @@ async def test_a_server_error_answered_with_a_page_not_json_is_a_network_error_u
     assert from_a_proxy.value.message == "Bad Gateway (502)"
     assert type(from_telegram.value) is NetworkError  # python-telegram-bot's own path
     assert from_telegram.value.message == "Bad Gateway"
+
+
+async def test_an_edit_done_is_answered_true_and_one_refused_as_telegram_said(
+    server: tuple[str, list[dict[str, str]]],
+) -> None:
+    base, _ = server
+    request = AiohttpRequest()
+    async with Bot("1:x", base_url=f"{base}/bot", request=request) as bot:
+        assert await bot.edit_message_text("new", chat_id=-1001, message_id=5) is True
+        with pytest.raises(BadRequest, match="not modified"):
+            await bot.edit_message_reply_markup(chat_id=-1001, message_id=5)
+        # A message sent is still read: the bot needs its id.
+        sent = await bot.send_message(-1001, "hello")
+        assert (sent.message_id, sent.chat.id) == (5, -1001)
 
 
 # -- the bot's own messages, cut -------------------------------------------------------------
