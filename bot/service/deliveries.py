@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 from bot.engine.round import Phase, Round, RoundSettled, RoundVoided
 from bot.store.deliveries import BOARD_REFUSED as BOARD_REFUSED
+from bot.store.deliveries import BoardClaim as BoardClaim
 from bot.store.deliveries import Message
 from bot.store.unit_of_work import Store
 
@@ -37,10 +38,21 @@ class DeliveryUseCases:
             round_id, message, now_ms=self.clock(), lease_ms=lease_ms, renew=renew
         )
 
-    async def claim_board(self, round_id: int, *, lease_ms: int = DELIVERY_LEASE_MS) -> bool:
-        """Take the job of posting a round's board for ``lease_ms``; False if it is posted,
-        or another worker (or this one before a restart) holds a lease that has not run out."""
-        return await self._lease(round_id, Message.BOARD, lease_ms, renew=False)
+    async def claim_board(
+        self,
+        round_id: int,
+        *,
+        lease_ms: int = DELIVERY_LEASE_MS,
+        newest_known: int | None = None,
+    ) -> BoardClaim | None:
+        """Take the job of posting a round's board for ``lease_ms``; ``None`` if it is
+        posted, or another worker (or this one before a restart) holds a lease that has
+        not run out. ``newest_known``: the newest message id this worker knows in the
+        chat, which a worker taking the job over after a crash is told
+        (``BoardClaim.copy_after``)."""
+        return await self.store.delivery_records.claim_board(
+            round_id, now_ms=self.clock(), lease_ms=lease_ms, newest_known=newest_known
+        )
 
     async def renew_board_claim(self, round_id: int, *, lease_ms: int = DELIVERY_LEASE_MS) -> bool:
         """Hold the job of posting a round's board for ``lease_ms`` more; False once it is

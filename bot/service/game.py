@@ -34,6 +34,7 @@ from bot.service.chips import ChipUseCases
 from bot.service.core import GroupSettings, ServiceObserver, StoredPeople, Unobserved
 from bot.service.deliveries import BOARD_REFUSED as BOARD_REFUSED
 from bot.service.deliveries import DELIVERY_LEASE_MS as DELIVERY_LEASE_MS
+from bot.service.deliveries import BoardClaim as BoardClaim
 from bot.service.deliveries import DeliveryUseCases
 from bot.service.group_bots import GroupBotUseCases
 from bot.service.group_sends import GroupSends as GroupSends

@@ -10,11 +10,15 @@ compare-and-set on ``*_claimed_until_ms``), renews it while its message waits to
 and marks it delivered only after Telegram answered (``set_board_message``,
 ``mark_announced``). A worker that dies stops renewing; once its lease ran out another
 worker, or the restarted one, sends the message again. So no crash loses a message, and
-only a crash between Telegram's answer and recording it repeats one.
+only a crash between Telegram's answer and recording it repeats one. For a board, which
+has buttons, the worker that first takes the job keeps the newest message id it knows in
+the chat (``board_known_before``): one that takes the job over is told it, and takes the
+buttons off such a copy, which came after it (``bot.telegram.strays``).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
@@ -32,6 +36,16 @@ class Message(Enum):
 
     BOARD = "board"
     RESULTS = "results"
+
+
+@dataclass(frozen=True, slots=True)
+class BoardClaim:
+    """The job of posting a round's board, taken. ``copy_after``, when it was taken over
+    from a worker whose lease ran out: the newest message id in the chat that the worker
+    who first took it knew of. Had that one sent the board and died before recording it,
+    the board is after this id, with live buttons."""
+
+    copy_after: int | None = None
 
 
 #: (column that says delivered, column of the lease) of each message.
@@ -105,10 +119,19 @@ _MARK_BOARD_OPEN = (
     "UPDATE rounds SET board_closed_at_ms = NULL "
     "WHERE id = :round_id AND board_closed_at_ms IS NOT NULL"
 )
+#: The board's job taken first: with the newest message id its worker knew in the chat.
+_FIRST_BOARD_CLAIM = (
+    "UPDATE rounds SET board_claimed_until_ms = :claimed_until, board_known_before = :newest "
+    "WHERE id = :round_id AND board_message_id IS NULL AND board_claimed_until_ms IS NULL"
+)
+#: What the worker that first took the board's job knew (read once the job is taken over).
+_BOARD_KNOWN_BEFORE = "SELECT board_known_before FROM rounds WHERE id = :round_id"
 _POSTGRES = {
     statement: Positional.of(statement)
     for statement in (
         *_LEASES.values(),
+        _FIRST_BOARD_CLAIM,
+        _BOARD_KNOWN_BEFORE,
         _SET_BOARD_MESSAGE,
         _REPLACE_BOARD_MESSAGE,
         _MARK_PHASE_SHOWN,
@@ -137,6 +160,28 @@ class DeliveryRecords:
         delivered and (unless ``renew``) nobody holds a lease that has not run out."""
         params = {"round_id": round_id, "now": now_ms, "claimed_until": now_ms + lease_ms}
         return await self._update(_LEASES[message, renew], params) == 1
+
+    async def claim_board(
+        self, round_id: int, *, now_ms: int, lease_ms: int, newest_known: int | None
+    ) -> BoardClaim | None:
+        """Take the job of posting the round's board until ``now_ms + lease_ms`` (``None``:
+        it is posted, or someone holds a lease that has not run out). Taken first, it
+        keeps ``newest_known``, the newest message id this worker knows in the chat;
+        taken over from a worker whose lease ran out, it says what that one knew."""
+        params = {
+            "round_id": round_id,
+            "now": now_ms,
+            "claimed_until": now_ms + lease_ms,
+            "newest": newest_known,
+        }
+        if await self._update(_FIRST_BOARD_CLAIM, params) == 1:
+            return BoardClaim()
+        if await self._update(_LEASES[Message.BOARD, False], params) != 1:
+            return None
+        row = await self.db.read_one(
+            _BOARD_KNOWN_BEFORE, _POSTGRES[_BOARD_KNOWN_BEFORE], {"round_id": round_id}
+        )
+        return BoardClaim(None if row is None else row[0])
 
     async def set_board_message(self, round_id: int, message_id: int, phase: str | None) -> None:
         """Telegram has the round's board, showing ``phase`` (``BOARD_REFUSED``, no phase:

@@ -214,6 +214,9 @@ class RoundRow(Base):
     #: Until when a worker that is posting the board holds the job (its lease); another
     #: worker, or this one restarted, may take the job over once it has passed.
     board_claimed_until_ms: Mapped[int | None]
+    #: The newest message id in the chat that the worker that first took that job knew
+    #: of: a board it sent and never recorded (it died) came after it.
+    board_known_before: Mapped[int | None]
     started_at_ms: Mapped[int]
     ended_at_ms: Mapped[int | None]
     #: The shoe a card round deals from, and how many of its cards were dealt before it.

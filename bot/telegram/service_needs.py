@@ -9,7 +9,7 @@ from typing import Protocol
 
 from bot.engine.round import Phase, Round, RoundSettled, RoundVoided
 from bot.engine.settings import Settings
-from bot.service.game import CommandResult, Person
+from bot.service.game import BoardClaim, CommandResult, Person
 
 
 class SettingsSource(Protocol):
@@ -35,7 +35,9 @@ class BoardService(Protocol):
 
     async def round(self, round_id: int) -> Round | None: ...
 
-    async def claim_board(self, round_id: int, *, lease_ms: int = ...) -> bool: ...
+    async def claim_board(
+        self, round_id: int, *, lease_ms: int = ..., newest_known: int | None = ...
+    ) -> BoardClaim | None: ...
 
     async def renew_board_claim(self, round_id: int, *, lease_ms: int = ...) -> bool: ...
 

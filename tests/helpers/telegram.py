@@ -34,7 +34,7 @@ from bot.engine.errors import NotDue
 from bot.engine.round import Phase, Round, RoundSettled, RoundVoided, VoidReason
 from bot.engine.settings import Settings
 from bot.priority import is_urgent
-from bot.service.deliveries import DELIVERY_LEASE_MS
+from bot.service.deliveries import DELIVERY_LEASE_MS, BoardClaim
 from bot.service.game import CommandResult, Person
 from bot.telegram.retries import Retrying
 from bot.telegram.service_needs import (
@@ -113,6 +113,11 @@ class FakeBot(BotApi):
         self._gate: asyncio.Event | None = None
 
     # -- test controls --
+
+    def sent_before(self, count: int, chat_id: int = GROUP) -> None:
+        """``count`` messages came in the chat before (the next one sent has the next id),
+        none the bot knows of."""
+        self._message_ids[chat_id] = itertools.count(count + 1)
 
     def fail_next(self, error: TelegramError, method: str | None = None, *, skip: int = 0) -> None:
         """Raise ``error`` on the next call (of ``method`` only, if given), or on the one
@@ -313,6 +318,8 @@ class FakeService(BoardService, ProgressService, SettingsSource, NamesSource, Ch
         self.rounds: dict[int, Round] = {}
         self.board_messages: dict[int, int] = {}
         self.board_claims: set[int] = set()
+        #: Per round, what a worker that took its board's job before knew (a takeover).
+        self.claimed_before: dict[int, int] = {}
         self.announced: set[int] = set()
         self.announcement_claims: set[int] = set()
         self.unannounced_rounds: list[tuple[Round, Ended]] = []
@@ -371,12 +378,14 @@ class FakeService(BoardService, ProgressService, SettingsSource, NamesSource, Ch
 
     # -- deliveries --
 
-    async def claim_board(self, round_id: int, *, lease_ms: int = DELIVERY_LEASE_MS) -> bool:
+    async def claim_board(
+        self, round_id: int, *, lease_ms: int = DELIVERY_LEASE_MS, newest_known: int | None = None
+    ) -> BoardClaim | None:
         self._note("claim_board", round_id, lease_ms)
         if round_id in self.board_messages or round_id in self.board_claims:
-            return False
+            return None
         self.board_claims.add(round_id)
-        return True
+        return BoardClaim(self.claimed_before.get(round_id))
 
     async def renew_board_claim(self, round_id: int, *, lease_ms: int = DELIVERY_LEASE_MS) -> bool:
         self._note("renew_board_claim", round_id, lease_ms)

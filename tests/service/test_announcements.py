@@ -139,6 +139,23 @@ async def test_a_claimed_board_not_posted_is_claimable_again_once_its_lease_ran_
     assert await service.unposted_boards() == []
 
 
+async def test_a_board_taken_over_says_what_the_worker_that_first_took_it_knew(
+    service: GameService, clock: Clock
+) -> None:
+    await open_table(service)
+    started = await service.start_round(GROUP, actor=ADMIN)
+    assert started.round is not None
+    round_id = started.round.id
+    first = await service.claim_board(round_id, lease_ms=5_000, newest_known=40)
+    assert first is not None and first.copy_after is None  # nobody held it before
+    clock.advance(5)  # that worker died: its lease ran out
+    second = await service.claim_board(round_id, lease_ms=5_000, newest_known=None)
+    assert second is not None and second.copy_after == 40
+    clock.advance(5)  # and so did this one: what the first knew still bounds a copy
+    third = await service.claim_board(round_id, lease_ms=5_000, newest_known=55)
+    assert third is not None and third.copy_after == 40
+
+
 async def test_a_board_claimed_by_one_worker_is_refused_to_another_until_its_lease_ran_out(
     database_url: str, service: GameService, clock: Clock
 ) -> None:

@@ -81,6 +81,23 @@ async def test_a_board_posted_already_is_queued_again_but_not_sent_again(
     assert len(shell.bot.texts) == 1
 
 
+async def test_a_board_taken_over_from_a_dead_worker_disarms_the_copy_it_may_have_sent(
+    shell: BoardShell,
+) -> None:
+    # The dead worker knew no message in the chat after id 0 when it took the job; then
+    # Telegram took its board (message 1) and, say, a player's message (2) came.
+    shell.bot.sent_before(2)
+    shell.service.claimed_before[7] = 0
+
+    shell.board.post(GROUP, 7)
+    await shell.settle()
+    await eventually(lambda: len(shell.bot.of("edit_message_reply_markup")) == 2)
+
+    assert shell.service.board_messages == {7: 3}
+    disarmed = [call.args["message_id"] for call in shell.bot.of("edit_message_reply_markup")]
+    assert disarmed == [1, 2]  # the new board, 3, keeps its buttons
+
+
 async def test_a_board_another_worker_is_posting_is_left_to_it(shell: BoardShell) -> None:
     shell.service.board_claims.add(7)
 

@@ -81,9 +81,17 @@ class BoardPosting:
         """Post the live board of a new round (as it is when the message goes out), unless
         it is posted or another worker is posting it. It counts as posted only once
         Telegram answered: a crash before that leaves it to be posted again when the lease
-        ran out (twice only if Telegram had it already)."""
-        if not await self.service.claim_board(round_id, lease_ms=self.lease.lease_ms):
+        ran out (twice only if Telegram had it already; the first copy then loses its
+        buttons)."""
+        strays = self.messenger.strays
+        claim = await self.service.claim_board(
+            round_id, lease_ms=self.lease.lease_ms, newest_known=strays.newest(chat_id)
+        )
+        if claim is None:
             return
+        # Taken over from a worker that died: it may have sent the board and not lived to
+        # record it. That copy, after what it knew, loses its buttons once this one is out.
+        strays.lost(chat_id, claim.copy_after)
         self.memory.posting.add(round_id)
         try:
             await self._post_claimed(chat_id, round_id)
