@@ -17,7 +17,7 @@ It measures:
    have all been applied (on a fast machine one pass ends before they fall due);
 2. how late round deadlines fire under that load: while the bets flow, ``--deadline-rounds``
    other tables start rounds (``/newround`` and ``/bid`` through the bot) whose bidding
-   deadline, 3 s ahead, is applied by the bot's own ``JobQueue`` job; lateness is the wall
+   deadline, 3 s ahead, is applied by the bot's own timer; lateness is the wall
    time at which the bot began applying it (``RoundProgress.advance``, told to its deadline
    observer) minus the round's ``deadline_ms``;
 3. the process's peak memory;
@@ -351,26 +351,15 @@ class Output:
 
 
 class LogCounter(logging.Filter):
-    """Counts log records at WARNING and above by level and logger; the APScheduler notice
-    that a job was skipped because its previous run had not finished (the sweep, under
-    load, every second) is counted instead of printed."""
-
-    SKIPPED = "maximum number of running instances reached"
+    """Counts log records at WARNING and above by level and logger."""
 
     def __init__(self) -> None:
         super().__init__()
         self.counts: Counter[str] = Counter()
-        self.skipped: Counter[str] = Counter()
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if record.levelno < logging.WARNING:
-            return True
-        message = record.getMessage()
-        if self.SKIPPED in message:
-            job = message.split('"', 2)[1].split(" (", 1)[0] if '"' in message else "?"
-            self.skipped[job] += 1
-            return False
-        self.counts[f"{record.levelname} {record.name}"] += 1
+        if record.levelno >= logging.WARNING:
+            self.counts[f"{record.levelname} {record.name}"] += 1
         return True
 
 
@@ -529,7 +518,7 @@ async def open_tables(run: BenchRun, out: Output) -> None:
 
 async def start_bet_rounds(run: BenchRun, out: Output) -> list[Fired]:
     """Each bet table: /newround and the dealer's /bid through the bot; the bidding deadline
-    (1 s) is then applied by the bot's JobQueue job. A table whose /bid missed the window
+    (1 s) is then applied by the bot's own timer. A table whose /bid missed the window
     (its round is voided for want of bids) starts again. Returns those deadlines."""
     plan, clock = run.plan, time.perf_counter()
     setup = Samples()
@@ -1032,9 +1021,6 @@ def main(argv: list[str] | None = None) -> int:
     for handler in logging.getLogger().handlers:
         handler.addFilter(counter)
     code = asyncio.run(main_async(args))
-    if counter.skipped:
-        runs = ", ".join(f"{job} {count}" for job, count in counter.skipped.items())
-        print(f"jobs skipped because their previous run was still going: {runs}", flush=True)
     if counter.counts:
         print(f"log records at WARNING and above: {dict(counter.counts)}", flush=True)
     return code

@@ -38,9 +38,7 @@ thousands of groups takes minutes), then stays quiet ``--quiet`` seconds, longer
 time-to-live twice over (names, titles and people stored live 120 s, a group's sends are
 counted for 60 s, settings live 10 s, admin answers ``admin_cache_seconds``, 60 s); the bot
 gives back what quiet chats held every 30 s. ``--census N`` also prints the N types of
-object whose count grew most from one quiet stage to the next. APScheduler's notices that
-a sweep was skipped because the previous one was still running (under the burst's load)
-are not printed.
+object whose count grew most from one quiet stage to the next.
 
 A temporary SQLite file is used unless ``--database-url`` names another database (a
 scratch one: the bench leaves its tables and rounds there).
@@ -55,7 +53,6 @@ import ctypes
 import ctypes.util
 import gc
 import itertools
-import logging
 import os
 import sys
 import tempfile
@@ -230,8 +227,6 @@ class Row:
 def rows(application: AnyApplication, game: GameBot) -> list[Row]:
     """Every per-chat and per-user structure, read through public interfaces."""
     config = game.config
-    queue = application.job_queue
-    assert queue is not None
     ttl_admin = f"{config.admin_cache_seconds:g} s"
     return [
         Row("ChatLocks", "busy chats", lambda: len(game.locks)),
@@ -264,7 +259,7 @@ def rows(application: AnyApplication, game: GameBot) -> list[Row]:
         Row("Board: delivering", "open rounds", lambda: game.board.sizes()["delivering"]),
         Row("Board: tasks", "open rounds", lambda: game.board.sizes()["tasks"]),
         Row("Deadlines", "open rounds", lambda: len(game.deadlines)),
-        Row("JobQueue jobs", "open rounds + 3", lambda: len(queue.jobs())),
+        Row("Timers", "open rounds + 3", lambda: len(game.timers or ())),
         Row(
             "service: people remembered",
             f"{PEOPLE_REMEMBERED:,}, {PEOPLE_REMEMBERED_SECONDS:g} s",
@@ -559,7 +554,6 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--chats, --bursts, --concurrency and --window must be at least 1")
     if min(args.bet_every, args.chatty_every) < 1:
         parser.error("--bet-every and --chatty-every must be at least 1")
-    logging.getLogger("apscheduler").setLevel(logging.ERROR)
     return asyncio.run(main_async(args))
 
 

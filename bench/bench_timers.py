@@ -1,5 +1,6 @@
 """Timers bench: what a round's deadline timer costs the event loop, set and fired, or set
-and taken off, through python-telegram-bot's ``JobQueue`` and through ``LoopTimers``.
+and taken off, through ``LoopTimers`` and, where APScheduler is installed (the bot no
+longer needs it), through python-telegram-bot's ``JobQueue``, which the bot used before.
 
     python bench/bench_timers.py [--timers 3000]
 
@@ -14,16 +15,17 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib.util
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-from telegram.ext import ApplicationBuilder
+from telegram.ext import Application, ApplicationBuilder, JobQueue
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bot.telegram.telegram_needs import OneShotTimers
+from bot.telegram.telegram_needs import Timers
 from bot.telegram.timers import LoopTimers
 
 SPREAD_S = 0.5
@@ -37,7 +39,7 @@ class Floor:
         return loop.call_later(when, lambda: loop.create_task(callback(None)))
 
 
-async def fired_cpu(timers: OneShotTimers | Floor, count: int) -> float:
+async def fired_cpu(timers: Timers | Floor, count: int) -> float:
     """CPU seconds per timer set and fired."""
     done = asyncio.Event()
     fired = 0
@@ -55,7 +57,7 @@ async def fired_cpu(timers: OneShotTimers | Floor, count: int) -> float:
     return (time.process_time() - started) / count
 
 
-async def removed_cpu(timers: OneShotTimers, count: int) -> float:
+async def removed_cpu(timers: Timers, count: int) -> float:
     """CPU seconds per timer set and taken off before it fired."""
 
     async def callback(context: object) -> None:
@@ -68,11 +70,6 @@ async def removed_cpu(timers: OneShotTimers, count: int) -> float:
 
 
 async def main_async(count: int) -> None:
-    application = ApplicationBuilder().token("123:BENCH").build()
-    queue = application.job_queue
-    assert queue is not None
-    queue.set_application(application)
-    await queue.start()
     tasks: list[asyncio.Task[Any]] = []
 
     def run(coroutine: Any) -> None:  # as Application.create_task, without its bookkeeping
@@ -81,14 +78,23 @@ async def main_async(count: int) -> None:
     rows: list[tuple[str, float, float | None]] = []
     floor = await fired_cpu(Floor(), count)
     rows.append(("floor (call_later + a task)", floor, None))
-    rows.append(
-        ("JobQueue (APScheduler)", await fired_cpu(queue, count), await removed_cpu(queue, count))
-    )
     loop_timers = LoopTimers(run)
     rows.append(
         ("LoopTimers", await fired_cpu(loop_timers, count), await removed_cpu(loop_timers, count))
     )
-    await queue.stop()
+    if importlib.util.find_spec("apscheduler") is None:
+        print("JobQueue: APScheduler is not installed (pip install apscheduler to compare)")
+    else:
+        application: Application[Any, Any, Any, Any, Any, Any] = (
+            ApplicationBuilder().token("123:BENCH").job_queue(JobQueue()).build()
+        )
+        queue = application.job_queue
+        assert queue is not None
+        queue.set_application(application)
+        await queue.start()
+        fired, removed = await fired_cpu(queue, count), await removed_cpu(queue, count)
+        rows.append(("JobQueue (APScheduler)", fired, removed))
+        await queue.stop()
     print(f"{count} timers, due over {SPREAD_S} s; CPU per timer")
     for name, fired, removed in rows:
         off = "" if removed is None else f"   set and taken off {removed * 1e6:6.1f} µs"

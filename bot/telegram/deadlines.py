@@ -17,7 +17,7 @@ from typing import Any, Protocol, cast
 
 from bot.engine.round import RoundState
 from bot.service.game import CommandResult
-from bot.telegram.telegram_needs import OneShotTimers, Timer
+from bot.telegram.telegram_needs import Timer, Timers
 
 #: What a timer calls: ``apply(round_id, chat_id, by_timer=True)``.
 Apply = Callable[..., Awaitable[None]]
@@ -55,14 +55,14 @@ class Deadlines:
         self.observer = observer
         self._jobs: dict[int, tuple[int, Timer]] = {}
         self._starts: dict[int, Timer] = {}
-        self._queue: OneShotTimers | None = None
+        self._queue: Timers | None = None
         self._apply: Apply | None = None
         self._start: Start | None = None
 
     def __len__(self) -> int:
         return len(self._jobs) + len(self._starts)
 
-    def attach(self, queue: OneShotTimers, apply: Apply, start: Start | None = None) -> None:
+    def attach(self, queue: Timers, apply: Apply, start: Start | None = None) -> None:
         """Run timers on ``queue``; a round's timer calls ``apply(round_id, chat_id)``, a
         pause's ``start(chat_id)`` (none are set without it)."""
         self._queue, self._apply, self._start = queue, apply, start

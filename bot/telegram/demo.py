@@ -300,8 +300,6 @@ async def run_demo(
     if pictures is not None:
         pictures.mkdir(parents=True, exist_ok=True)
     logging.basicConfig(level=logging.WARNING)
-    # A sweep still running when the next is due is skipped, as it should be: not news.
-    logging.getLogger("apscheduler").setLevel(logging.ERROR)
     rng = random.Random(seed)
     with tempfile.TemporaryDirectory(prefix="niuniu-demo-") as folder:
         url = f"sqlite+aiosqlite:///{Path(folder) / 'demo.db'}"

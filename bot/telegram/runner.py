@@ -115,7 +115,6 @@ def configure_logging(level: str, secrets: list[str], log_format: str = "text") 
     root.setLevel(level.upper())
     # httpx logs every request URL, and Bot API URLs contain the token.
     logging.getLogger("httpx").setLevel(logging.WARNING)
-    logging.getLogger("apscheduler").setLevel(logging.WARNING)
 
 
 def run_bot(config: Config) -> None:

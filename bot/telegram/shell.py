@@ -234,7 +234,6 @@ class GameBot:
 
     def install(self, application: AnyApplication) -> None:
         """Register every handler and the error handler on ``application``."""
-        assert application.job_queue is not None
         self.messenger.attach(application.bot)
         self.miniapp_links.username = lambda: bot_username(application)
         self.timers = LoopTimers(application.create_task)
@@ -318,9 +317,10 @@ class GameBot:
         """After start-up: publish the command menus, finish overdue rounds, time the open
         ones, and start the sweep."""
         await self.commands.publish_menus(application.bot)
-        assert application.job_queue is not None
-        reopened = await self.progress.recover(application.job_queue)
-        application.job_queue.run_repeating(
+        timers = self.timers
+        assert timers is not None, "start() before install()"
+        reopened = await self.progress.recover(timers)
+        timers.run_repeating(
             self._forget_quiet, interval=FORGET_QUIET_SECONDS, name="forget quiet chats"
         )
         log.info("ready: %d open rounds rescheduled", reopened)
@@ -377,6 +377,7 @@ def build_application(
         .token(game.token or config.require_token())
         .base_url(config.telegram_base_url)
         .concurrent_updates(ChatOrderedProcessor(game.locks))
+        .job_queue(None)  # the shell's timers are the loop's own (bot.telegram.timers)
     )
     # aiohttp unless the caller brings its own (bot.telegram.http says why).
     builder = builder.request(request or AiohttpRequest())

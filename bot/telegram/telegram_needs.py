@@ -2,10 +2,11 @@
 Bot API methods they call (``BotApi``) and the timers they set (``Timers``).
 
 A collaborator is typed by what it calls; python-telegram-bot's ``Bot`` (and the
-``ExtBot`` an ``Application`` has) and ``JobQueue`` satisfy these, and a test's fake that
-implements them is checked by mypy against the same list, as the service's fakes are
-against ``bot.telegram.service_needs``. The parameters the shell passes by name are
-keyword-only here: ``Bot`` takes them in another order than the shell lists them.
+``ExtBot`` an ``Application`` has) and the loop's timers (``bot.telegram.timers``)
+satisfy these, and a test's fake that implements them is checked by mypy against the
+same list, as the service's fakes are against ``bot.telegram.service_needs``. The
+parameters the shell passes by name are keyword-only here: ``Bot`` takes them in another
+order than the shell lists them.
 """
 
 from __future__ import annotations
@@ -99,9 +100,9 @@ class Timer(Protocol):
     def schedule_removal(self) -> None: ...
 
 
-class OneShotTimers(Protocol):
-    """Where the deadlines' timers are set (``bot.telegram.timers.LoopTimers``, or the
-    ``JobQueue``): once, in ``when`` seconds."""
+class Timers(Protocol):
+    """Where the shell sets its timers (``bot.telegram.timers.LoopTimers``): once, and
+    repeating; delays in seconds."""
 
     def run_once(
         self,
@@ -111,11 +112,6 @@ class OneShotTimers(Protocol):
         data: object = None,
         name: str | None = None,
     ) -> Timer: ...
-
-
-class Timers(OneShotTimers, Protocol):
-    """Where the shell sets its other timers (the ``JobQueue``): once, and repeating;
-    delays in seconds."""
 
     def run_repeating(
         self,

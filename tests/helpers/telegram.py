@@ -1,7 +1,7 @@
 """Fakes for unit tests of the shell's collaborators: a ``Bot`` that records what it was
 asked and can refuse, a service that implements the protocols of what the collaborators
 need of it (``bot.telegram.service_needs``; real ``Round`` and ``Settings`` objects in and
-out), a ``JobQueue`` whose jobs the test runs
+out), timers whose jobs the test runs
 by hand, clocks the test moves, and Telegram updates.
 
 The e2e tests have the fake Bot API server (``bot.fakegram``); these fakes stand in for
@@ -576,7 +576,7 @@ def voided(state: Round) -> tuple[Round, RoundVoided]:
     return transition.round, event
 
 
-# -- the JobQueue -------------------------------------------------------------------------
+# -- timers ------------------------------------------------------------------------------
 
 
 @dataclass
@@ -588,8 +588,8 @@ class FakeContext:
 
 @dataclass
 class FakeJob(Timer):
-    """A job of the fake queue; ``run()`` calls it as the ``JobQueue`` would (a one-off
-    job is then gone)."""
+    """A timer of the fake ``Timers``; ``run()`` calls it as ``LoopTimers`` would (a
+    one-off timer is then gone)."""
 
     callback: TimerCallback
     name: str | None
@@ -609,9 +609,9 @@ class FakeJob(Timer):
 
 
 @dataclass
-class FakeJobQueue(Timers):
-    """``run_once`` and ``run_repeating`` of the ``JobQueue`` (``Timers``), recording the
-    jobs (nothing runs by itself)."""
+class FakeTimers(Timers):
+    """``run_once`` and ``run_repeating`` (``Timers``), recording the timers (nothing runs
+    by itself)."""
 
     jobs: list[FakeJob] = field(default_factory=list)
 

@@ -14,7 +14,7 @@ from bot.service.game import CommandResult
 from bot.telegram.deadlines import Deadlines
 from tests.helpers.telegram import (
     GROUP,
-    FakeJobQueue,
+    FakeTimers,
     MillisecondsClock,
     new_round,
     voided,
@@ -44,11 +44,11 @@ class Observer:
 
 
 class Timers:
-    """Deadlines on a fake JobQueue; timers that fire call ``applied``."""
+    """Deadlines on fake timers; timers that fire call ``applied``."""
 
     def __init__(self) -> None:
         self.clock = MillisecondsClock()
-        self.queue = FakeJobQueue()
+        self.queue = FakeTimers()
         self.observer = Observer()
         self.deadlines = Deadlines(self.clock, self.observer)
         self.applied: list[tuple[int, int, dict[str, Any]]] = []
@@ -164,7 +164,7 @@ async def test_a_timer_that_fires_applies_the_deadline_and_is_forgotten(timers: 
 
 
 async def test_a_replaced_timer_that_fires_anyway_leaves_the_new_one(timers: Timers) -> None:
-    # schedule_removal takes effect at the JobQueue's pace: the old job may still run. The
+    # A timer taken off once it fired, its callback not run yet, still runs. The
     # deadline it applies early is refused by the service (not due) or found done.
     state = new_round(7).round
     timers.deadlines.schedule(state)

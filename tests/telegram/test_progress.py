@@ -2,7 +2,7 @@
 timers, refreshes; a phase opening as a new board message, the end of a round at once),
 deadlines applied under the chat's urgent turn, the bounded sweep, and recovery at
 start-up. The collaborators are the real ones, over a fake Bot, service
-and JobQueue."""
+and timers."""
 
 from __future__ import annotations
 
@@ -46,8 +46,8 @@ from tests.helpers.telegram import (
     OTHER_GROUP,
     T0_MS,
     FakeBot,
-    FakeJobQueue,
     FakeService,
+    FakeTimers,
     MillisecondsClock,
     eventually,
     new_round,
@@ -81,12 +81,12 @@ class Observer:
 
 
 class ProgressShell:
-    """RoundProgress and its collaborators over a fake Bot, service and JobQueue."""
+    """RoundProgress and its collaborators over a fake Bot, service and timers."""
 
     def __init__(self, *, sweep_concurrency: int = 8, edit_seconds: float = 0.0) -> None:
         self.bot = FakeBot()
         self.service = FakeService()
-        self.queue = FakeJobQueue()
+        self.queue = FakeTimers()
         self.observer = Observer()
         self.locks = ChatLocks()
         messenger = Messenger()

@@ -1,4 +1,4 @@
-"""python-telegram-bot's ``ExtBot`` and ``JobQueue`` are what the shell's protocols ask
+"""python-telegram-bot's ``ExtBot`` and the loop's timers are what the shell's protocols ask
 (``bot.telegram.telegram_needs``): the ``Application`` hands them over typed ``Any``, so
 mypy checks them here, and each method takes the protocol's parameters, by the same
 names (and those passed by position, at the same places)."""
@@ -9,14 +9,15 @@ import inspect
 from typing import Any
 
 import pytest
-from telegram.ext import ExtBot, JobQueue
+from telegram.ext import ExtBot
 
 from bot.telegram.telegram_needs import BotApi, Timers
+from bot.telegram.timers import LoopTimers
 
 
-def test_the_application_s_bot_and_job_queue_are_what_the_shell_needs() -> None:
+def test_the_application_s_bot_and_the_loop_s_timers_are_what_the_shell_needs() -> None:
     bot: BotApi = ExtBot("123:TEST")
-    timers: Timers = JobQueue()
+    timers: Timers = LoopTimers(lambda coroutine: None)
     assert bot.send_message is not None and timers.run_once is not None
 
 
@@ -33,7 +34,7 @@ def positional(signature: inspect.Signature) -> list[str]:
     ("protocol", "real", "method"),
     [
         *[(BotApi, ExtBot, method) for method in members(BotApi)],
-        *[(Timers, JobQueue, method) for method in members(Timers)],
+        *[(Timers, LoopTimers, method) for method in members(Timers)],
     ],
 )
 def test_each_method_takes_the_protocol_s_parameters(

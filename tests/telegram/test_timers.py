@@ -1,18 +1,20 @@
 """LoopTimers: a one-off timer fires once, after its delay, through the run function,
 with its data; one taken off never fires; taking off a fired one does nothing; stop takes
-off all those pending. Through a running ``Application``, a failing timer reaches the
-error handlers."""
+off all those pending. A repeating timer runs every interval, never two runs at once, one
+that overran delaying the next; taken off or stopped, even mid-run, it runs no more.
+Through a running ``Application``, a failing timer reaches the error handlers."""
 
 from __future__ import annotations
 
 import asyncio
+import itertools
 from collections.abc import Coroutine
 from typing import Any
 
 from telegram.ext import ApplicationBuilder
 
 from bot.fakegram.server import FakeTelegram
-from bot.telegram.telegram_needs import OneShotTimers
+from bot.telegram.telegram_needs import Timers
 from bot.telegram.timers import LoopTimers, TimerContext
 
 
@@ -34,7 +36,7 @@ class Fired:
 
 async def test_a_timer_fires_once_after_its_delay_with_its_data() -> None:
     fired = Fired()
-    timers: OneShotTimers = LoopTimers(fired.run)
+    timers: Timers = LoopTimers(fired.run)
     loop = asyncio.get_running_loop()
     started = loop.time()
 
@@ -71,6 +73,50 @@ async def test_a_timer_taken_off_never_fires_and_stop_takes_off_every_pending_on
     await asyncio.gather(*fired.tasks)
     assert fired.data == ["fires"]
     assert len(timers) == 0
+
+
+async def test_a_repeating_timer_runs_every_interval_and_no_more_once_taken_off() -> None:
+    fired = Fired()
+    timers: Timers = LoopTimers(fired.run)
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    times: list[float] = []
+
+    async def callback(context: TimerContext) -> None:
+        times.append(loop.time() - started)
+
+    timer = timers.run_repeating(callback, 0.05, first=0.01, name="sweep")
+    await asyncio.sleep(0.13)
+    timer.schedule_removal()
+    await asyncio.sleep(0.1)
+    await asyncio.gather(*fired.tasks)
+
+    assert len(times) == 3  # at 0.01, 0.06 and 0.11 s
+    assert times[0] >= 0.01
+    assert all(later - earlier >= 0.049 for earlier, later in itertools.pairwise(times))
+
+
+async def test_a_repeating_run_that_overruns_delays_the_next_and_stop_ends_it_mid_run() -> None:
+    fired = Fired()
+    timers = LoopTimers(fired.run)
+    running = 0
+    runs: list[int] = []
+
+    async def slow(context: TimerContext) -> None:
+        nonlocal running
+        running += 1
+        runs.append(running)  # how many ran at once
+        await asyncio.sleep(0.05)  # longer than the interval
+        running -= 1
+
+    timers.run_repeating(slow, 0.01, first=0.0)
+    await asyncio.sleep(0.13)
+    assert runs == [1, 1, 1]  # one after another, never two at once
+    timers.stop()  # mid-run: that run ends, and none follows
+    assert len(timers) == 0
+    await asyncio.sleep(0.12)
+    await asyncio.gather(*fired.tasks)
+    assert runs == [1, 1, 1]
 
 
 async def test_a_failing_timer_reaches_the_applications_error_handlers() -> None:
