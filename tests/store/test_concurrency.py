@@ -93,6 +93,19 @@ async def betting_round(main: GameService, clock: Clock, chat_id: int = GROUP) -
     return state
 
 
+async def grabbing_round(main: GameService, clock: Clock, seeds: Seeds) -> Round:
+    """A round of ten bettors from ``CROWD`` and the dealer, its grabbing open."""
+    seeds.queued.append(find_seed(11, 5_500, lambda shares: shares[-1] != 1))
+    state = await betting_round(main, clock)
+    for person in CROWD[:10]:
+        await fund(main, person, 50_000)
+        await main.bet(GROUP, person, 100)
+    clock.advance(TEST_SETTINGS.bet_seconds)
+    grabbing = (await main.advance(state.id)).round
+    assert isinstance(grabbing, Round) and grabbing.phase is Phase.GRABBING
+    return grabbing
+
+
 async def test_twenty_concurrent_bets_all_land_exactly_once(
     url: str, main: GameService, clock: Clock, seeds: Seeds
 ) -> None:
@@ -304,19 +317,12 @@ async def test_two_credits_at_once_in_a_new_chat_both_apply(
 async def test_everyone_grabbing_at_once_takes_each_share_once(
     url: str, main: GameService, clock: Clock, seeds: Seeds
 ) -> None:
-    seeds.queued.append(find_seed(11, 5_500, lambda shares: shares[-1] != 1))
-    state = await betting_round(main, clock)
-    for person in CROWD[:10]:
-        await fund(main, person, 50_000)
-        await main.bet(GROUP, person, 100)
-    clock.advance(TEST_SETTINGS.bet_seconds)
-    grabbing = (await main.advance(state.id)).round
-    assert grabbing is not None
+    grabbing = await grabbing_round(main, clock, seeds)
     grabbers = [*CROWD[:10], DEALER]
     async with workers(url, len(grabbers), clock, seeds) as services:
         results = await asyncio.gather(
             *(
-                service.grab(GROUP, person, round_id=state.id)
+                service.grab(GROUP, person, round_id=grabbing.id)
                 for service, person in zip(services, grabbers, strict=True)
             )
         )
@@ -324,8 +330,8 @@ async def test_everyone_grabbing_at_once_takes_each_share_once(
     assert sorted(e.user_id for e in grabbed) == sorted(p.id for p in grabbers)
     assert sorted(e.amount for e in grabbed) == sorted(grabbing.shares)
     assert [type(e) for e in round_ends(list(results))] == [RoundSettled]
-    assert (await round_transactions(main.db, state.id)).count("settle") == 1
-    stored = await main.round(state.id)
+    assert (await round_transactions(main.db, grabbing.id)).count("settle") == 1
+    stored = await main.round(grabbing.id)
     assert stored is not None and not stored.phase.is_open
     assert [g.amount for g in stored.grabs] == list(grabbing.shares)
 
@@ -357,19 +363,6 @@ async def test_two_workers_dealing_from_one_shoe_deal_each_round_once(
             async with main.db.transaction() as session:
                 assert await session.scalar(select(ShoeRow.dealt)) == dealt
             clock.advance(TEST_SETTINGS.pause_seconds)
-
-
-async def grabbing_round(main: GameService, clock: Clock, seeds: Seeds) -> Round:
-    """A round of ten bettors from ``CROWD`` and the dealer, its grabbing open."""
-    seeds.queued.append(find_seed(11, 5_500, lambda shares: shares[-1] != 1))
-    state = await betting_round(main, clock)
-    for person in CROWD[:10]:
-        await fund(main, person, 50_000)
-        await main.bet(GROUP, person, 100)
-    clock.advance(TEST_SETTINGS.bet_seconds)
-    grabbing = (await main.advance(state.id)).round
-    assert isinstance(grabbing, Round) and grabbing.phase is Phase.GRABBING
-    return grabbing
 
 
 async def test_grabs_that_wait_for_a_write_go_in_one_write_each_told_its_own(
