@@ -47,15 +47,17 @@ It prints:
    minus the wall time just before the driver posted the press (target p99 300 ms),
    split at the fake's answer to the ``getUpdates`` that carried the press: how long the
    press waited to be fetched, and how long the bot took from there to its toast;
-4. the bot process's CPU (``/proc/<pid>/stat``) over the play, per bet recorded and per
-   player action (the bids, bets and presses the driver made; it includes everything
-   else the bot did: boards, results, sends; target 2 ms) and its ratio to the floor of
-   an action measured after the play on the same machine (``bench/action_floor.py``:
-   an update decoded, a row committed, a Bot API call on a bare stream), how long its
-   threads waited for a CPU while ready to run (``schedstat``: the shared machine's
-   load), and the fake's CPU. With ``--profile`` the bot runs under cProfile timed by
-   its CPU clock, and its 25 functions of most cumulative and most own time are printed
-   (the CPU figures then include the profiler's cost);
+4. the bot process's CPU (``/proc/<pid>/stat``) over the play, its main thread's (the
+   event loop) apart from its other threads' (SQLite's connections: PostgreSQL's work is
+   in its own server), per bet recorded and per player action (the bids, bets and
+   presses the driver made; it includes everything else the bot did: boards, results,
+   sends; target 2 ms) and its ratio to the floor of an action measured after the play
+   on the same machine (``bench/action_floor.py``: an update decoded, a row committed, a
+   Bot API call on a bare stream), how long its threads waited for a CPU while ready to
+   run (``schedstat``: the shared machine's load), and the fake's CPU. With
+   ``--profile`` the bot runs under cProfile timed by its CPU clock, and its 25 functions
+   of most cumulative and most own time are printed (the CPU figures then include the
+   profiler's cost);
 5. the floor: the driver's own round trip posting each ``/bet`` to the fake (the update
    exists once it is answered), measured during the run, and the same number of posts
    at the same rate after the bot stopped (the fake with nothing behind it); the ratios
@@ -153,9 +155,11 @@ def stats(values: list[float]) -> str:
     )
 
 
-def cpu_seconds(pid: int) -> float:
-    """utime + stime of a process, from /proc/<pid>/stat."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+def cpu_seconds(pid: int, *, thread: int | None = None) -> float:
+    """utime + stime of a process, from /proc/<pid>/stat (of one of its threads, from
+    /proc/<pid>/task/<thread>/stat: the main thread's id is the process's)."""
+    path = f"/proc/{pid}/stat" if thread is None else f"/proc/{pid}/task/{thread}/stat"
+    fields = Path(path).read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / TICK
 
 
@@ -544,6 +548,7 @@ async def bench(args: argparse.Namespace, database_url: str, work: Path) -> None
                     driver = Driver(fake, db, args, run)
                     start = time.time() + 1.0
                     bot_wait0 = cpu_wait_seconds(bot.pid)
+                    bot_main0 = cpu_seconds(bot.pid, thread=bot.pid)
                     bot_cpu0, fake_cpu0, own_cpu0 = (
                         cpu_seconds(bot.pid),
                         cpu_seconds(fake_proc.pid),
@@ -561,6 +566,7 @@ async def bench(args: argparse.Namespace, database_url: str, work: Path) -> None
                     await watcher
                     wall = time.monotonic() - wall0
                     bot_cpu = cpu_seconds(bot.pid) - bot_cpu0
+                    bot_main = cpu_seconds(bot.pid, thread=bot.pid) - bot_main0
                     bot_wait = cpu_wait_seconds(bot.pid) - bot_wait0
                     fake_cpu = cpu_seconds(fake_proc.pid) - fake_cpu0
                     own_cpu = time.process_time() - own_cpu0
@@ -600,7 +606,7 @@ async def bench(args: argparse.Namespace, database_url: str, work: Path) -> None
             bot_log,
             floor,
             wall,
-            (bot_cpu, bot_wait),
+            (bot_cpu, bot_main, bot_wait),
             cpu_floor,
             fake_cpu,
             own_cpu,
@@ -666,7 +672,7 @@ async def report(
     bot_log: Path,
     floor: list[float],
     wall: float,
-    bot_cpu_wait: tuple[float, float],
+    bot_cpu_wait: tuple[float, float, float],
     cpu_floor: float,
     fake_cpu: float,
     own_cpu: float,
@@ -816,13 +822,17 @@ async def report(
             f"over {span_s:.0f} s, at most {max(seconds.values())} in a second "
             f"(the bot keeps to 30/s overall)"
         )
-    bot_cpu, bot_wait = bot_cpu_wait
+    bot_cpu, bot_main, bot_wait = bot_cpu_wait
     bets = max(1, len(recorded))
     actions = posted + sum(seen.bids + len(seen.presses) for seen in run.rounds)
     print(
         f"(4) bot CPU {bot_cpu:.1f} s over {wall:.1f} s ({100 * bot_cpu / wall:.0f}% of a core), "
         f"{1000 * bot_cpu / bets:.2f} ms per bet recorded (all its work / bets); "
         f"fake CPU {fake_cpu:.1f} s; driver CPU {own_cpu:.1f} s"
+    )
+    print(
+        f"    of which the main thread (the event loop) {bot_main:.1f} s, the other threads "
+        f"{bot_cpu - bot_main:.1f} s (SQLite's connections, the drawing process's pipes)"
     )
     print(
         f"    the bot's threads waited {bot_wait:.1f} s for a CPU while ready to run, summed "
