@@ -305,7 +305,11 @@ class RoundCommands:
             raise NotOnHotPath("a deal outside a deadline's transaction")
         envelope = Envelope(
             self.bot_id,
-            [job.params["update_id"] for _, job, _ in stepped if job.params["update_id"]],
+            [
+                job.params["update_id"]
+                for _, job, _ in stepped
+                if job.params["update_id"] is not None
+            ],
             [job.user_row for _, job, _ in stepped if job.user_row is not None],
         )
         await run_asyncpg(driver, postgres_write(write, envelope))

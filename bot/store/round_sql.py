@@ -109,7 +109,7 @@ POSTGRES_READS = {
     ),
 }
 #: PostgreSQL's read of a chat's open round whole for several players' commands written
-#: together (``bot.store.joined_steps``), locking nothing: ``seen`` lists which of their
+#: together (``RoundCommands._postgres_joined``), locking nothing: ``seen`` lists which of their
 #: updates (``update_ids``) were processed.
 POSTGRES_JOINED_READ = Positional.of(
     _READ.format(where=_BY_CHAT, whole=_WHOLE, lock="", seen=_SEEN_OF_MANY, **_POSTGRES_JSON)
