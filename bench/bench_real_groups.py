@@ -1,7 +1,8 @@
 """Real-groups bench: the bot process, the fake Telegram process, many groups in real windows.
 
     python bench/bench_real_groups.py [--groups 200] [--players 10] [--rounds 3]
-                                      [--start-within SECONDS] [--profile]
+                                      [--start-within SECONDS] [--round-trip-ms MS]
+                                      [--profile]
                                       [--postgres] [--postgres-url URL] [--pictures off]
 
 The fake Telegram runs as its own process (``python -m bot.fakegram --port 0``) and the
@@ -377,8 +378,11 @@ class Driver:
 
 
 @contextlib.asynccontextmanager
-async def fake_process(log: Path) -> AsyncIterator[tuple[subprocess.Popen[bytes], str]]:
-    """``python -m bot.fakegram --port 0``; yields it and its Bot API base URL."""
+async def fake_process(
+    log: Path, round_trip_ms: float = 0.0
+) -> AsyncIterator[tuple[subprocess.Popen[bytes], str]]:
+    """``python -m bot.fakegram --port 0``, answering the bot ``round_trip_ms`` late;
+    yields it and its Bot API base URL."""
     process = subprocess.Popen(
         [
             sys.executable,
@@ -390,6 +394,8 @@ async def fake_process(log: Path) -> AsyncIterator[tuple[subprocess.Popen[bytes]
             TOKEN,
             "--group-message-limit-per-minute",
             "20",
+            "--round-trip-ms",
+            str(round_trip_ms),
         ],
         cwd=REPO_ROOT,
         stdout=subprocess.PIPE,
@@ -522,6 +528,8 @@ async def floor_posts(fake: FakeTelegramClient, args: argparse.Namespace) -> lis
 
 async def bench(args: argparse.Namespace, database_url: str, work: Path) -> None:
     print(f"database: {make_url(database_url).get_backend_name()}  load before: {os.getloadavg()}")
+    if args.round_trip_ms:
+        print(f"the bot is {args.round_trip_ms:.0f} ms (a round trip) from the fake Telegram")
     await upgrade_async(database_url)
     db = Database.from_url(database_url)
     config = work / "niuniu.toml"
@@ -531,7 +539,7 @@ async def bench(args: argparse.Namespace, database_url: str, work: Path) -> None
         t0 = time.monotonic()
         await setup_tables(db, args)
         print(f"setup: {args.groups} tables opened and credited in {time.monotonic() - t0:.1f} s")
-        async with fake_process(work / "fake.log") as (fake_proc, base_url):
+        async with fake_process(work / "fake.log", args.round_trip_ms) as (fake_proc, base_url):
             root = base_url.rsplit("/bot", 1)[0]
             async with FakeTelegramClient(root) as fake:
                 profile = work / "bot.prof" if args.profile else None
@@ -773,7 +781,11 @@ async def report(
             f"shown by an edit {by_edit[phase]}"
         )
     print(f"    of which the round settled (ended_at_ms) {stats(settled_late)}")
-    floor_at = ideal_seen([(at, kind) for at, kind, _, _ in deadlines])
+    # A message the ideal scheduler sends reaches Telegram half a round trip later.
+    floor_at = [
+        at + args.round_trip_ms / 2
+        for at in ideal_seen([(at, kind) for at, kind, _, _ in deadlines])
+    ]
     print(
         f"    the floor: {len(deadlines)} deadlines, each one message sent by an ideal "
         "scheduler at 30/s, results first (the same deadlines)"
@@ -909,6 +921,13 @@ def main(argv: list[str] | None = None) -> None:
         default=None,
         metavar="SECONDS",
         help="start every group within this many seconds (default: over one round's length)",
+    )
+    parser.add_argument(
+        "--round-trip-ms",
+        type=float,
+        default=0.0,
+        metavar="MS",
+        help="the fake answers every Bot API call this much later, as across a network",
     )
     parser.add_argument(
         "--profile", action="store_true", help="run the bot under cProfile and print its top 25"

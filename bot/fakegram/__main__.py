@@ -27,6 +27,12 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
         default=None,
         help="answer 429 once a group chat got this many sendMessage in 60 s",
     )
+    parser.add_argument(
+        "--round-trip-ms",
+        type=float,
+        default=0.0,
+        help="answer every Bot API call this much later, as across a network",
+    )
     return parser.parse_args(argv)
 
 
@@ -36,6 +42,7 @@ async def serve(args: argparse.Namespace) -> None:
         token=args.token,
         bot_username=args.bot_username,
         group_message_limit_per_minute=args.group_message_limit_per_minute,
+        round_trip_ms=args.round_trip_ms,
     )
     stop_requested = asyncio.Event()
     loop = asyncio.get_running_loop()

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import time
 from collections.abc import Awaitable, Callable, Mapping
@@ -23,8 +24,18 @@ class BotApiEndpoint:
     """Serves the Bot API methods ``handlers`` names (by their Bot API names) for ``token``,
     and keeps the log of every call."""
 
-    def __init__(self, token: str, handlers: Mapping[str, Handler], changes: Changes) -> None:
+    def __init__(
+        self,
+        token: str,
+        handlers: Mapping[str, Handler],
+        changes: Changes,
+        *,
+        round_trip_seconds: float = 0.0,
+    ) -> None:
         self._token = token
+        #: Half before each call is performed, half before its answer goes: a bot far from
+        #: Telegram's servers waits this long for every answer (a long poll's too).
+        self._half_trip = round_trip_seconds / 2
         self._changes = changes
         self._methods = {name.lower(): (name, handler) for name, handler in handlers.items()}
         self._calls: list[JsonDict] = []
@@ -45,6 +56,8 @@ class BotApiEndpoint:
         """Answer one Bot API request."""
         method = request.match_info["method"]
         raw_params: JsonDict = {}
+        if self._half_trip:
+            await asyncio.sleep(self._half_trip)
         with self.faults.guard(request, method):
             try:
                 if request.match_info["token"] != self._token:
@@ -59,10 +72,14 @@ class BotApiEndpoint:
                 result = await handler(RequestParams(raw_params))
             except ApiError as error:
                 self._record_call(method, raw_params, error)
-                return web.json_response(error.to_json(), status=error.error_code)
-            self._record_call(method, raw_params, None, result)
-            await self.faults.hold(answer_delay)
-            return web.json_response({"ok": True, "result": result})
+                answer = web.json_response(error.to_json(), status=error.error_code)
+            else:
+                self._record_call(method, raw_params, None, result)
+                await self.faults.hold(answer_delay)
+                answer = web.json_response({"ok": True, "result": result})
+        if self._half_trip:
+            await asyncio.sleep(self._half_trip)
+        return answer
 
     def _record_call(
         self, method: str, params: JsonDict, error: ApiError | None, result: object = None

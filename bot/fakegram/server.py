@@ -53,6 +53,9 @@ class FakeTelegram:
     ``parse_mode`` HTML is validated like Telegram (stricter only for a bare ``&``);
     Markdown parse modes are accepted but not parsed.
 
+    ``round_trip_ms`` delays every Bot API answer as a network between the bot and
+    Telegram would (half before the call is performed, half after).
+
     Use as ``async with FakeTelegram() as fake:`` or call ``start``/``stop``.
     """
 
@@ -62,6 +65,7 @@ class FakeTelegram:
         token: str = "123456:TEST",
         bot_username: str = "niuniu_test_bot",
         group_message_limit_per_minute: int | None = None,
+        round_trip_ms: float = 0.0,
     ) -> None:
         bot_id, separator, _secret = token.partition(":")
         if not separator or not bot_id.isdigit():
@@ -81,7 +85,9 @@ class FakeTelegram:
         self._holds = SendHolds(self._changes)
         self._callbacks = CallbackQueries(self._chats, self._updates)
         self._members = ChatMembers(self._chats)
-        self._api = BotApiEndpoint(token, self._bot_api_methods(), self._changes)
+        self._api = BotApiEndpoint(
+            token, self._bot_api_methods(), self._changes, round_trip_seconds=round_trip_ms / 1000
+        )
         #: The bots this server answers for, by token: its own, and any it ``host``s.
         self._endpoints = {token: self._api}
         self._runner: web.AppRunner | None = None

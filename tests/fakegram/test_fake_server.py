@@ -652,3 +652,21 @@ async def test_application_answers_ping_while_polling(fake: FakeTelegram) -> Non
     [entry] = pong
     assert entry["reply_to_message_id"] == ping_update["message"]["message_id"]
     assert not [call for call in fake.calls if not call["ok"]]
+
+
+# ----------------------------------------------------------------------- round trip
+
+
+async def test_a_round_trip_delays_every_answer_and_the_call_by_half_of_it() -> None:
+    async with FakeTelegram(round_trip_ms=400) as fake:
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        call = asyncio.create_task(raw_call(fake, "getMe"))
+        await asyncio.sleep(0.1)
+        assert fake.calls == []  # still on its way to Telegram
+        status, body = await call
+        took = loop.time() - started
+        refused = await raw_call(fake, "noSuchMethod")
+    assert status == 200 and body["ok"]
+    assert took >= 0.4
+    assert refused[0] == 404  # a refusal comes back across the same network
