@@ -1,10 +1,11 @@
 """Serving updates: long polling that confirms an update only after it was handled.
 
 python-telegram-bot's own poller confirms a batch on its next request, before the
-handlers have run, so a crash in between loses those updates. This loop handles a batch
-(chats concurrently, each chat in order) and only then asks for the next one, which
-confirms it. A crash before that makes Telegram deliver the batch again, and the
-database's record of processed update ids turns repeats into no-ops.
+handlers have run, so a crash in between loses those updates. This loop handles updates
+(chats concurrently, each chat in order) and confirms an update only once it and every
+update before it were handled (``bot.telegram.poll_window``). A crash before that makes
+Telegram deliver it again, and the database's record of processed update ids turns
+repeats into no-ops.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from telegram.error import Conflict, NetworkError, RetryAfter, TelegramError, Ti
 from telegram.ext import Application
 
 from bot.telegram.observers import ShellObserver, Unobserved
+from bot.telegram.poll_window import UPDATES_IN_HAND, PollWindow
 from bot.telegram.retries import failure_kind
 from bot.telegram.shell import GameBot
 
@@ -29,12 +31,9 @@ ALLOWED_UPDATES = [Update.MESSAGE, Update.CALLBACK_QUERY]
 AnyApplication = Application[Any, Any, Any, Any, Any, Any]
 
 
-#: Updates one ``getUpdates`` fetches at most, fewer than Telegram's 100: a batch is
-#: handled whole before the next poll confirms it, its handlers interleave on the loop,
-#: and a press's toast goes out only once its own handler is through, so in a batch of
-#: 100 it waited for most of the other 99. Batches of 25 brought the toasts back sooner
-#: and cost less CPU per update under load (``bench/bench_real_groups.py``).
-UPDATES_PER_POLL = 25
+#: The most one ``getUpdates`` answers with (the Bot API's limit): fetched whole, so that
+#: a backlog drains at up to 100 updates per round trip to Telegram.
+TELEGRAM_MOST_PER_POLL = 100
 
 
 async def _pause(stop: asyncio.Event, seconds: float) -> None:
@@ -66,22 +65,44 @@ async def poll(
     *,
     timeout: float = 10,
     observer: ShellObserver | None = None,
+    window: PollWindow | None = None,
 ) -> None:
-    """Long-poll ``getUpdates`` until ``stop`` is set, handling each batch before the next;
-    ``observer`` hears of each request and each failure."""
+    """Long-poll ``getUpdates`` until ``stop`` is set, each update confirmed only once it
+    and every update before it were handled; ``observer`` hears of each request and each
+    failure. ``window`` holds what is fetched (``UpdatesRequest`` reads it too).
+
+    While a backlog lasts (an answer was full), the next request goes out once fewer than
+    ``UPDATES_IN_HAND`` fetched updates wait for their turn: fetching overlaps handling,
+    so neither the round trip to Telegram nor a slow update idles the loop. Past the
+    backlog, it waits until everything fetched was handled, then long-polls."""
     bot = application.bot
+    processor = application.update_processor
     observer = observer or Unobserved()
-    offset: int | None = None
+    window = window if window is not None else PollWindow(UPDATES_IN_HAND)
+
+    async def handle(update: Update) -> None:
+        await processor.process_update(update, application.process_update(update))
+
+    backlog = False
     # A webhook left from webhook mode would make every getUpdates fail.
     await _delete_webhook(application)
     while not stop.is_set():
+        await window.until(PollWindow.running_short if backlog else PollWindow.settled, stop)
+        if stop.is_set():
+            break
+        offset = window.confirm()
+        room = TELEGRAM_MOST_PER_POLL - len(window)  # the rest of an answer comes again
+        if room <= 0:
+            backlog = False
+            continue
         observer.bot_api_called("getUpdates")
         fetch = asyncio.ensure_future(
             bot.get_updates(
                 offset=offset,
-                timeout=timeout,
+                # What is fetched and unconfirmed comes back at once: no long poll then.
+                timeout=timeout if not len(window) else 0,
                 allowed_updates=ALLOWED_UPDATES,
-                limit=UPDATES_PER_POLL,
+                limit=TELEGRAM_MOST_PER_POLL,
             )
         )
         stopping = asyncio.ensure_future(stop.wait())
@@ -90,10 +111,11 @@ async def poll(
         if not fetch.done():
             fetch.cancel()  # stopping: what it would fetch stays unconfirmed, so is not lost
             break
+        backlog = False
         if (failure := fetch.exception()) is not None and isinstance(failure, Exception):
             observer.bot_api_failed("getUpdates", failure_kind(failure))
         try:
-            updates = list(fetch.result())
+            updates = fetch.result()
         except RetryAfter as error:
             await _pause(stop, error.retry_after if isinstance(error.retry_after, int) else 5)
             continue
@@ -112,10 +134,10 @@ async def poll(
             log.error("getUpdates refused: %s; retrying in 5 s", error)
             await _pause(stop, 5.0)
             continue
-        if updates:
-            await handle_batch(application, updates)
-            offset = updates[-1].update_id + 1
-    if offset is not None:
+        backlog = window.take(updates, handle) >= room
+    # What was fetched is handled whole, then confirmed.
+    await window.handled()
+    if (offset := window.confirm()) is not None:
         with contextlib.suppress(TelegramError):
             await bot.get_updates(offset=offset, timeout=0, allowed_updates=ALLOWED_UPDATES)
 
@@ -160,7 +182,13 @@ async def running(
         await game.start(application)
         poller = (
             asyncio.create_task(
-                poll(application, stop, timeout=poll_timeout, observer=game.observer)
+                poll(
+                    application,
+                    stop,
+                    timeout=poll_timeout,
+                    observer=game.observer,
+                    window=game.poll_window,
+                )
             )
             if polling
             else None

@@ -47,7 +47,7 @@ from bot.telegram.handlers.play import PlayHandlers
 from bot.telegram.handlers.stats import StatsHandlers
 from bot.telegram.handlers.table import TableHandlers
 from bot.telegram.handlers.verify import VerifyHandlers
-from bot.telegram.http import AiohttpRequest
+from bot.telegram.http import AiohttpRequest, UpdatesRequest
 from bot.telegram.lookups import ChatSettings, People, person_of
 from bot.telegram.messenger import Messenger
 from bot.telegram.miniapp_links import MiniAppLinks
@@ -56,6 +56,7 @@ from bot.telegram.miniapp_rounds import MiniAppRounds
 from bot.telegram.observers import BUTTON, MESSAGE, ShellObserver, Unobserved
 from bot.telegram.ordering import ChatLocks, ChatOrderedProcessor
 from bot.telegram.outages import OutageLog, database_unavailable_here
+from bot.telegram.poll_window import UPDATES_IN_HAND, PollWindow
 from bot.telegram.progress import RoundProgress
 from bot.telegram.replies import Replies
 from bot.telegram.timers import LoopTimers
@@ -158,6 +159,8 @@ class GameBot:
         self.observer: ShellObserver = observer or Unobserved()
         self._outages = OutageLog(log)
         self.locks = ChatLocks()
+        #: The updates this bot's poller fetched and has not confirmed yet.
+        self.poll_window = PollWindow(UPDATES_IN_HAND)
         self.messenger = Messenger(
             observer=self.observer,
             shared_sends=service.group_sends(
@@ -381,9 +384,7 @@ def build_application(
     )
     # aiohttp unless the caller brings its own (bot.telegram.http says why).
     builder = builder.request(request or AiohttpRequest())
-    builder = builder.get_updates_request(
-        get_updates_request or AiohttpRequest(connection_pool_size=1)
-    )
+    builder = builder.get_updates_request(get_updates_request or UpdatesRequest(game.poll_window))
     if rate_limiter:
         builder = builder.rate_limiter(retrying_after_flood(game.observer))
     application = builder.build()

@@ -1,46 +1,176 @@
-"""Polling against the fake Telegram: updates come in batches of at most
-``UPDATES_PER_POLL``, each handled whole before the next poll confirms it, none lost or
+"""Polling against the fake Telegram: a backlog fetched 100 at a time, handled
+``UPDATES_IN_HAND`` at a time in order, more fetched while earlier ones are still in hand;
+an update confirmed only once it and every update before it were handled; none lost or
 handled twice."""
 
 from __future__ import annotations
 
 import asyncio
+import itertools
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 from telegram import Update
 from telegram.ext import Application, MessageHandler, filters
 
 from bot.fakegram import FakeTelegram
-from bot.telegram.serving import UPDATES_PER_POLL, poll
+from bot.telegram.http import UpdatesRequest
+from bot.telegram.ordering import ChatLocks, ChatOrderedProcessor
+from bot.telegram.poll_window import UPDATES_IN_HAND, PollWindow
+from bot.telegram.serving import TELEGRAM_MOST_PER_POLL, poll
 
 ANN = {"id": 11, "first_name": "Ann"}
 
+Note = Callable[[Update, Any], Coroutine[Any, Any, None]]
 
-async def test_a_backlog_is_fetched_in_batches_of_at_most_updates_per_poll() -> None:
-    backlog = 2 * UPDATES_PER_POLL + 10
+
+def application_for(fake: FakeTelegram, note: Note, window: PollWindow | None = None) -> Any:
+    builder = (
+        Application.builder()
+        .token(fake.token)
+        .base_url(fake.base_url)
+        .concurrent_updates(ChatOrderedProcessor(ChatLocks()))
+    )
+    if window is not None:
+        builder = builder.get_updates_request(UpdatesRequest(window))
+    application = builder.build()
+    application.add_handler(MessageHandler(filters.ALL, note))
+    return application
+
+
+async def until(check: Callable[[], bool]) -> None:
+    for _ in range(500):
+        if check():
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError("not in time")
+
+
+def polls(fake: FakeTelegram) -> list[dict[str, Any]]:
+    return [call for call in fake.calls if call["method"] == "getUpdates"]
+
+
+async def test_a_backlog_is_handled_updates_in_hand_at_a_time_in_order_each_once() -> None:
+    backlog = 3 * TELEGRAM_MOST_PER_POLL + 10
+    started: list[int] = []
     handled: list[int] = []
+    at_once = [0, 0]  # now, most
 
     async def note(update: Update, context: Any) -> None:
+        started.append(update.update_id)
+        at_once[0] += 1
+        at_once[1] = max(at_once)
+        await asyncio.sleep(0.01)
+        at_once[0] -= 1
         handled.append(update.update_id)
 
     async with FakeTelegram() as fake:
-        queued = [fake.post_message(-1001, ANN, f"/bet {i}")["update_id"] for i in range(backlog)]
-        application = Application.builder().token(fake.token).base_url(fake.base_url).build()
-        application.add_handler(MessageHandler(filters.ALL, note))
+        queued = [
+            fake.post_message(-1000 - i, ANN, f"/bet {i}")["update_id"] for i in range(backlog)
+        ]
+        application = application_for(fake, note)
         stop = asyncio.Event()
         async with application:
             polling = asyncio.create_task(poll(application, stop, timeout=0))
-            for _ in range(500):
-                if len(handled) == backlog:
-                    break
-                await asyncio.sleep(0.01)
+            await until(lambda: len(handled) == backlog)
             stop.set()
             await polling
-        batches = [
-            call["update_ids"]
-            for call in fake.calls
-            if call["method"] == "getUpdates" and call.get("update_ids")
-        ]
+        fetched = [call.get("update_ids") or [] for call in polls(fake)]
 
+    assert started == queued  # in the order they came
     assert sorted(handled) == queued  # each once
-    assert [len(batch) for batch in batches] == [UPDATES_PER_POLL, UPDATES_PER_POLL, 10]
+    assert at_once[1] == UPDATES_IN_HAND
+    assert len(fetched[0]) == TELEGRAM_MOST_PER_POLL  # a backlog is fetched 100 at a time
+    # More was fetched while some of it was in hand (so it came again, and was dropped).
+    assert any(set(earlier) & set(later) for earlier, later in itertools.pairwise(fetched))
+
+
+async def test_a_slow_update_holds_up_neither_the_next_nor_its_own_confirmation() -> None:
+    handled: list[int] = []
+    slow_one_may_end = asyncio.Event()
+
+    async def note(update: Update, context: Any) -> None:
+        assert update.message is not None
+        if update.message.text == "/slow":
+            await slow_one_may_end.wait()
+        handled.append(update.update_id)
+
+    async with FakeTelegram() as fake:
+        window = PollWindow(UPDATES_IN_HAND)
+        # A slow update, then as many in other chats as an answer holds beside it (the
+        # offset stays at the slow one, so every answer brings it again).
+        slow = fake.post_message(-1001, ANN, "/slow")["update_id"]
+        rest = [
+            fake.post_message(-2000 - i, ANN, f"/bet {i}")["update_id"]
+            for i in range(TELEGRAM_MOST_PER_POLL - 1)
+        ]
+        application = application_for(fake, note, window)
+        stop = asyncio.Event()
+        async with application:
+            polling = asyncio.create_task(poll(application, stop, timeout=0, window=window))
+            # Everything behind the slow update is handled while it is in hand ...
+            await until(lambda: len(handled) == len(rest))
+            assert handled == rest
+            # ... and none of it was confirmed: every request kept the slow one's offset.
+            offsets = {call["params"].get("offset") for call in polls(fake)}
+            assert offsets <= {None, str(slow)}  # (the form's text)
+            assert window.holds(slow)
+            slow_one_may_end.set()
+            await until(lambda: len(handled) == len(rest) + 1)
+            stop.set()
+            await polling
+        # The last request confirmed them all.
+        assert polls(fake)[-1]["params"]["offset"] == str(rest[-1] + 1)
+    assert sorted(handled) == [slow, *rest]
+
+
+async def test_updates_after_one_still_in_hand_come_again_after_a_crash_and_only_they() -> None:
+    handled: list[int] = []
+    never = asyncio.Event()
+
+    async def note(update: Update, context: Any) -> None:
+        assert update.message is not None
+        if update.message.text == "/slow":
+            await never.wait()
+        handled.append(update.update_id)
+
+    async with FakeTelegram() as fake:
+        before = [fake.post_message(-1001, ANN, "/bet 1")["update_id"]]
+        application = application_for(fake, note)
+        stop = asyncio.Event()
+        async with application:
+            polling = asyncio.create_task(poll(application, stop, timeout=0))
+            await until(lambda: handled == before)
+            slow = fake.post_message(-1002, ANN, "/slow")["update_id"]
+            after = fake.post_message(-1003, ANN, "/bet 2")["update_id"]
+            await until(lambda: after in handled)
+            polling.cancel()  # the process dies with the slow one in hand
+        redelivered: list[int] = []
+
+        async def again(update: Update, context: Any) -> None:
+            redelivered.append(update.update_id)
+
+        restarted = application_for(fake, again)
+        stop = asyncio.Event()
+        async with restarted:
+            polling = asyncio.create_task(poll(restarted, stop, timeout=0))
+            await until(lambda: len(redelivered) == 2)
+            stop.set()
+            await polling
+    assert redelivered == [slow, after]
+
+
+def test_the_updates_transport_drops_what_the_window_holds() -> None:
+    window = PollWindow(UPDATES_IN_HAND)
+    payload = b'{"ok": true, "result": [{"update_id": 7}, {"update_id": 8}, {"update_id": 9}]}'
+
+    async def taken() -> None:
+        async def handle(update: Update) -> None:
+            await asyncio.sleep(0)
+
+        window.take([Update(7), Update(8)], handle)
+        window.confirm()
+
+    asyncio.run(taken())
+    answer = UpdatesRequest(window).parse_json_payload(payload)
+    assert answer["result"] == [{"update_id": 9}]
