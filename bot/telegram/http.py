@@ -186,7 +186,7 @@ class AiohttpRequest(BaseRequest):
 class UpdatesRequest(AiohttpRequest):
     """The transport of ``getUpdates``: an answer's updates that the poller holds already
     (``PollWindow``: fetched, not confirmed yet, so Telegram sends them again) are
-    dropped before python-telegram-bot builds objects of them, which costs ten times
+    dropped before python-telegram-bot builds objects of them, which costs over ten times
     decoding their JSON (``bench/bench_http.py``)."""
 
     def __init__(self, window: PollWindow, **timeouts: float | None) -> None:

@@ -51,16 +51,6 @@ class PollWindow:
         """Updates fetched and not confirmed yet: each answer brings them again."""
         return len(self._fetched)
 
-    @property
-    def in_hand(self) -> int:
-        """Updates being handled."""
-        return self._in_hand
-
-    @property
-    def waiting(self) -> int:
-        """Updates fetched and not handed to their handler yet."""
-        return len(self._waiting)
-
     def settled(self) -> bool:
         """Whether every update fetched was handled."""
         return self._in_hand == 0 and not self._waiting
