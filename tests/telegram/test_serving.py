@@ -46,6 +46,19 @@ async def until(check: Callable[[], bool]) -> None:
     raise AssertionError("not in time")
 
 
+def noting(slow_one_may_end: asyncio.Event) -> tuple[list[int], Note]:
+    """A handler noting each update it handled, which holds ``/slow`` until the event."""
+    handled: list[int] = []
+
+    async def note(update: Update, context: Any) -> None:
+        assert update.message is not None
+        if update.message.text == "/slow":
+            await slow_one_may_end.wait()
+        handled.append(update.update_id)
+
+    return handled, note
+
+
 def polls(fake: FakeTelegram) -> list[dict[str, Any]]:
     return [call for call in fake.calls if call["method"] == "getUpdates"]
 
@@ -86,14 +99,8 @@ async def test_a_backlog_is_handled_updates_in_hand_at_a_time_in_order_each_once
 
 
 async def test_a_slow_update_holds_up_neither_the_next_nor_its_own_confirmation() -> None:
-    handled: list[int] = []
     slow_one_may_end = asyncio.Event()
-
-    async def note(update: Update, context: Any) -> None:
-        assert update.message is not None
-        if update.message.text == "/slow":
-            await slow_one_may_end.wait()
-        handled.append(update.update_id)
+    handled, note = noting(slow_one_may_end)
 
     async with FakeTelegram() as fake:
         window = PollWindow(UPDATES_IN_HAND)
@@ -125,14 +132,7 @@ async def test_a_slow_update_holds_up_neither_the_next_nor_its_own_confirmation(
 
 
 async def test_updates_after_one_still_in_hand_come_again_after_a_crash_and_only_they() -> None:
-    handled: list[int] = []
-    never = asyncio.Event()
-
-    async def note(update: Update, context: Any) -> None:
-        assert update.message is not None
-        if update.message.text == "/slow":
-            await never.wait()
-        handled.append(update.update_id)
+    handled, note = noting(asyncio.Event())  # the slow one never ends
 
     async with FakeTelegram() as fake:
         before = [fake.post_message(-1001, ANN, "/bet 1")["update_id"]]
