@@ -186,8 +186,8 @@ class AiohttpRequest(BaseRequest):
 class UpdatesRequest(AiohttpRequest):
     """The transport of ``getUpdates``: an answer's updates that the poller holds already
     (``PollWindow``: fetched, not confirmed yet, so Telegram sends them again) are
-    dropped before python-telegram-bot builds objects of them, which costs over ten times
-    decoding their JSON (``bench/bench_http.py``)."""
+    dropped before python-telegram-bot builds objects of them, which costs far more than
+    decoding their JSON (``bench/bench_http.py`` measures both)."""
 
     def __init__(self, window: PollWindow, **timeouts: float | None) -> None:
         super().__init__(connection_pool_size=1, **timeouts)

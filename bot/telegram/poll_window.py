@@ -69,13 +69,14 @@ class PollWindow:
         first not handled yet (``None`` before the first update). Those are forgotten
         here, as Telegram forgets them on that call; a call that fails leaves them to the
         next one, which passes the same offset or a later one."""
+        handled = []
         for update_id, task in self._fetched.items():
             if task is None or not task.done():
                 self._offset = update_id
                 break
+            handled.append(update_id)
             self._offset = update_id + 1
-        confirmed = [known for known in self._fetched if known < (self._offset or 0)]
-        for update_id in confirmed:
+        for update_id in handled:
             del self._fetched[update_id]
         return self._offset
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 from collections.abc import AsyncIterator
 from typing import Any
@@ -48,15 +49,14 @@ async def _delete_webhook(application: AnyApplication) -> None:
         log.warning("deleteWebhook failed: %s", error)
 
 
+async def handle_update(application: AnyApplication, update: Update) -> None:
+    """Handle ``update`` through the application's per-chat processor."""
+    await application.update_processor.process_update(update, application.process_update(update))
+
+
 async def handle_batch(application: AnyApplication, updates: list[Update]) -> None:
     """Handle updates through the application's per-chat processor, all of them."""
-    processor = application.update_processor
-    await asyncio.gather(
-        *(
-            processor.process_update(update, application.process_update(update))
-            for update in updates
-        )
-    )
+    await asyncio.gather(*(handle_update(application, update) for update in updates))
 
 
 async def poll(
@@ -76,12 +76,8 @@ async def poll(
     so neither the round trip to Telegram nor a slow update idles the loop. Past the
     backlog, it waits until everything fetched was handled, then long-polls."""
     bot = application.bot
-    processor = application.update_processor
     observer = observer or Unobserved()
     window = window if window is not None else PollWindow(UPDATES_IN_HAND)
-
-    async def handle(update: Update) -> None:
-        await processor.process_update(update, application.process_update(update))
 
     backlog = False
     # A webhook left from webhook mode would make every getUpdates fail.
@@ -134,7 +130,7 @@ async def poll(
             log.error("getUpdates refused: %s; retrying in 5 s", error)
             await _pause(stop, 5.0)
             continue
-        backlog = window.take(updates, handle) >= room
+        backlog = window.take(updates, functools.partial(handle_update, application)) >= room
     # What was fetched is handled whole, then confirmed.
     await window.handled()
     if (offset := window.confirm()) is not None:

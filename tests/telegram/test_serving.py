@@ -18,6 +18,7 @@ from bot.telegram.http import UpdatesRequest
 from bot.telegram.ordering import ChatLocks, ChatOrderedProcessor
 from bot.telegram.poll_window import UPDATES_IN_HAND, PollWindow
 from bot.telegram.serving import TELEGRAM_MOST_PER_POLL, poll
+from tests.helpers.telegram import eventually
 
 ANN = {"id": 11, "first_name": "Ann"}
 
@@ -36,14 +37,6 @@ def application_for(fake: FakeTelegram, note: Note, window: PollWindow | None = 
     application = builder.build()
     application.add_handler(MessageHandler(filters.ALL, note))
     return application
-
-
-async def until(check: Callable[[], bool]) -> None:
-    for _ in range(500):
-        if check():
-            return
-        await asyncio.sleep(0.01)
-    raise AssertionError("not in time")
 
 
 def noting(slow_one_may_end: asyncio.Event) -> tuple[list[int], Note]:
@@ -85,7 +78,7 @@ async def test_a_backlog_is_handled_updates_in_hand_at_a_time_in_order_each_once
         stop = asyncio.Event()
         async with application:
             polling = asyncio.create_task(poll(application, stop, timeout=0))
-            await until(lambda: len(handled) == backlog)
+            await eventually(lambda: len(handled) == backlog)
             stop.set()
             await polling
         fetched = [call.get("update_ids") or [] for call in polls(fake)]
@@ -116,14 +109,14 @@ async def test_a_slow_update_holds_up_neither_the_next_nor_its_own_confirmation(
         async with application:
             polling = asyncio.create_task(poll(application, stop, timeout=0, window=window))
             # Everything behind the slow update is handled while it is in hand ...
-            await until(lambda: len(handled) == len(rest))
+            await eventually(lambda: len(handled) == len(rest))
             assert handled == rest
             # ... and none of it was confirmed: every request kept the slow one's offset.
             offsets = {call["params"].get("offset") for call in polls(fake)}
             assert offsets <= {None, str(slow)}  # (the form's text)
             assert window.holds(slow)
             slow_one_may_end.set()
-            await until(lambda: len(handled) == len(rest) + 1)
+            await eventually(lambda: len(handled) == len(rest) + 1)
             stop.set()
             await polling
         # The last request confirmed them all.
@@ -148,7 +141,7 @@ async def test_updates_after_one_still_in_hand_come_again_after_a_crash_and_only
         async with application:
             polling = asyncio.create_task(poll(application, stop, timeout=0))
             # All before it, and the 99 that answers hold beside it, are handled.
-            await until(lambda: len(handled) == len(lead) + TELEGRAM_MOST_PER_POLL - 1)
+            await eventually(lambda: len(handled) == len(lead) + TELEGRAM_MOST_PER_POLL - 1)
             assert any(call["params"].get("offset") == str(slow) for call in polls(fake))
             polling.cancel()  # the process dies with the slow one in hand
         redelivered: list[int] = []
@@ -160,7 +153,7 @@ async def test_updates_after_one_still_in_hand_come_again_after_a_crash_and_only
         stop = asyncio.Event()
         async with restarted:
             polling = asyncio.create_task(poll(restarted, stop, timeout=0))
-            await until(lambda: len(redelivered) == 1 + len(after))
+            await eventually(lambda: len(redelivered) == 1 + len(after))
             stop.set()
             await polling
     assert sorted(redelivered) == [slow, *after]
