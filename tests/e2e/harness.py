@@ -385,12 +385,14 @@ class E2E:
                 return entry
         return None
 
-    async def wait_reply(self, chat_id: int, update: JsonDict) -> JsonDict:
+    async def wait_reply(
+        self, chat_id: int, update: JsonDict, timeout: float = STEP_SECONDS
+    ) -> JsonDict:
         """Wait for the bot's reply to the message of ``update``."""
         message_id = update["message"]["message_id"]
         try:
             return await self.fake.wait_for(
-                lambda: self.reply_of(chat_id, message_id), timeout=STEP_SECONDS
+                lambda: self.reply_of(chat_id, message_id), timeout=timeout
             )
         except TimeoutError as error:
             sent = "\n".join(
@@ -402,9 +404,16 @@ class E2E:
                 f"the bot's last messages in the chat:\n{sent}\n{self.bot.log()}"
             ) from error
 
-    async def ask(self, chat_id: int, who: JsonDict, text: str, reply_to: int | None = None) -> str:
+    async def ask(
+        self,
+        chat_id: int,
+        who: JsonDict,
+        text: str,
+        reply_to: int | None = None,
+        timeout: float = STEP_SECONDS,
+    ) -> str:
         """Say something and return the plain text of the bot's reply."""
-        entry = await self.wait_reply(chat_id, self.say(chat_id, who, text, reply_to))
+        entry = await self.wait_reply(chat_id, self.say(chat_id, who, text, reply_to), timeout)
         return str(entry["plain_text"])
 
     async def texts(self, chat_id: int) -> Texts:
