@@ -83,7 +83,9 @@ class DeliveryUseCases:
     async def replace_board_message(self, round_id: int, old: int, new: int, phase: Phase) -> bool:
         """Record that Telegram has a new board message showing ``phase`` in place of
         ``old``, which is remembered until ``replaced_board_gone``; False if another worker
-        replaced ``old`` first (then ``new`` is a second board, to be taken down)."""
+        replaced ``old`` first (then ``new`` is a second board, to be taken down), or if a
+        board is still remembered to be taken down (``boards``: the database remembers
+        one, and would forget it)."""
         return await self.store.delivery_records.replace_board_message(
             round_id, old, new, phase.value, now_ms=self.clock()
         )
@@ -197,3 +199,8 @@ class DeliveryUseCases:
         """The message id of a round's live board; ``None`` until Telegram has it,
         ``BOARD_REFUSED`` if it refused it."""
         return await self.store.delivery_lookup.board_message(round_id)
+
+    async def boards(self, round_id: int) -> tuple[int | None, int | None]:
+        """A round's live board (as ``board_message``) and the board message replaced by
+        a new phase's (or a stray) still to be taken down, ``None`` if there is none."""
+        return await self.store.delivery_lookup.boards(round_id)

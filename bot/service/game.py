@@ -221,6 +221,7 @@ class GameService:
         self.phase_unseen = deliveries.phase_unseen
         self.round_ended = deliveries.round_ended
         self.board_message = deliveries.board_message
+        self.boards = deliveries.boards
 
         reading = self.reading
         self.round = reading.round

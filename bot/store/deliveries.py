@@ -82,11 +82,12 @@ _SET_BOARD_MESSAGE = (
     "WHERE id = :round_id"
 )
 #: A new phase's board in place of ``:old`` (unless another worker replaced that first),
-#: the old one remembered until it is taken down.
+#: the old one remembered until it is taken down; not while another is remembered to be
+#: taken down, which it would make the database forget.
 _REPLACE_BOARD_MESSAGE = (
     "UPDATE rounds SET board_message_id = :message_id, board_phase = :phase, "
     "board_closed_at_ms = NULL, replaced_board_message_id = :old, board_replaced_at_ms = :now "
-    "WHERE id = :round_id AND board_message_id = :old"
+    "WHERE id = :round_id AND board_message_id = :old AND replaced_board_message_id IS NULL"
 )
 #: The board ``:message_id`` (still the round's) shows ``:phase``.
 _MARK_PHASE_SHOWN = (
@@ -292,6 +293,7 @@ WHERE {OPEN_PHASES_SQL} AND board_message_id > 0
 ORDER BY id
 """
 _BOARD_MESSAGE = "SELECT board_message_id FROM rounds WHERE id = :round_id"
+_BOARDS = "SELECT board_message_id, replaced_board_message_id FROM rounds WHERE id = :round_id"
 _BOARD_SHOWS = (
     "SELECT phase, deadline_ms, board_message_id, board_phase FROM rounds WHERE id = :round_id"
 )
@@ -305,6 +307,7 @@ _READS_POSTGRES = {
         _REPLACED_BOARDS,
         _UNSHOWN_PHASES,
         _BOARD_MESSAGE,
+        _BOARDS,
         _BOARD_SHOWS,
         _PHASE,
     )
@@ -328,6 +331,13 @@ class DeliveryLookup:
         params = {"round_id": round_id}
         row = await self.db.read_one(_BOARD_MESSAGE, _READS_POSTGRES[_BOARD_MESSAGE], params)
         return None if row is None else row[0]
+
+    async def boards(self, round_id: int) -> tuple[int | None, int | None]:
+        """The board's message id and that of a board replaced (or a stray) still to be
+        taken down (``None``: none, or no such round)."""
+        params = {"round_id": round_id}
+        row = await self.db.read_one(_BOARDS, _READS_POSTGRES[_BOARDS], params)
+        return (None, None) if row is None else (row[0], row[1])
 
     async def board_shows(self, round_id: int) -> tuple[str, int, int | None, str | None] | None:
         """The round's phase and deadline, its board's message id and the phase the board

@@ -403,7 +403,7 @@ class FakeService(BoardService, ProgressService, SettingsSource, NamesSource, Ch
 
     async def replace_board_message(self, round_id: int, old: int, new: int, phase: Phase) -> bool:
         self._note("replace_board_message", round_id, old, new)
-        if self.board_messages.get(round_id) != old:
+        if self.board_messages.get(round_id) != old or round_id in self.replaced:
             return False
         self.board_messages[round_id] = new
         self.board_phases[round_id] = phase
@@ -452,6 +452,10 @@ class FakeService(BoardService, ProgressService, SettingsSource, NamesSource, Ch
     async def board_message(self, round_id: int) -> int | None:
         self._note("board_message", round_id)
         return self.board_messages.get(round_id)
+
+    async def boards(self, round_id: int) -> tuple[int | None, int | None]:
+        self._note("boards", round_id)
+        return self.board_messages.get(round_id), self.replaced.get(round_id)
 
     async def claim_announcement(self, round_id: int, *, lease_ms: int = DELIVERY_LEASE_MS) -> bool:
         self._note("claim_announcement", round_id, lease_ms)

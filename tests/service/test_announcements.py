@@ -255,10 +255,18 @@ async def test_a_replaced_board_is_remembered_until_taken_down_and_left_to_its_w
     assert await service.replace_board_message(round_id, 7, 9, Phase.BIDDING) is False
     assert await service.board_message(round_id) == 8
 
+    # Nor is 8 replaced while 7 is still to be taken down: the database would forget 7.
+    assert await service.boards(round_id) == (8, 7)
+    assert await service.replace_board_message(round_id, 8, 10, Phase.BETTING) is False
+    assert await service.board_message(round_id) == 8
+
     await service.replaced_board_gone(round_id, 6)  # not the one remembered: nothing
     assert len(await service.replaced_boards(grace_ms=0)) == 1
     await service.replaced_board_gone(round_id, 7)
     assert await service.replaced_boards(grace_ms=0) == []
+    assert await service.boards(round_id) == (8, None)
+    assert await service.replace_board_message(round_id, 8, 10, Phase.BETTING) is True
+    assert await service.boards(round_id) == (10, 8)
 
 
 async def test_a_pressed_message_that_is_not_the_board_is_taken_down_as_a_replaced_board(

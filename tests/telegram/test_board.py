@@ -641,6 +641,56 @@ async def test_an_old_board_whose_worker_died_before_taking_it_down_is_taken_dow
     assert shell.service.board_messages == {7: 2}
 
 
+async def test_a_new_phase_takes_down_the_old_board_still_remembered_before_replacing_the_next(
+    shell: BoardShell,
+) -> None:
+    await shell.posted()
+    bets_open = betting(shell.round)
+    shell.service.put(bets_open)
+    # What a worker killed between recording betting's board and deleting the first left.
+    await shell.bot.send_message(GROUP, "betting's board")
+    shell.service.board_messages[7] = 2
+    shell.service.replaced[7] = 1
+    grabs_open = grabbing(bets_open)
+    shell.service.put(grabs_open)
+
+    shell.board.repost(grabs_open)
+    await shell.settle()
+
+    # Both old boards are gone: the database remembers one a round, so the one it
+    # remembered went before the next took its place there.
+    assert [c.args["message_id"] for c in shell.bot.of("delete_message")] == [1, 2]
+    assert shell.service.board_messages == {7: 3}
+    assert [c.args for c in shell.service.called("replace_board_message")] == [(7, 2, 3)]
+    assert shell.service.replaced == {}
+
+
+async def test_a_new_phase_is_edited_in_while_an_old_board_remembered_cannot_be_taken_down(
+    shell: BoardShell,
+) -> None:
+    await shell.posted()
+    bets_open = betting(shell.round)
+    shell.service.put(bets_open)
+    shell.bot.fail_always(NetworkError("Bad Gateway"), "delete_message")
+    shell.bot.fail_always(NetworkError("Bad Gateway"), "edit_message_reply_markup")
+    shell.board.repost(bets_open)
+    await shell.settle()
+    assert shell.service.replaced == {7: 1}  # still live, and remembered
+    grabs_open = grabbing(bets_open)
+    shell.service.put(grabs_open)
+
+    shell.board.repost(grabs_open)
+    await shell.settle()
+
+    # No third board: the database would have forgotten the first, and its buttons.
+    assert len(shell.bot.texts) == 2
+    assert shell.service.board_messages == {7: 2}
+    assert shell.service.replaced == {7: 1}
+    edit = shell.bot.of("edit_message_text")[-1]
+    assert (edit.args["message_id"], edit.args["text"]) == (2, shell.board_text(grabs_open))
+    assert shell.service.board_phases == {7: Phase.GRABBING}
+
+
 async def test_a_board_posted_anew_after_another_worker_replaced_the_old_one_is_taken_down(
     shell: BoardShell,
 ) -> None:
@@ -718,6 +768,28 @@ async def test_a_new_phase_its_worker_never_showed_is_shown_by_the_sweep_after_a
     assert shell.service.board_phases == {7: Phase.BETTING}
     assert [c.args["message_id"] for c in shell.bot.of("delete_message")] == [1]
     # What the dead worker may have sent lies between the two boards: no live buttons.
+    await eventually(lambda: bool(shell.bot.of("edit_message_reply_markup")))
+    (disarmed,) = shell.bot.of("edit_message_reply_markup")
+    assert disarmed.args == {"chat_id": GROUP, "message_id": 2, "reply_markup": None}
+
+
+async def test_a_phase_taken_over_in_a_busy_minute_is_still_a_new_board_bounding_the_copy(
+    shell: BoardShell,
+) -> None:
+    await shell.posted()
+    opened = betting(shell.round)
+    shell.service.put(opened)  # the worker that opened betting died after sending this:
+    await shell.bot.send_message(GROUP, "its betting board, never recorded")
+    while shell.sends.room(GROUP) > ROOM_KEPT_FOR_ROUNDS:
+        shell.sends.take(GROUP)  # a busy minute: its own worker would have edited it in
+    shell.board.lease_ms = 0
+
+    await shell.board.redeliver()  # found unshown
+    await shell.board.redeliver()  # a lease later: taken over
+    await shell.settle()
+
+    assert len(shell.bot.texts) == 3
+    assert shell.service.board_messages == {7: 3}
     await eventually(lambda: bool(shell.bot.of("edit_message_reply_markup")))
     (disarmed,) = shell.bot.of("edit_message_reply_markup")
     assert disarmed.args == {"chat_id": GROUP, "message_id": 2, "reply_markup": None}

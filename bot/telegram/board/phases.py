@@ -79,24 +79,35 @@ class PhaseBoards:
         with urgent():
             busy_group = self.messenger.group_sends.room(chat_id) <= ROOM_KEPT_FOR_ROUNDS
             rate = self.messenger.rate
-            if busy_group or rate.tight or rate.backlog_seconds > REPOST_BACKLOG_SECONDS:
+            busy = busy_group or rate.tight or rate.backlog_seconds > REPOST_BACKLOG_SECONDS
+            # Taken over, the phase is posted anyway: only a new board bounds the ids
+            # among which the dead worker's unrecorded copy may be (``_replace_board``).
+            if (busy and not taken_over) or not await self._post_new_phase(
+                chat_id, round_id, phase, taken_over
+            ):
                 # Edited in: shown, unannounced.
                 await self.refresh.edit(round_id, Priority.PHASE, only_in=phase)
-            else:
-                await self._post_new_phase(chat_id, round_id, phase, taken_over)
 
     async def _post_new_phase(
         self, chat_id: int, round_id: int, phase: Phase, taken_over: bool
-    ) -> None:
-        old = await self.service.board_message(round_id)
+    ) -> bool:
+        """Show the phase on a new board message; False if it is to be edited in instead:
+        an old board is still to be taken down and cannot be now (the database remembers
+        one such board a round: a second would be forgotten, and keep its buttons)."""
+        old, replaced = await self.service.boards(round_id)
         if not old or old == BOARD_REFUSED:
-            return
+            return True
+        if replaced is not None:
+            if not await self.messenger.take_down(chat_id, replaced, round_id=round_id):
+                return False
+            await self.service.replaced_board_gone(round_id, replaced)
         self.memory.edit_pending.discard(round_id)
         self.memory.posting.add(round_id)
         try:
             await self._replace_board(chat_id, round_id, phase, old, taken_over)
         finally:
             self.closing.done_posting(chat_id, round_id)
+        return True
 
     async def _replace_board(
         self, chat_id: int, round_id: int, phase: Phase, old: int, taken_over: bool
@@ -115,7 +126,8 @@ class PhaseBoards:
         # The old board is remembered with the new one, until it is taken down: a worker
         # that dies before that leaves it to the sweep (``redeliver``), not live.
         if not await self.service.replace_board_message(round_id, old, new, phase):
-            # Another worker replaced the old board first: this message is a second one.
+            # Another worker replaced the old board first: this message is a second one
+            # (or a press marked a stray meanwhile: the sweep shows the phase after a lease).
             await self.messenger.take_down(chat_id, new, round_id=round_id)
             return
         self.memory.phase_recorded[round_id] = phase
