@@ -36,6 +36,7 @@ from telegram.request import BaseRequest, RequestData
 from yarl import URL
 
 from bot.telegram.poll_window import PollWindow
+from bot.telegram.reachability import Reachability
 
 _Proxy = tuple[URL | None, aiohttp.BasicAuth | None]
 
@@ -78,8 +79,11 @@ class AiohttpRequest(BaseRequest):
         connect_timeout: float | None = 5.0,
         pool_timeout: float | None = 1.0,
         media_write_timeout: float | None = 20.0,
+        reachability: Reachability | None = None,
     ) -> None:
         self._connections = connection_pool_size
+        #: Told of each answer and each failure on the way.
+        self._reachability = reachability if reachability is not None else Reachability()
         self._read_timeout = read_timeout
         self._write_timeout = write_timeout
         self._connect_timeout = connect_timeout
@@ -149,11 +153,15 @@ class AiohttpRequest(BaseRequest):
             ) as response:
                 status, payload = response.status, await response.read()
         except TimeoutError as error:
+            self._reachability.failed()
             raise TimedOut from error
         except aiohttp.ClientError as error:
+            self._reachability.failed()
             raise NetworkError(f"aiohttp.{error.__class__.__name__}: {error}") from error
         if status >= HTTPStatus.INTERNAL_SERVER_ERROR and not _is_json(payload):
+            self._reachability.failed()
             raise NetworkError(_status_text(status))
+        self._reachability.answered()
         if status == HTTPStatus.OK and _EDITS in url:
             return status, EDITED
         return status, payload
@@ -189,8 +197,13 @@ class UpdatesRequest(AiohttpRequest):
     dropped before python-telegram-bot builds objects of them, which costs far more than
     decoding their JSON (``bench/bench_http.py`` measures both)."""
 
-    def __init__(self, window: PollWindow, **timeouts: float | None) -> None:
-        super().__init__(connection_pool_size=1, **timeouts)
+    def __init__(
+        self,
+        window: PollWindow,
+        reachability: Reachability | None = None,
+        **timeouts: float | None,
+    ) -> None:
+        super().__init__(connection_pool_size=1, reachability=reachability, **timeouts)
         self.window = window
 
     def parse_json_payload(self, payload: bytes) -> dict[str, Any]:  # type: ignore[override]

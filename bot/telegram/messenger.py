@@ -17,6 +17,7 @@ from telegram.error import BadRequest, Forbidden, TelegramError, TimedOut
 
 from bot.telegram.budget import GROUP_SENDS_PER_MINUTE, Priority, SendBudget, SendRate
 from bot.telegram.group_slots import GroupSlots, SharedSends, Slot, Waiting
+from bot.telegram.reachability import Reachability
 from bot.telegram.retries import (
     MESSAGES,
     TOASTS,
@@ -111,8 +112,11 @@ class Messenger:
         retrying: Retrying = MESSAGES,
         toast_retrying: Retrying = TOASTS,
         shared_sends: SharedSends | None = None,
+        reachability: Reachability | None = None,
     ) -> None:
         self._bot: BotApi | None = None
+        #: Told by the transport whether Telegram answers: wakes the tries waiting.
+        self.reachability = reachability if reachability is not None else Reachability()
         # Not ``or``: a budget that counts no chat yet is empty, hence falsy.
         self.group_sends = (
             group_sends if group_sends is not None else SendBudget(GROUP_SENDS_PER_MINUTE)
@@ -144,7 +148,13 @@ class Messenger:
     async def _tried(
         self, call: Callable[[], Awaitable[_T]], delivery: Delivery, retrying: Retrying | None
     ) -> _T:
-        return await with_retries(call, delivery, retrying or self.retrying, self.observer)
+        return await with_retries(
+            call,
+            delivery,
+            retrying or self.retrying,
+            self.observer,
+            reachability=self.reachability,
+        )
 
     async def send(
         self,

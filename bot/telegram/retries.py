@@ -31,6 +31,8 @@ from telegram.error import (
 )
 from telegram.warnings import PTBDeprecationWarning
 
+from bot.telegram.reachability import Reachability
+
 log = logging.getLogger(__name__)
 _T = TypeVar("_T")
 
@@ -141,10 +143,12 @@ async def with_retries(
     observer: DeliveryObserver,
     *,
     clock: Callable[[], float] = time.monotonic,
+    reachability: Reachability | None = None,
 ) -> _T:
     """``call()``, tried again on a transient failure (see the module) until it goes
     through or ``retrying.give_up_after`` passes; the last failure is raised then, as a
-    refusal is at once."""
+    refusal is at once. A wait after a failure on the way ends early when
+    ``reachability`` hears Telegram answer again after an outage (a 429's is waited out)."""
     started = clock()
     retry = 0
     while True:
@@ -170,4 +174,7 @@ async def with_retries(
             log.warning(
                 "%s failed (%s: %s); trying again in %.1f s", delivery, failure, error, wait
             )
-            await asyncio.sleep(wait)
+            if reachability is None or isinstance(error, RetryAfter):
+                await asyncio.sleep(wait)
+            else:
+                await reachability.pause(wait)

@@ -383,8 +383,12 @@ def build_application(
         .job_queue(None)  # the shell's timers are the loop's own (bot.telegram.timers)
     )
     # aiohttp unless the caller brings its own (bot.telegram.http says why).
-    builder = builder.request(request or AiohttpRequest())
-    builder = builder.get_updates_request(get_updates_request or UpdatesRequest(game.poll_window))
+    # Both tell the messenger whether Telegram answers (bot.telegram.reachability).
+    reachability = game.messenger.reachability
+    builder = builder.request(request or AiohttpRequest(reachability=reachability))
+    builder = builder.get_updates_request(
+        get_updates_request or UpdatesRequest(game.poll_window, reachability)
+    )
     if rate_limiter:
         builder = builder.rate_limiter(retrying_after_flood(game.observer))
     application = builder.build()

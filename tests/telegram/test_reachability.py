@@ -1,0 +1,189 @@
+"""Reachability: the calls waiting to be tried again go once Telegram answers after an
+outage, and only then; the transport tells it of every answer and failure."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+import pytest
+from aiohttp import web
+from telegram.error import NetworkError, RetryAfter, TimedOut
+
+from bot.telegram.http import AiohttpRequest
+from bot.telegram.reachability import Reachability
+from bot.telegram.retries import Delivery, Retrying, Unobserved, with_retries
+from tests.helpers.telegram import SecondsClock
+
+#: A wait no test sits through: a try that comes before it ends was woken.
+LONG_WAIT = Retrying(give_up_after=60.0, first_wait=30.0, longest_wait=30.0)
+DELIVERY = Delivery("phase", "sendMessage", -1001, 7)
+
+
+class Outage:
+    """A call that fails on the way (telling ``reachability``, as the transport does)
+    until ``back`` is set, then goes through; its tries counted."""
+
+    def __init__(self, reachability: Reachability, error: Exception | None = None) -> None:
+        self.reachability = reachability
+        self.error = error or NetworkError("Bad Gateway")
+        self.tries = 0
+        self.back = False
+
+    async def __call__(self) -> str:
+        self.tries += 1
+        if not self.back:
+            self.reachability.failed()
+            raise self.error
+        self.reachability.answered()
+        return "sent"
+
+
+def tried(outage: Outage) -> asyncio.Task[str]:
+    return asyncio.create_task(
+        with_retries(outage, DELIVERY, LONG_WAIT, Unobserved(), reachability=outage.reachability)
+    )
+
+
+async def test_a_try_waiting_out_an_outage_goes_once_telegram_answers_again() -> None:
+    clock = SecondsClock()
+    reachability = Reachability(outage_seconds=2.0, clock=clock)
+    outage = Outage(reachability)
+    sending = tried(outage)
+    await asyncio.sleep(0.05)
+    assert outage.tries == 1 and not sending.done()  # waiting its 30 s
+
+    clock.advance(5.0)  # no answer for longer than an outage takes
+    outage.back = True
+    reachability.answered()  # another call (the poller's) went through
+
+    assert await asyncio.wait_for(sending, timeout=5.0) == "sent"
+    assert outage.tries == 2
+
+
+async def test_while_telegram_answers_other_calls_a_failed_one_waits_its_time() -> None:
+    clock = SecondsClock()
+    reachability = Reachability(outage_seconds=2.0, clock=clock)
+    outage = Outage(reachability)
+    sending = tried(outage)
+    await asyncio.sleep(0.05)
+
+    clock.advance(1.0)  # an answer came within a second of the last: no outage
+    outage.back = True
+    reachability.answered()
+    await asyncio.sleep(0.2)
+
+    assert outage.tries == 1 and not sending.done()
+    sending.cancel()
+
+
+async def test_a_429s_wait_is_waited_out_even_when_telegram_answers_again() -> None:
+    clock = SecondsClock()
+    reachability = Reachability(outage_seconds=2.0, clock=clock)
+    outage = Outage(reachability, RetryAfter(30))
+    sending = tried(outage)
+    await asyncio.sleep(0.05)
+
+    clock.advance(5.0)
+    outage.back = True
+    reachability.answered()
+    await asyncio.sleep(0.2)
+
+    assert outage.tries == 1 and not sending.done()
+    sending.cancel()
+
+
+async def test_every_try_waiting_is_woken_and_a_later_failure_waits_for_the_next_outages_end() -> (
+    None
+):
+    clock = SecondsClock()
+    reachability = Reachability(outage_seconds=2.0, clock=clock)
+    outages = [Outage(reachability) for _ in range(3)]
+    sendings = [tried(outage) for outage in outages]
+    await asyncio.sleep(0.05)
+    clock.advance(5.0)
+    for outage in outages:
+        outage.back = True
+    reachability.answered()
+    assert await asyncio.wait_for(asyncio.gather(*sendings), timeout=5.0) == ["sent"] * 3
+
+    # A new outage: the answer that ended the last one wakes nobody waiting now.
+    again = Outage(reachability)
+    sending = tried(again)
+    await asyncio.sleep(0.05)
+    assert not sending.done()
+    clock.advance(3.0)
+    again.back = True
+    reachability.answered()
+    assert await asyncio.wait_for(sending, timeout=5.0) == "sent"
+
+
+# -- the transport tells it ------------------------------------------------------------------
+
+
+class Heard(Reachability):
+    """What the transport told: ``answered`` and ``failed``, in order."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.heard: list[str] = []
+
+    def answered(self) -> None:
+        self.heard.append("answered")
+
+    def failed(self) -> None:
+        self.heard.append("failed")
+
+
+@pytest.fixture
+async def api() -> AsyncIterator[str]:
+    async def ok(request: web.Request) -> web.Response:
+        return web.json_response({"ok": True, "result": True})
+
+    async def refused(request: web.Request) -> web.Response:
+        description = "Bad Request: chat not found"
+        return web.json_response(
+            {"ok": False, "error_code": 400, "description": description}, status=400
+        )
+
+    async def proxy_page(request: web.Request) -> web.Response:
+        return web.Response(
+            status=502, text="<html>502 Bad Gateway</html>", content_type="text/html"
+        )
+
+    async def slow(request: web.Request) -> web.Response:
+        await asyncio.sleep(2)
+        return web.json_response({"ok": True, "result": True})
+
+    app = web.Application()
+    app.router.add_post("/ok", ok)
+    app.router.add_post("/refused", refused)
+    app.router.add_post("/proxy-page", proxy_page)
+    app.router.add_post("/slow", slow)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        await runner.cleanup()
+
+
+async def test_the_transport_tells_of_every_answer_and_every_failure_on_the_way(api: str) -> None:
+    heard = Heard()
+    request = AiohttpRequest(read_timeout=0.2, reachability=heard)
+    await request.initialize()
+    try:
+        await request.do_request(f"{api}/ok", "POST")
+        await request.do_request(f"{api}/refused", "POST")  # Telegram's answer all the same
+        with pytest.raises(NetworkError):
+            await request.do_request(f"{api}/proxy-page", "POST")
+        with pytest.raises(TimedOut):
+            await request.do_request(f"{api}/slow", "POST")
+        with pytest.raises(NetworkError):
+            await request.do_request("http://127.0.0.1:9/none", "POST")  # nothing listens
+    finally:
+        await request.shutdown()
+    assert heard.heard == ["answered", "answered", "failed", "failed", "failed"]
