@@ -600,19 +600,25 @@ async def test_an_old_board_that_cannot_be_deleted_stays_but_the_new_one_is_the_
     assert disarm.args == {"chat_id": GROUP, "message_id": 1, "reply_markup": None}
 
 
-async def test_an_old_board_telegram_could_not_be_reached_for_is_taken_down_by_the_sweep(
-    shell: BoardShell,
-) -> None:
+async def replaced_while_telegram_is_unreachable(shell: BoardShell) -> Round:
+    """Betting opened on a new board (2) while nothing could be deleted or disarmed: the
+    old board (1) is still live, and remembered to be taken down. The round, betting."""
     await shell.posted()
     opened = betting(shell.round)
     shell.service.put(opened)
     shell.bot.fail_always(NetworkError("Bad Gateway"), "delete_message")
     shell.bot.fail_always(NetworkError("Bad Gateway"), "edit_message_reply_markup")
-
     shell.board.repost(opened)
     await shell.settle()
     assert shell.service.board_messages == {7: 2}
-    assert shell.service.replaced == {7: 1}  # still live, and remembered
+    assert shell.service.replaced == {7: 1}
+    return opened
+
+
+async def test_an_old_board_telegram_could_not_be_reached_for_is_taken_down_by_the_sweep(
+    shell: BoardShell,
+) -> None:
+    await replaced_while_telegram_is_unreachable(shell)
 
     shell.bot.recover()
     await shell.board.redeliver()
@@ -668,14 +674,7 @@ async def test_a_new_phase_takes_down_the_old_board_still_remembered_before_repl
 async def test_a_new_phase_is_edited_in_while_an_old_board_remembered_cannot_be_taken_down(
     shell: BoardShell,
 ) -> None:
-    await shell.posted()
-    bets_open = betting(shell.round)
-    shell.service.put(bets_open)
-    shell.bot.fail_always(NetworkError("Bad Gateway"), "delete_message")
-    shell.bot.fail_always(NetworkError("Bad Gateway"), "edit_message_reply_markup")
-    shell.board.repost(bets_open)
-    await shell.settle()
-    assert shell.service.replaced == {7: 1}  # still live, and remembered
+    bets_open = await replaced_while_telegram_is_unreachable(shell)
     grabs_open = grabbing(bets_open)
     shell.service.put(grabs_open)
 

@@ -19,6 +19,7 @@ from telegram.request import RequestData
 from telegram.request._requestparameter import RequestParameter
 
 from bot.telegram.http import OWN_MESSAGE_FIELDS, AiohttpRequest
+from bot.telegram.reachability import Reachability
 
 
 def shown(value: str | bytes | bytearray | FileField) -> str:
@@ -331,3 +332,40 @@ def test_answers_that_are_not_messages_are_left_as_they_are() -> None:
     for result in (True, member, [], [{"update_id": 3, "message": {"text": "no id"}}]):
         payload = json.dumps({"ok": True, "result": result}).encode()
         assert AiohttpRequest.parse_json_payload(payload) == {"ok": True, "result": result}
+
+
+class Heard(Reachability):
+    """What the transport told: ``answered`` and ``failed``, in order."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.heard: list[str] = []
+
+    def answered(self) -> None:
+        self.heard.append("answered")
+
+    def failed(self) -> None:
+        self.heard.append("failed")
+
+
+async def test_the_transport_tells_of_every_answer_and_every_failure_on_the_way(
+    server: tuple[str, list[dict[str, str]]],
+) -> None:
+    base, _ = server
+    heard = Heard()
+    request = AiohttpRequest(read_timeout=0.2, reachability=heard)
+    await request.initialize()
+    try:
+        await request.do_request(f"{base}/echo", "POST")
+        # A refusal, and Telegram's own 5xx in JSON: Telegram answered all the same.
+        await request.do_request(f"{base}/bot1:x/editMessageReplyMarkup", "POST")
+        await request.do_request(f"{base}/telegram-error", "POST")
+        with pytest.raises(NetworkError):
+            await request.do_request(f"{base}/proxy-page", "POST")
+        with pytest.raises(TimedOut):
+            await request.do_request(f"{base}/slow", "POST")
+        with pytest.raises(NetworkError):
+            await request.do_request("http://127.0.0.1:9/none", "POST")  # nothing listens
+    finally:
+        await request.shutdown()
+    assert heard.heard == ["answered"] * 3 + ["failed"] * 3

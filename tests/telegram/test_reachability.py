@@ -1,16 +1,13 @@
 """Reachability: the calls waiting to be tried again go once Telegram answers after an
-outage, and only then; the transport tells it of every answer and failure."""
+outage, and only then (``tests/telegram/test_http.py``: the transport tells it of every
+answer and failure)."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 
-import pytest
-from aiohttp import web
-from telegram.error import NetworkError, RetryAfter, TimedOut
+from telegram.error import NetworkError, RetryAfter
 
-from bot.telegram.http import AiohttpRequest
 from bot.telegram.reachability import Reachability
 from bot.telegram.retries import Delivery, Retrying, Unobserved, with_retries
 from tests.helpers.telegram import SecondsClock
@@ -45,13 +42,21 @@ def tried(outage: Outage) -> asyncio.Task[str]:
     )
 
 
-async def test_a_try_waiting_out_an_outage_goes_once_telegram_answers_again() -> None:
+async def waiting(
+    error: Exception | None = None,
+) -> tuple[SecondsClock, Reachability, Outage, asyncio.Task[str]]:
+    """A call that failed (with ``error``) and waits its 30 s to be tried again."""
     clock = SecondsClock()
     reachability = Reachability(outage_seconds=2.0, clock=clock)
-    outage = Outage(reachability)
+    outage = Outage(reachability, error)
     sending = tried(outage)
     await asyncio.sleep(0.05)
-    assert outage.tries == 1 and not sending.done()  # waiting its 30 s
+    assert outage.tries == 1 and not sending.done()
+    return clock, reachability, outage, sending
+
+
+async def test_a_try_waiting_out_an_outage_goes_once_telegram_answers_again() -> None:
+    clock, reachability, outage, sending = await waiting()
 
     clock.advance(5.0)  # no answer for longer than an outage takes
     outage.back = True
@@ -62,11 +67,7 @@ async def test_a_try_waiting_out_an_outage_goes_once_telegram_answers_again() ->
 
 
 async def test_while_telegram_answers_other_calls_a_failed_one_waits_its_time() -> None:
-    clock = SecondsClock()
-    reachability = Reachability(outage_seconds=2.0, clock=clock)
-    outage = Outage(reachability)
-    sending = tried(outage)
-    await asyncio.sleep(0.05)
+    clock, reachability, outage, sending = await waiting()
 
     clock.advance(1.0)  # an answer came within a second of the last: no outage
     outage.back = True
@@ -78,11 +79,7 @@ async def test_while_telegram_answers_other_calls_a_failed_one_waits_its_time() 
 
 
 async def test_a_429s_wait_is_waited_out_even_when_telegram_answers_again() -> None:
-    clock = SecondsClock()
-    reachability = Reachability(outage_seconds=2.0, clock=clock)
-    outage = Outage(reachability, RetryAfter(30))
-    sending = tried(outage)
-    await asyncio.sleep(0.05)
+    clock, reachability, outage, sending = await waiting(RetryAfter(30))
 
     clock.advance(5.0)
     outage.back = True
@@ -116,74 +113,3 @@ async def test_every_try_waiting_is_woken_and_a_later_failure_waits_for_the_next
     again.back = True
     reachability.answered()
     assert await asyncio.wait_for(sending, timeout=5.0) == "sent"
-
-
-# -- the transport tells it ------------------------------------------------------------------
-
-
-class Heard(Reachability):
-    """What the transport told: ``answered`` and ``failed``, in order."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.heard: list[str] = []
-
-    def answered(self) -> None:
-        self.heard.append("answered")
-
-    def failed(self) -> None:
-        self.heard.append("failed")
-
-
-@pytest.fixture
-async def api() -> AsyncIterator[str]:
-    async def ok(request: web.Request) -> web.Response:
-        return web.json_response({"ok": True, "result": True})
-
-    async def refused(request: web.Request) -> web.Response:
-        description = "Bad Request: chat not found"
-        return web.json_response(
-            {"ok": False, "error_code": 400, "description": description}, status=400
-        )
-
-    async def proxy_page(request: web.Request) -> web.Response:
-        return web.Response(
-            status=502, text="<html>502 Bad Gateway</html>", content_type="text/html"
-        )
-
-    async def slow(request: web.Request) -> web.Response:
-        await asyncio.sleep(2)
-        return web.json_response({"ok": True, "result": True})
-
-    app = web.Application()
-    app.router.add_post("/ok", ok)
-    app.router.add_post("/refused", refused)
-    app.router.add_post("/proxy-page", proxy_page)
-    app.router.add_post("/slow", slow)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        await runner.cleanup()
-
-
-async def test_the_transport_tells_of_every_answer_and_every_failure_on_the_way(api: str) -> None:
-    heard = Heard()
-    request = AiohttpRequest(read_timeout=0.2, reachability=heard)
-    await request.initialize()
-    try:
-        await request.do_request(f"{api}/ok", "POST")
-        await request.do_request(f"{api}/refused", "POST")  # Telegram's answer all the same
-        with pytest.raises(NetworkError):
-            await request.do_request(f"{api}/proxy-page", "POST")
-        with pytest.raises(TimedOut):
-            await request.do_request(f"{api}/slow", "POST")
-        with pytest.raises(NetworkError):
-            await request.do_request("http://127.0.0.1:9/none", "POST")  # nothing listens
-    finally:
-        await request.shutdown()
-    assert heard.heard == ["answered", "answered", "failed", "failed", "failed"]
