@@ -5,10 +5,12 @@
 A local aiohttp server answers ``answerCallbackQuery`` as Telegram would (``{"ok": true,
 "result": true}``); python-telegram-bot's ``Bot.answer_callback_query`` calls it through
 ``HTTPXRequest`` (the library's own transport) and through ``AiohttpRequest``
-(``bot.telegram.http``), ``--in-flight`` calls at a time. The floor: the same HTTP request
-written and its answer read on plain asyncio streams (one keep-alive connection per
-call in flight), no HTTP library at all. Client and server share the loop, so each
-figure is CPU of both per call; the server's part is the same in every row.
+(``bot.telegram.http``), ``--in-flight`` calls at a time, and through ``AiohttpRequest``
+alone, without ``Bot``'s layers (what a lean path for the toasts would save). The floor:
+the same HTTP request written and its answer read on plain asyncio streams (one
+keep-alive connection per call in flight), no HTTP library at all. Client and server
+share the loop, so each figure is CPU of both per call; the server's part is the same in
+every row.
 
 It prints the thread's CPU time per call and its ratio to the floor.
 
@@ -32,7 +34,8 @@ from typing import Any
 
 from aiohttp import web
 from telegram import Bot, Message, Update
-from telegram.request import BaseRequest, HTTPXRequest
+from telegram.request import BaseRequest, HTTPXRequest, RequestData
+from telegram.request._requestparameter import RequestParameter
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -77,6 +80,26 @@ async def through_bot(request: BaseRequest, port: int, calls: int, in_flight: in
         return await cpu_per_call(
             lambda lane: bot.answer_callback_query("123", text="Bet 20 placed"), calls, in_flight
         )
+    finally:
+        await request.shutdown()
+
+
+async def transport_alone(port: int, calls: int, in_flight: int) -> float:
+    """The same call through ``AiohttpRequest.post`` (the request, the JSON answer and
+    python-telegram-bot's mapping of errors), without ``Bot``'s own layers (its
+    parameters' objects, its defaults): what a call would cost the bot without them."""
+    request = AiohttpRequest(connection_pool_size=in_flight)
+    await request.initialize()
+    url = f"http://127.0.0.1:{port}/bot{TOKEN}/answerCallbackQuery"
+    parameters = {"callback_query_id": "123", "text": "Bet 20 placed"}
+
+    async def call(lane: int) -> object:
+        # RequestParameter is python-telegram-bot's own (private) piece of RequestData.
+        data = RequestData([RequestParameter(k, v, None) for k, v in parameters.items()])
+        return await request.post(url, data)
+
+    try:
+        return await cpu_per_call(call, calls, in_flight)
     finally:
         await request.shutdown()
 
@@ -184,6 +207,9 @@ async def main_async(args: argparse.Namespace) -> None:
             request = transport(connection_pool_size=args.in_flight)
             seconds = await through_bot(request, port, args.calls, args.in_flight)
             rows.append((f"PTB + {name}", seconds))
+        rows.append(
+            ("AiohttpRequest, no Bot", await transport_alone(port, args.calls, args.in_flight))
+        )
     finally:
         await runner.cleanup()
     base = rows[0][1]

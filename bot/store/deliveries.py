@@ -83,11 +83,13 @@ _SET_BOARD_MESSAGE = (
 )
 #: A new phase's board in place of ``:old`` (unless another worker replaced that first),
 #: the old one remembered until it is taken down; not while another is remembered to be
-#: taken down, which it would make the database forget.
+#: taken down, which it would make the database forget (but the new board itself, marked
+#: by a press that came before this record, is no stray).
 _REPLACE_BOARD_MESSAGE = (
     "UPDATE rounds SET board_message_id = :message_id, board_phase = :phase, "
     "board_closed_at_ms = NULL, replaced_board_message_id = :old, board_replaced_at_ms = :now "
-    "WHERE id = :round_id AND board_message_id = :old AND replaced_board_message_id IS NULL"
+    "WHERE id = :round_id AND board_message_id = :old "
+    "AND COALESCE(replaced_board_message_id, :message_id) = :message_id"
 )
 #: The board ``:message_id`` (still the round's) shows ``:phase``.
 _MARK_PHASE_SHOWN = (

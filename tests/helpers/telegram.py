@@ -403,7 +403,7 @@ class FakeService(BoardService, ProgressService, SettingsSource, NamesSource, Ch
 
     async def replace_board_message(self, round_id: int, old: int, new: int, phase: Phase) -> bool:
         self._note("replace_board_message", round_id, old, new)
-        if self.board_messages.get(round_id) != old or round_id in self.replaced:
+        if self.board_messages.get(round_id) != old or self.replaced.get(round_id, new) != new:
             return False
         self.board_messages[round_id] = new
         self.board_phases[round_id] = phase

@@ -265,6 +265,8 @@ async def test_a_replaced_board_is_remembered_until_taken_down_and_left_to_its_w
     await service.replaced_board_gone(round_id, 7)
     assert await service.replaced_boards(grace_ms=0) == []
     assert await service.boards(round_id) == (8, None)
+    # A press on the new board marked it a stray before it was recorded: it is the board.
+    assert await service.mark_stray_board(round_id, 10) is True
     assert await service.replace_board_message(round_id, 8, 10, Phase.BETTING) is True
     assert await service.boards(round_id) == (10, 8)
 
