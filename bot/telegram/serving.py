@@ -23,7 +23,7 @@ from telegram.ext import Application
 
 from bot.telegram.observers import ShellObserver, Unobserved
 from bot.telegram.poll_window import UPDATES_IN_HAND, PollWindow
-from bot.telegram.retries import failure_kind
+from bot.telegram.retries import failure_kind, retry_after_seconds
 from bot.telegram.shell import GameBot
 
 log = logging.getLogger(__name__)
@@ -123,7 +123,7 @@ async def poll(
         try:
             updates = fetch.result()
         except RetryAfter as error:
-            await _pause(stop, error.retry_after if isinstance(error.retry_after, int) else 5)
+            await _pause(stop, retry_after_seconds(error))
             continue
         except TimedOut:
             continue

@@ -5,7 +5,9 @@ answer and failure)."""
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 
+import pytest
 from telegram.error import NetworkError, RetryAfter
 
 from bot.telegram.reachability import Reachability
@@ -78,8 +80,11 @@ async def test_while_telegram_answers_other_calls_a_failed_one_waits_its_time() 
     sending.cancel()
 
 
-async def test_a_429s_wait_is_waited_out_even_when_telegram_answers_again() -> None:
-    clock, reachability, outage, sending = await waiting(RetryAfter(30))
+async def test_a_429s_wait_is_waited_out_even_when_telegram_answers_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("PTB_TIMEDELTA", "true")  # PTB 23's retry_after type, no deprecation
+    clock, reachability, outage, sending = await waiting(RetryAfter(dt.timedelta(seconds=30)))
 
     clock.advance(5.0)
     outage.back = True

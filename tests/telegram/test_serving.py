@@ -6,11 +6,16 @@ handled twice."""
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import itertools
+import time
 from collections.abc import Callable, Coroutine
+from types import SimpleNamespace
 from typing import Any
 
+import pytest
 from telegram import Update
+from telegram.error import RetryAfter
 from telegram.ext import Application, MessageHandler, filters
 
 from bot.fakegram import FakeTelegram
@@ -199,3 +204,29 @@ def test_the_updates_transport_drops_what_the_window_holds() -> None:
     asyncio.run(taken())
     answer = UpdatesRequest(window).parse_json_payload(payload)
     assert answer["result"] == [{"update_id": 9}]
+
+
+async def test_a_429_on_get_updates_is_waited_out_as_long_as_telegram_asks(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("PTB_TIMEDELTA", "true")  # PTB 23's retry_after type, no deprecation
+    asked: list[float] = []
+    stop = asyncio.Event()
+
+    class Bot:
+        async def delete_webhook(self, drop_pending_updates: bool) -> bool:
+            return True
+
+        async def get_updates(self, **params: Any) -> list[Update]:
+            asked.append(time.monotonic())
+            if len(asked) == 1:
+                raise RetryAfter(dt.timedelta(seconds=0.3))
+            stop.set()
+            return []
+
+    application = SimpleNamespace(bot=Bot())
+    await asyncio.wait_for(poll(application, stop, timeout=0), timeout=10)  # type: ignore[arg-type]
+
+    first, second = asked
+    # As long as Telegram asked: not less, and not the 5 s of a refusal.
+    assert 0.3 <= second - first < 4
