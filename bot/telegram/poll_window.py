@@ -93,27 +93,15 @@ class PollWindow:
         self._start()
         return new
 
-    async def until(
-        self,
-        ready: Callable[[PollWindow], bool],
-        stop: asyncio.Event,
-        within: float | None = None,
-    ) -> None:
+    async def until(self, ready: Callable[[PollWindow], bool], stop: asyncio.Event) -> None:
         """Wait until ``ready`` of this window (checked as each update is handled), or
-        until ``stop`` is set, or for ``within`` seconds at most."""
-        loop = asyncio.get_running_loop()
-        until = None if within is None else loop.time() + within
+        until ``stop`` is set."""
         while not ready(self) and not stop.is_set():
-            left = None if until is None else until - loop.time()
-            if left is not None and left <= 0:
-                return
             self._changed.clear()
             changed = asyncio.ensure_future(self._changed.wait())
             stopping = asyncio.ensure_future(stop.wait())
             try:
-                await asyncio.wait(
-                    {changed, stopping}, timeout=left, return_when=asyncio.FIRST_COMPLETED
-                )
+                await asyncio.wait({changed, stopping}, return_when=asyncio.FIRST_COMPLETED)
             finally:
                 changed.cancel()
                 stopping.cancel()

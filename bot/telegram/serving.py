@@ -35,11 +35,6 @@ AnyApplication = Application[Any, Any, Any, Any, Any, Any]
 #: The most one ``getUpdates`` answers with (the Bot API's limit): fetched whole, so that
 #: a backlog drains at up to 100 updates per round trip to Telegram.
 TELEGRAM_MOST_PER_POLL = 100
-#: How long updates still in hand keep the poller from fetching what came since: a slow
-#: one (a write waiting for the database) must not hold up the presses behind it, whose
-#: toasts wait until they are fetched. A request while some are in hand brings them
-#: again (dropped unparsed), so it goes at most this often.
-POLL_WHILE_HANDLING_SECONDS = 0.05
 
 
 async def _pause(stop: asyncio.Event, seconds: float) -> None:
@@ -79,9 +74,7 @@ async def poll(
     While a backlog lasts (an answer was full), the next request goes out once fewer than
     ``UPDATES_IN_HAND`` fetched updates wait for their turn: fetching overlaps handling,
     so neither the round trip to Telegram nor a slow update idles the loop. Past the
-    backlog, it waits until everything fetched was handled, then long-polls; or, while
-    some are still in hand, fetches what came since every
-    ``POLL_WHILE_HANDLING_SECONDS``."""
+    backlog, it waits until everything fetched was handled, then long-polls."""
     bot = application.bot
     observer = observer or Unobserved()
     window = window if window is not None else PollWindow(UPDATES_IN_HAND)
@@ -90,10 +83,7 @@ async def poll(
     # A webhook left from webhook mode would make every getUpdates fail.
     await _delete_webhook(application)
     while not stop.is_set():
-        if backlog:
-            await window.until(PollWindow.running_short, stop)
-        else:
-            await window.until(PollWindow.settled, stop, POLL_WHILE_HANDLING_SECONDS)
+        await window.until(PollWindow.running_short if backlog else PollWindow.settled, stop)
         if stop.is_set():
             break
         offset = window.confirm()

@@ -129,32 +129,6 @@ async def test_a_slow_update_holds_up_neither_the_next_nor_its_own_confirmation(
     assert sorted(handled) == [slow, *rest]
 
 
-async def test_what_comes_while_a_slow_update_is_in_hand_is_fetched_and_handled_meanwhile() -> None:
-    slow_one_may_end = asyncio.Event()
-    handled, note = noting(slow_one_may_end)
-
-    async with FakeTelegram() as fake:
-        window = PollWindow(UPDATES_IN_HAND)
-        application = application_for(fake, note, window)
-        stop = asyncio.Event()
-        async with application:
-            # Long polls, as the bot's: no backlog, nothing but what the players send.
-            polling = asyncio.create_task(poll(application, stop, timeout=10, window=window))
-            slow = fake.post_message(-1001, ANN, "/slow")["update_id"]
-            await eventually(lambda: window.holds(slow))
-            press = fake.post_message(-1002, ANN, "/bet 1")["update_id"]
-            # Fetched and handled while the slow one is still in hand, not after it.
-            await eventually(lambda: handled == [press])
-            assert window.holds(slow)
-            offsets = {call["params"].get("offset") for call in polls(fake)}
-            assert offsets <= {None, str(slow)}  # the slow one is never confirmed meanwhile
-            slow_one_may_end.set()
-            await eventually(lambda: handled == [press, slow])
-            stop.set()
-            await polling
-        assert polls(fake)[-1]["params"]["offset"] == str(press + 1)
-
-
 async def test_updates_after_one_still_in_hand_come_again_after_a_crash_and_only_they() -> None:
     handled, note = noting(asyncio.Event())  # the slow one never ends
 
