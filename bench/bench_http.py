@@ -4,8 +4,8 @@
 
 A local aiohttp server answers ``answerCallbackQuery`` as Telegram would (``{"ok": true,
 "result": true}``); python-telegram-bot's ``Bot.answer_callback_query`` calls it through
-``HTTPXRequest`` (the library's own transport) and through ``AiohttpRequest``
-(``bot.telegram.http``), ``--in-flight`` calls at a time, and through ``AiohttpRequest``
+``HTTPXRequest`` (the library's own transport) and through ``BotApiRequest``
+(``bot.telegram.http``), ``--in-flight`` calls at a time, and through ``BotApiRequest``
 alone, without ``Bot``'s layers (what a lean path for the toasts would save). The floor:
 the same HTTP request written and its answer read on plain asyncio streams (one
 keep-alive connection per call in flight), no HTTP library at all. Client and server
@@ -18,7 +18,7 @@ Then what parsing Telegram's answers costs: a board edited (``editMessageText``'
 the board as sent back) and a batch of Grab presses (``getUpdates``, each press with the
 board it was pressed on), parsed as python-telegram-bot parses them (the JSON, then its
 objects: ``Message``, ``Update``), whole (``BaseRequest``'s parser) and cut to what the
-bot reads of its own messages (``AiohttpRequest``'s); the floor, the JSON alone.
+bot reads of its own messages (``BotApiRequest``'s); the floor, the JSON alone.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from telegram.request._requestparameter import RequestParameter
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bot.telegram.http import AiohttpRequest
+from bot.telegram.http import BotApiRequest
 
 TOKEN = "123456:BENCH-not-a-real-token"
 
@@ -85,10 +85,10 @@ async def through_bot(request: BaseRequest, port: int, calls: int, in_flight: in
 
 
 async def transport_alone(port: int, calls: int, in_flight: int) -> float:
-    """The same call through ``AiohttpRequest.post`` (the request, the JSON answer and
+    """The same call through ``BotApiRequest.post`` (the request, the JSON answer and
     python-telegram-bot's mapping of errors), without ``Bot``'s own layers (its
     parameters' objects, its defaults): what a call would cost the bot without them."""
-    request = AiohttpRequest(connection_pool_size=in_flight)
+    request = BotApiRequest(connection_pool_size=in_flight)
     await request.initialize()
     url = f"http://127.0.0.1:{port}/bot{TOKEN}/answerCallbackQuery"
     parameters = {"callback_query_id": "123", "text": "Bet 20 placed"}
@@ -193,9 +193,9 @@ def parse_row(
 ) -> None:
     floor_s = parse_cpu(lambda: json.loads(payload), items, repeat)
     whole = parse_cpu(lambda: build(BaseRequest.parse_json_payload(payload)), items, repeat)
-    cut = parse_cpu(lambda: build(AiohttpRequest.parse_json_payload(payload)), items, repeat)
+    cut = parse_cpu(lambda: build(BotApiRequest.parse_json_payload(payload)), items, repeat)
     print(f"  {what:22} JSON alone (floor)   {floor_s * 1e6:6.1f} µs")
-    for name, seconds in (("whole", whole), ("cut (AiohttpRequest)", cut)):
+    for name, seconds in (("whole", whole), ("cut (BotApiRequest)", cut)):
         print(f"  {'':22} {name:20} {seconds * 1e6:6.1f} µs   {seconds / floor_s:5.1f}x floor")
 
 
@@ -203,12 +203,12 @@ async def main_async(args: argparse.Namespace) -> None:
     runner, port = await serve()
     try:
         rows = [("floor (asyncio streams)", await floor(port, args.calls, args.in_flight))]
-        for name, transport in (("HTTPXRequest", HTTPXRequest), ("AiohttpRequest", AiohttpRequest)):
+        for name, transport in (("HTTPXRequest", HTTPXRequest), ("BotApiRequest", BotApiRequest)):
             request = transport(connection_pool_size=args.in_flight)
             seconds = await through_bot(request, port, args.calls, args.in_flight)
             rows.append((f"PTB + {name}", seconds))
         rows.append(
-            ("AiohttpRequest, no Bot", await transport_alone(port, args.calls, args.in_flight))
+            ("BotApiRequest, no Bot", await transport_alone(port, args.calls, args.in_flight))
         )
     finally:
         await runner.cleanup()

@@ -1,12 +1,13 @@
-"""The Bot API's transport: python-telegram-bot's requests sent with aiohttp.
+"""The Bot API's transport: python-telegram-bot's requests sent on kept-alive connections
+(``bot.telegram.kept_alive``), uploads and calls through a proxy with aiohttp.
 
 python-telegram-bot ships one transport, on httpx, which costs the event loop several
-times the CPU a call through aiohttp does (``bench/bench_http.py`` measures both). A bot
-under load makes dozens of calls a second (toasts, boards, answers, ``getUpdates``), so
-through httpx those calls were most of its CPU. Written by hand because no maintained
-package provides this transport; it does what ``HTTPXRequest`` does, with the same
-parameters (form-encoded, or multipart with files) and the same errors (``TimedOut``,
-``NetworkError``).
+times the CPU a call through aiohttp does, and aiohttp's client in turn costs it about
+twice what the call's own bytes do (``bench/bench_http.py`` measures each). A bot under
+load makes dozens of calls a second (toasts, boards, answers, ``getUpdates``), so those
+calls were much of its CPU. Written by hand because no maintained package provides this
+transport; it does what ``HTTPXRequest`` does, with the same parameters (form-encoded, or
+multipart with files) and the same errors (``TimedOut``, ``NetworkError``).
 
 An edit's answer is the edited message, which the bot never reads: a successful one is
 passed on as Telegram answers an edit of an inline message, ``true``, so that neither its
@@ -35,6 +36,7 @@ from telegram.error import NetworkError, TimedOut
 from telegram.request import BaseRequest, RequestData
 from yarl import URL
 
+from bot.telegram.kept_alive import KeptAliveConnections, Origin, Timeouts
 from bot.telegram.poll_window import PollWindow
 from bot.telegram.reachability import Reachability
 
@@ -52,19 +54,25 @@ OWN_MESSAGE_FIELDS = frozenset(
 EDITED = b'{"ok":true,"result":true}'
 _EDITS = "/editMessage"
 
+#: The URLs whose request heads are kept (a bot's methods; past that, they start over).
+_MOST_TARGETS = 256
+
 #: The headers of a request whose parameters go as a plain form (no file).
 _FORM = {"Content-Type": "application/x-www-form-urlencoded"}
 
 
-class AiohttpRequest(BaseRequest):
-    """python-telegram-bot's ``BaseRequest`` over an ``aiohttp.ClientSession``.
+class BotApiRequest(BaseRequest):
+    """python-telegram-bot's ``BaseRequest``: a plain call on ``KeptAliveConnections``,
+    an upload or a call through a proxy on an ``aiohttp.ClientSession``.
 
     Timeouts as ``HTTPXRequest`` takes them, each ``None`` for no limit:
     ``connect_timeout`` to connect; ``pool_timeout`` more to wait for a free connection
-    first (aiohttp bounds the two together); ``read_timeout`` for each read of the
-    answer. aiohttp has no timeout for writing the request, so the whole call is bounded
-    by the sum of the four, with ``media_write_timeout`` as the write's when it uploads
-    a file: an upload the server stops taking fails as ``TimedOut``, as with httpx.
+    first; ``read_timeout`` for the answer (on a kept-alive connection, from the request
+    handed over to the answer's last byte: a form is small enough for the socket to take
+    at once; with aiohttp, each read of it). aiohttp bounds connecting and waiting for a
+    connection together and has no timeout for writing the request, so an upload is
+    bounded by the sum of the four, with ``media_write_timeout`` as the write's: an
+    upload the server stops taking fails as ``TimedOut``, as with httpx.
     A proxy comes from the environment (``HTTPS_PROXY``, ``NO_PROXY``), as httpx takes
     it, looked up once per host: aiohttp's own lookup (``trust_env``) reads the
     environment at every call, which costs more than the rest of the call.
@@ -90,6 +98,9 @@ class AiohttpRequest(BaseRequest):
         self._pool_timeout = pool_timeout
         self._media_write_timeout = media_write_timeout
         self._session: aiohttp.ClientSession | None = None
+        self._kept_alive = KeptAliveConnections(connection_pool_size)
+        #: Each URL's server and request head (a bot calls a few dozen methods).
+        self._targets: dict[tuple[str, str, bool], tuple[Origin, str]] = {}
         self._proxies: dict[tuple[str, str | None, int | None], _Proxy] = {}
 
     @property
@@ -107,6 +118,7 @@ class AiohttpRequest(BaseRequest):
         if self._session is not None and not self._session.closed:
             await self._session.close()
         self._session = None
+        self._kept_alive.close()
 
     async def do_request(
         self,
@@ -119,7 +131,7 @@ class AiohttpRequest(BaseRequest):
         pool_timeout: float | object | None = BaseRequest.DEFAULT_NONE,
     ) -> tuple[int, bytes]:
         if self._session is None or self._session.closed:
-            raise RuntimeError("This AiohttpRequest is not initialized!")
+            raise RuntimeError("This BotApiRequest is not initialized!")
         files = request_data is not None and request_data.contains_files
         pool = _given(pool_timeout, self._pool_timeout)
         connect = _given(connect_timeout, self._connect_timeout)
@@ -142,22 +154,33 @@ class AiohttpRequest(BaseRequest):
             body, headers = request_data.url_encoded_parameters().encode(), _FORM
         proxy, proxy_auth = self._proxy_for(url)
         try:
-            async with self._session.request(
-                method,
-                url,
-                data=body,
-                headers=headers,
-                timeout=timeout,
-                proxy=proxy,
-                proxy_auth=proxy_auth,
-            ) as response:
-                status, payload = response.status, await response.read()
+            if files or proxy is not None:
+                async with self._session.request(
+                    method,
+                    url,
+                    data=body,
+                    headers=headers,
+                    timeout=timeout,
+                    proxy=proxy,
+                    proxy_auth=proxy_auth,
+                ) as response:
+                    status, payload = response.status, await response.read()
+            else:
+                assert not isinstance(body, aiohttp.FormData)
+                status, payload = await self._kept_alive.call(
+                    *self._target(method, url, headers),
+                    body or b"",
+                    Timeouts(pool=pool, connect=connect, answer=read),
+                )
         except TimeoutError as error:
             self._reachability.failed()
             raise TimedOut from error
         except aiohttp.ClientError as error:
             self._reachability.failed()
             raise NetworkError(f"aiohttp.{error.__class__.__name__}: {error}") from error
+        except OSError as error:  # a kept-alive connection's (ConnectionBroken among them)
+            self._reachability.failed()
+            raise NetworkError(f"{error.__class__.__name__}: {error}") from error
         if status >= HTTPStatus.INTERNAL_SERVER_ERROR and not _is_json(payload):
             self._reachability.failed()
             raise NetworkError(_status_text(status))
@@ -178,6 +201,27 @@ class AiohttpRequest(BaseRequest):
             _cut(result)
         return data
 
+    def _target(self, method: str, url: str, headers: dict[str, str] | None) -> tuple[Origin, str]:
+        """The server of ``url`` and the head of a request to it, but its length."""
+        key = (method, url, headers is not None)
+        found = self._targets.get(key)
+        if found is None:
+            target = URL(url)
+            assert target.host is not None and target.port is not None, url
+            default_port = {"http": 80, "https": 443}.get(target.scheme)
+            host = target.host if target.port == default_port else f"{target.host}:{target.port}"
+            lines = [
+                f"{method} {target.raw_path_qs} HTTP/1.1",
+                f"Host: {host}",
+                f"User-Agent: {self.USER_AGENT}",
+                *(f"{name}: {value}" for name, value in (headers or {}).items()),
+            ]
+            found = (target.scheme, target.host, target.port), "\r\n".join(lines)
+            if len(self._targets) >= _MOST_TARGETS:
+                self._targets.clear()
+            self._targets[key] = found
+        return found
+
     def _proxy_for(self, url: str) -> _Proxy:
         target = URL(url)
         key = (target.scheme, target.host, target.port)
@@ -191,7 +235,7 @@ class AiohttpRequest(BaseRequest):
         return found
 
 
-class UpdatesRequest(AiohttpRequest):
+class UpdatesRequest(BotApiRequest):
     """The transport of ``getUpdates``: an answer's updates that the poller holds already
     (``PollWindow``: fetched, not confirmed yet, so Telegram sends them again) are
     dropped before python-telegram-bot builds objects of them, which costs far more than

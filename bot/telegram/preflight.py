@@ -11,7 +11,7 @@ from __future__ import annotations
 from telegram import Bot
 
 from bot.config import Config
-from bot.telegram.http import AiohttpRequest
+from bot.telegram.http import BotApiRequest
 
 #: How long the check waits to connect, and then for the answer.
 CHECK_TIMEOUT_SECONDS = 5.0
@@ -23,8 +23,8 @@ async def check_telegram(config: Config, *, timeout: float = CHECK_TIMEOUT_SECON
     Each step (connecting, sending, waiting for the answer) waits at most ``timeout``.
     """
 
-    def request() -> AiohttpRequest:
-        return AiohttpRequest(
+    def request() -> BotApiRequest:
+        return BotApiRequest(
             connection_pool_size=1,
             connect_timeout=timeout,
             read_timeout=timeout,

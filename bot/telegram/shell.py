@@ -47,7 +47,7 @@ from bot.telegram.handlers.play import PlayHandlers
 from bot.telegram.handlers.stats import StatsHandlers
 from bot.telegram.handlers.table import TableHandlers
 from bot.telegram.handlers.verify import VerifyHandlers
-from bot.telegram.http import AiohttpRequest, UpdatesRequest
+from bot.telegram.http import BotApiRequest, UpdatesRequest
 from bot.telegram.lookups import ChatSettings, People, person_of
 from bot.telegram.messenger import Messenger
 from bot.telegram.miniapp_links import MiniAppLinks
@@ -385,7 +385,7 @@ def build_application(
     # aiohttp unless the caller brings its own (bot.telegram.http says why).
     # Both tell the messenger whether Telegram answers (bot.telegram.reachability).
     reachability = game.messenger.reachability
-    builder = builder.request(request or AiohttpRequest(reachability=reachability))
+    builder = builder.request(request or BotApiRequest(reachability=reachability))
     builder = builder.get_updates_request(
         get_updates_request or UpdatesRequest(game.poll_window, reachability)
     )

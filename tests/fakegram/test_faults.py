@@ -15,7 +15,7 @@ from telegram.request import HTTPXRequest
 
 from bot.fakegram import FakeTelegram, FakeTelegramClient, FaultMix
 from bot.fakegram.faults import FAULT_KINDS
-from bot.telegram.http import AiohttpRequest
+from bot.telegram.http import BotApiRequest
 from tests.fakegram.sample import ALICE, GROUP_ID
 
 NO_FAULTS: dict[str, dict[str, int]] = {kind: {} for kind in FAULT_KINDS}
@@ -24,7 +24,7 @@ NO_FAULTS: dict[str, dict[str, int]] = {kind: {} for kind in FAULT_KINDS}
 @pytest.fixture(params=["httpx", "aiohttp"])
 async def any_bot(request: pytest.FixtureRequest, fake: FakeTelegram) -> AsyncIterator[Bot]:
     """python-telegram-bot's ``Bot`` on its own transport, and as the bot builds it."""
-    make = HTTPXRequest if request.param == "httpx" else AiohttpRequest
+    make = HTTPXRequest if request.param == "httpx" else BotApiRequest
     async with Bot(
         fake.token, base_url=fake.base_url, request=make(), get_updates_request=make()
     ) as ptb_bot:
@@ -154,7 +154,7 @@ async def test_bad_gateway_is_a_network_error(fake: FakeTelegram, any_bot: Bot) 
 def test_a_late_answer_comes_after_the_bots_read_timeout() -> None:
     late = FaultMix().late_answer_seconds
 
-    for transport in (AiohttpRequest(), HTTPXRequest()):
+    for transport in (BotApiRequest(), HTTPXRequest()):
         assert transport.read_timeout is not None
         assert late > transport.read_timeout
 

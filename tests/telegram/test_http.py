@@ -18,7 +18,7 @@ from telegram.error import BadRequest, NetworkError, TimedOut
 from telegram.request import RequestData
 from telegram.request._requestparameter import RequestParameter
 
-from bot.telegram.http import OWN_MESSAGE_FIELDS, AiohttpRequest
+from bot.telegram.http import OWN_MESSAGE_FIELDS, BotApiRequest
 from bot.telegram.reachability import Reachability
 
 
@@ -93,7 +93,7 @@ async def test_parameters_go_as_a_form_and_files_as_multipart(
     server: tuple[str, list[dict[str, str]]],
 ) -> None:
     base, seen = server
-    request = AiohttpRequest()
+    request = BotApiRequest()
     await request.initialize()
     try:
         form = RequestData(
@@ -124,7 +124,7 @@ async def test_an_answer_slower_than_the_read_timeout_is_timed_out(
     server: tuple[str, list[dict[str, str]]],
 ) -> None:
     base, _ = server
-    request = AiohttpRequest(read_timeout=0.2)
+    request = BotApiRequest(read_timeout=0.2)
     await request.initialize()
     try:
         with pytest.raises(TimedOut):
@@ -140,7 +140,7 @@ async def test_a_refused_connection_is_a_network_error() -> None:
     with socket.socket() as probe:  # a port nothing listens on
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    request = AiohttpRequest()
+    request = BotApiRequest()
     await request.initialize()
     try:
         with pytest.raises(NetworkError) as raised:
@@ -151,7 +151,7 @@ async def test_a_refused_connection_is_a_network_error() -> None:
 
 
 async def test_a_request_before_initialize_or_after_shutdown_is_refused() -> None:
-    request = AiohttpRequest()
+    request = BotApiRequest()
     with pytest.raises(RuntimeError):
         await request.do_request("http://127.0.0.1:9/echo", "POST")
     await request.initialize()
@@ -169,7 +169,7 @@ async def test_an_upload_the_server_stops_taking_is_timed_out() -> None:
 
     server = await asyncio.start_server(never_read, "127.0.0.1", 0)
     port = server.sockets[0].getsockname()[1]
-    request = AiohttpRequest(
+    request = BotApiRequest(
         read_timeout=0.2, connect_timeout=0.2, pool_timeout=0.2, media_write_timeout=0.5
     )
     await request.initialize()
@@ -200,7 +200,7 @@ async def test_a_proxy_set_in_the_environment_carries_the_calls(
     base, seen = server
     monkeypatch.setenv("HTTP_PROXY", base)
     monkeypatch.setenv("NO_PROXY", "direct.invalid")
-    request = AiohttpRequest(connect_timeout=1)
+    request = BotApiRequest(connect_timeout=1)
     await request.initialize()
     form = RequestData([RequestParameter.from_input("chat_id", -1001)])
     try:
@@ -220,7 +220,7 @@ async def test_a_server_error_answered_with_a_page_not_json_is_a_network_error_u
     parser's ERROR (the page and a traceback) at every retry."""
     base, _ = server
     caplog.set_level(logging.DEBUG)
-    request = AiohttpRequest()
+    request = BotApiRequest()
     await request.initialize()
     try:
         with pytest.raises(NetworkError) as from_a_proxy:
@@ -240,7 +240,7 @@ async def test_an_edit_done_is_answered_true_and_one_refused_as_telegram_said(
     server: tuple[str, list[dict[str, str]]],
 ) -> None:
     base, _ = server
-    request = AiohttpRequest()
+    request = BotApiRequest()
     async with Bot("1:x", base_url=f"{base}/bot", request=request) as bot:
         assert await bot.edit_message_text("new", chat_id=-1001, message_id=5) is True
         with pytest.raises(BadRequest, match="not modified"):
@@ -272,7 +272,7 @@ def board(message_id: int) -> dict[str, object]:
 def test_a_message_sent_back_is_cut_to_what_the_bot_reads_of_it() -> None:
     payload = json.dumps({"ok": True, "result": board(5)}).encode()
 
-    answer = AiohttpRequest.parse_json_payload(payload)
+    answer = BotApiRequest.parse_json_payload(payload)
 
     message = Message.de_json(answer["result"], Bot("1:x"))
     assert message is not None
@@ -310,7 +310,7 @@ def test_a_press_loses_its_boards_text_and_a_users_message_keeps_everything() ->
     }
     payload = json.dumps({"ok": True, "result": [press, command]}).encode()
 
-    pressed, typed = Update.de_list(AiohttpRequest.parse_json_payload(payload)["result"], None)
+    pressed, typed = Update.de_list(BotApiRequest.parse_json_payload(payload)["result"], None)
 
     query = pressed.callback_query
     assert query is not None and query.message is not None
@@ -331,7 +331,7 @@ def test_answers_that_are_not_messages_are_left_as_they_are() -> None:
     member = {"user": ANN_USER, "status": "member"}
     for result in (True, member, [], [{"update_id": 3, "message": {"text": "no id"}}]):
         payload = json.dumps({"ok": True, "result": result}).encode()
-        assert AiohttpRequest.parse_json_payload(payload) == {"ok": True, "result": result}
+        assert BotApiRequest.parse_json_payload(payload) == {"ok": True, "result": result}
 
 
 class Heard(Reachability):
@@ -353,7 +353,7 @@ async def test_the_transport_tells_of_every_answer_and_every_failure_on_the_way(
 ) -> None:
     base, _ = server
     heard = Heard()
-    request = AiohttpRequest(read_timeout=0.2, reachability=heard)
+    request = BotApiRequest(read_timeout=0.2, reachability=heard)
     await request.initialize()
     try:
         await request.do_request(f"{base}/echo", "POST")
