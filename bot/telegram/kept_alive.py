@@ -18,6 +18,7 @@ import asyncio
 import ssl
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import cast
 
 import httptools
 
@@ -56,8 +57,8 @@ class _Connection(asyncio.Protocol):
         self._delimited = False  # the answer's length is given (Content-Length, chunks)
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
+        # A socket's transport (another loop's, such as uvloop's, is no subclass of it).
+        self.transport = cast(asyncio.Transport, transport)
 
     def data_received(self, data: bytes) -> None:
         if self._answer is None:
