@@ -760,11 +760,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "run":
             return _run_bot(args)
         if args.command == "demo":
-            import asyncio
-
+            from bot import event_loop
             from bot.telegram.demo import run_demo
 
-            return asyncio.run(
+            return event_loop.run(
                 run_demo(
                     rounds=args.rounds,
                     ruleset=args.ruleset,
@@ -781,7 +780,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 class _StopSignal:
     """SIGTERM before the bot serves (from then on it handles the signals itself) does what
-    Ctrl-C does: inside ``asyncio.run`` the main task is cancelled, elsewhere
+    Ctrl-C does: inside ``event_loop.run`` the main task is cancelled, elsewhere
     ``KeyboardInterrupt`` is raised, so start-up stops at once and cleans up on its way
     out. Remembers which signal came."""
 
@@ -790,7 +789,7 @@ class _StopSignal:
 
     def __call__(self, signum: int, frame: FrameType | None) -> None:
         self.signum = signal.Signals(signum)
-        on_interrupt = signal.getsignal(signal.SIGINT)  # asyncio.run's own while it runs
+        on_interrupt = signal.getsignal(signal.SIGINT)  # the running loop's own while it runs
         if callable(on_interrupt):
             on_interrupt(signal.SIGINT, frame)
         else:
@@ -829,8 +828,7 @@ def _starting(config: Config, start: Callable[[], None]) -> int:
 
 
 def _run_bot(args: argparse.Namespace) -> int:
-    import asyncio
-
+    from bot import event_loop
     from bot.telegram.preflight import check_telegram
     from bot.telegram.runner import configure_logging, run_bot
 
@@ -840,7 +838,7 @@ def _run_bot(args: argparse.Namespace) -> int:
     def start() -> None:
         # Before the check, so that what PTB logs while asking is redacted too.
         configure_logging(config.log_level, list(tokens), config.log_format)
-        asyncio.run(check_telegram(config))
+        event_loop.run(check_telegram(config))
         run_bot(config)
 
     return _starting(config, start)

@@ -137,13 +137,6 @@ class BotApiRequest(BaseRequest):
         connect = _given(connect_timeout, self._connect_timeout)
         read = _given(read_timeout, self._read_timeout)
         write = _given(write_timeout, self._media_write_timeout if files else self._write_timeout)
-        steps = (pool, connect, write, read)
-        timeout = aiohttp.ClientTimeout(
-            total=None if None in steps else sum(step or 0.0 for step in steps),
-            connect=None if pool is None or connect is None else pool + connect,
-            sock_connect=connect,
-            sock_read=read,
-        )
         body: aiohttp.FormData | bytes | None = None
         headers: dict[str, str] | None = None
         if request_data is not None and files:
@@ -155,6 +148,13 @@ class BotApiRequest(BaseRequest):
         proxy, proxy_auth = self._proxy_for(url)
         try:
             if files or proxy is not None:
+                steps = (pool, connect, write, read)
+                timeout = aiohttp.ClientTimeout(
+                    total=None if None in steps else sum(step or 0.0 for step in steps),
+                    connect=None if pool is None or connect is None else pool + connect,
+                    sock_connect=connect,
+                    sock_read=read,
+                )
                 async with self._session.request(
                     method,
                     url,
@@ -209,7 +209,9 @@ class BotApiRequest(BaseRequest):
             target = URL(url)
             assert target.host is not None and target.port is not None, url
             default_port = {"http": 80, "https": 443}.get(target.scheme)
-            host = target.host if target.port == default_port else f"{target.host}:{target.port}"
+            host = f"[{target.host}]" if ":" in target.host else target.host  # IPv6
+            if target.port != default_port:
+                host = f"{host}:{target.port}"
             lines = [
                 f"{method} {target.raw_path_qs} HTTP/1.1",
                 f"Host: {host}",

@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator, Sequence
 from datetime import UTC, datetime
 from functools import partial
 
+from bot import event_loop
 from bot.bootstrap import Assembly, assemble_bots, migrate, shown_database
 from bot.config import Config
 from bot.config.model import bot_id_of
@@ -125,7 +126,7 @@ def run_bot(config: Config) -> None:
     if missing:
         log.warning("%s", missing_fonts_line(missing))
     migrate(config.database_url)
-    asyncio.run(serve(config))
+    event_loop.run(serve(config))
 
 
 def known_username(application: AnyApplication) -> str:

@@ -369,3 +369,23 @@ async def test_the_transport_tells_of_every_answer_and_every_failure_on_the_way(
     finally:
         await request.shutdown()
     assert heard.heard == ["answered"] * 3 + ["failed"] * 3
+
+
+def test_a_plain_calls_host_header_names_the_port_only_when_not_the_schemes_own() -> None:
+    request = BotApiRequest()
+    heads = {
+        url: request._target("POST", url, None)
+        for url in (
+            "https://api.telegram.org/bot1:x/getMe",
+            "http://127.0.0.1:8081/bot1:x/getMe",
+            "http://[::1]:8081/bot1:x/getMe",
+        )
+    }
+    assert [(origin, head.split("\r\n")[:2]) for origin, head in heads.values()] == [
+        (
+            ("https", "api.telegram.org", 443),
+            ["POST /bot1:x/getMe HTTP/1.1", "Host: api.telegram.org"],
+        ),
+        (("http", "127.0.0.1", 8081), ["POST /bot1:x/getMe HTTP/1.1", "Host: 127.0.0.1:8081"]),
+        (("http", "::1", 8081), ["POST /bot1:x/getMe HTTP/1.1", "Host: [::1]:8081"]),
+    ]

@@ -7,7 +7,6 @@ the ones a test cannot easily cause for real.
 
 from __future__ import annotations
 
-import asyncio
 import errno
 import logging
 from typing import Literal
@@ -15,6 +14,7 @@ from typing import Literal
 import pytest
 from telegram.error import InvalidToken, TimedOut
 
+from bot import event_loop
 from bot.config import Config, WebConfig, WebhookConfig
 from bot.startup_errors import explain, unexpected
 from bot.store.migrate import MigrationFailed
@@ -156,7 +156,7 @@ def test_run_warns_in_one_line_of_fonts_the_pictures_miss_and_what_to_install(
 ) -> None:
     monkeypatch.setattr(runner, "missing_fonts", lambda: missing)
     monkeypatch.setattr(runner, "migrate", lambda url: None)
-    monkeypatch.setattr(asyncio, "run", lambda coroutine: coroutine.close())
+    monkeypatch.setattr(event_loop, "run", lambda coroutine: coroutine.close())
     root = logging.getLogger()
     handlers, level = root.handlers[:], root.level
     try:
