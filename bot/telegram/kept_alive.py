@@ -50,7 +50,7 @@ class _Connection(asyncio.Protocol):
         self.closed = False
         self.reusable = True
         self._answer: asyncio.Future[tuple[int, bytes]] | None = None
-        self._parser = httptools.HttpResponseParser(self)
+        self._parser: httptools.HttpResponseParser | None = None  # one per answer
         self._status = 0
         self._body: list[bytes] = []
         self._head_read = False
@@ -64,6 +64,7 @@ class _Connection(asyncio.Protocol):
         if self._answer is None:
             self.close()  # bytes nobody asked for: the stream cannot be trusted any more
             return
+        assert self._parser is not None
         try:
             self._parser.feed_data(data)
         except httptools.HttpParserError as error:
@@ -83,6 +84,7 @@ class _Connection(asyncio.Protocol):
             self._delimited = True
 
     def on_headers_complete(self) -> None:
+        assert self._parser is not None
         self._head_read = True
         self._status = self._parser.get_status_code()
         self.reusable = self._parser.should_keep_alive()
@@ -96,6 +98,8 @@ class _Connection(asyncio.Protocol):
     async def exchange(self, request: bytes) -> tuple[int, bytes]:
         """Write ``request``; the answer's status and body."""
         assert self.transport is not None
+        if self.closed or self.transport.is_closing():
+            raise ConnectionBroken("the connection closed before the request")
         self._answer = asyncio.get_running_loop().create_future()
         self._parser = httptools.HttpResponseParser(self)
         self._status, self._body, self._head_read, self._delimited = 0, [], False, False
