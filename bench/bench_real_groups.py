@@ -832,7 +832,8 @@ async def report(
         print(
             f"    messages out (send/edit/delete): {len(sent)}, {len(sent) / span_s:.1f}/s "
             f"over {span_s:.0f} s, at most {max(seconds.values())} in a second "
-            f"(the bot keeps to 30/s overall)"
+            f"(the bot keeps to 30/s overall, an edit counting half and a deletion nothing: "
+            f"messenger.EDIT_COST)"
         )
     bot_cpu, bot_main, bot_wait = bot_cpu_wait
     bets = max(1, len(recorded))
