@@ -382,7 +382,7 @@ def build_application(
         .concurrent_updates(ChatOrderedProcessor(game.locks))
         .job_queue(None)  # the shell's timers are the loop's own (bot.telegram.timers)
     )
-    # aiohttp unless the caller brings its own (bot.telegram.http says why).
+    # The bot's own transport unless the caller brings one (bot.telegram.http says why).
     # Both tell the messenger whether Telegram answers (bot.telegram.reachability).
     reachability = game.messenger.reachability
     builder = builder.request(request or BotApiRequest(reachability=reachability))

@@ -21,7 +21,7 @@ from tests.fakegram.sample import ALICE, GROUP_ID
 NO_FAULTS: dict[str, dict[str, int]] = {kind: {} for kind in FAULT_KINDS}
 
 
-@pytest.fixture(params=["httpx", "aiohttp"])
+@pytest.fixture(params=["httpx", "BotApiRequest"])
 async def any_bot(request: pytest.FixtureRequest, fake: FakeTelegram) -> AsyncIterator[Bot]:
     """python-telegram-bot's ``Bot`` on its own transport, and as the bot builds it."""
     make = HTTPXRequest if request.param == "httpx" else BotApiRequest

@@ -1,4 +1,4 @@
-"""The Bot API's transport over aiohttp (``bot.telegram.http``): parameters reach the
+"""The Bot API's transport (``bot.telegram.http``): parameters reach the
 server as python-telegram-bot encodes them (a form, or multipart with a file), and
 failures surface as python-telegram-bot's own errors."""
 
