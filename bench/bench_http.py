@@ -15,10 +15,12 @@ every row.
 It prints the thread's CPU time per call and its ratio to the floor.
 
 Then what parsing Telegram's answers costs: a board edited (``editMessageText``'s answer,
-the board as sent back) and a batch of Grab presses (``getUpdates``, each press with the
-board it was pressed on), parsed as python-telegram-bot parses them (the JSON, then its
-objects: ``Message``, ``Update``), whole (``BaseRequest``'s parser) and cut to what the
-bot reads of its own messages (``BotApiRequest``'s); the floor, the JSON alone.
+the board as sent back), a batch of Grab presses (``getUpdates``, each press with the
+board it was pressed on) and one of ``/bet 20`` messages, parsed as python-telegram-bot
+parses them (the JSON, then its objects: ``Message``, ``Update``), whole (``BaseRequest``'s
+parser) and cut to what the bot reads of its own messages (``BotApiRequest``'s), and the
+updates built by the bot's own ``update_of`` (``bot.telegram.update_objects``) from the
+cut answer; the floor, the JSON alone.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from telegram.request._requestparameter import RequestParameter
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bot.telegram.http import BotApiRequest
+from bot.telegram.update_objects import update_of
 
 TOKEN = "123456:BENCH-not-a-real-token"
 
@@ -181,21 +184,58 @@ def parsing_rows(repeat: int) -> None:
         for i in range(10)
     ]
     batch = json.dumps({"ok": True, "result": presses}).encode()
+    bets = [
+        {
+            "update_id": 2000 + i,
+            "message": {
+                "message_id": 100 + i,
+                "from": {"id": 100 + i, "is_bot": False, "first_name": f"Player {i}"},
+                "chat": {"id": -1001000000001, "type": "supergroup", "title": "Bench group"},
+                "date": 1_790_000_000,
+                "text": "/bet 20",
+                "entities": [{"type": "bot_command", "offset": 0, "length": 4}],
+            },
+        }
+        for i in range(10)
+    ]
+    typed = json.dumps({"ok": True, "result": bets}).encode()
     print("parsing Telegram's answers (CPU per item)")
-    parse_row("an edited board", edit, 1, lambda data: Message.de_json(data["result"], bot), repeat)
-    parse_row(
-        "a press (getUpdates)", batch, 10, lambda data: Update.de_list(data["result"], bot), repeat
-    )
+
+    def updates(data: dict[str, Any]) -> object:
+        return Update.de_list(data["result"], bot)
+
+    def built(data: dict[str, Any]) -> object:
+        return [update_of(update, bot) for update in data["result"]]
+
+    def edited(data: dict[str, Any]) -> object:
+        return Message.de_json(data["result"], bot)
+
+    parse_row("an edited board", edit, 1, edited, repeat=repeat)
+    parse_row("a press (getUpdates)", batch, 10, updates, built, repeat=repeat)
+    parse_row("a /bet (getUpdates)", typed, 10, updates, built, repeat=repeat)
 
 
 def parse_row(
-    what: str, payload: bytes, items: int, build: Callable[[dict[str, Any]], object], repeat: int
+    what: str,
+    payload: bytes,
+    items: int,
+    build: Callable[[dict[str, Any]], object],
+    built: Callable[[dict[str, Any]], object] | None = None,
+    repeat: int = 1000,
 ) -> None:
+    """CPU per item of ``payload`` parsed: the JSON alone (the floor), then as
+    python-telegram-bot's objects (``build``) from the answer whole and cut by
+    ``BotApiRequest``, and (``built``) from the cut answer by ``update_of``."""
     floor_s = parse_cpu(lambda: json.loads(payload), items, repeat)
-    whole = parse_cpu(lambda: build(BaseRequest.parse_json_payload(payload)), items, repeat)
-    cut = parse_cpu(lambda: build(BotApiRequest.parse_json_payload(payload)), items, repeat)
+    rows = [
+        ("whole", lambda: build(BaseRequest.parse_json_payload(payload))),
+        ("cut (BotApiRequest)", lambda: build(BotApiRequest.parse_json_payload(payload))),
+    ]
+    if built is not None:
+        rows.append(("cut, update_of", lambda: built(BotApiRequest.parse_json_payload(payload))))
     print(f"  {what:22} JSON alone (floor)   {floor_s * 1e6:6.1f} µs")
-    for name, seconds in (("whole", whole), ("cut (BotApiRequest)", cut)):
+    for name, parse in rows:
+        seconds = parse_cpu(parse, items, repeat)
         print(f"  {'':22} {name:20} {seconds * 1e6:6.1f} µs   {seconds / floor_s:5.1f}x floor")
 
 

@@ -84,13 +84,14 @@ class Replies:
     def reply(self, update: Update, text: str) -> None:
         """Answer whoever sent ``update``: a toast for a button (in the chat if it cannot
         reach Telegram in time), else a reply."""
-        message, chat, user = update.effective_message, update.effective_chat, update.effective_user
+        chat, user, query = update.effective_chat, update.effective_user, update.callback_query
         name = html.escape((user.first_name or user.username or str(user.id))[:64]) if user else ""
-        query = update.callback_query
         if query is not None:
             in_chat = None if chat is None else (chat.id, chat.type == ChatType.PRIVATE, name)
             self.toast(query.id, text, or_in_chat=in_chat)
             return
+        # Not asked of a press: its message may be one PTB's effective_message warns of.
+        message = update.effective_message
         if message is None or chat is None:
             return
         self._answer_in_chat(chat.id, chat.type == ChatType.PRIVATE, name, text, message.message_id)

@@ -60,6 +60,7 @@ from bot.telegram.poll_window import UPDATES_IN_HAND, PollWindow
 from bot.telegram.progress import RoundProgress
 from bot.telegram.replies import Replies
 from bot.telegram.timers import LoopTimers
+from bot.telegram.update_objects import UpdatesBot
 
 log = logging.getLogger(__name__)
 #: The handler group that runs after every other (python-telegram-bot runs one handler per
@@ -241,6 +242,9 @@ class GameBot:
         self.miniapp_links.username = lambda: bot_username(application)
         self.timers = LoopTimers(application.create_task)
         self.deadlines.attach(self.timers, self.progress.advance, self.progress.start_due)
+        # First: python-telegram-bot's other handlers ask a press for its message, which
+        # is an InaccessibleMessage here (bot.telegram.update_objects), and it warns.
+        application.add_handler(CallbackQueryHandler(self._guard(self.play.button, BUTTON)))
         self.commands.install(application, self._guard)
         group = filters.ChatType.GROUPS
         application.add_handler(
@@ -252,7 +256,6 @@ class GameBot:
         application.add_handler(
             MessageHandler(group & filters.TEXT, self._guard(self.play.text, MESSAGE))
         )
-        application.add_handler(CallbackQueryHandler(self._guard(self.play.button, BUTTON)))
         # After every other handler (and the error handler): the update is confirmed to
         # Telegram once this returns, so its waiting answers must be in the database.
         application.add_handler(TypeHandler(Update, self._answers_written), group=LAST_GROUP)
@@ -375,22 +378,22 @@ def build_application(
     """An ``Application`` for the game's token and API, its updates handled chat by chat,
     with the game's handlers installed (see ``bot.bootstrap.assemble``)."""
     config = game.config
-    builder: ApplicationBuilder[Any, Any, Any, Any, Any, Any] = (
-        Application.builder()
-        .token(game.token or config.require_token())
-        .base_url(config.telegram_base_url)
-        .concurrent_updates(ChatOrderedProcessor(game.locks))
-        .job_queue(None)  # the shell's timers are the loop's own (bot.telegram.timers)
-    )
     # The bot's own transport unless the caller brings one (bot.telegram.http says why).
     # Both tell the messenger whether Telegram answers (bot.telegram.reachability).
     reachability = game.messenger.reachability
-    builder = builder.request(request or BotApiRequest(reachability=reachability))
-    builder = builder.get_updates_request(
-        get_updates_request or UpdatesRequest(game.poll_window, reachability)
+    bot = UpdatesBot(
+        game.token or config.require_token(),
+        base_url=config.telegram_base_url,
+        request=request or BotApiRequest(reachability=reachability),
+        get_updates_request=get_updates_request or UpdatesRequest(game.poll_window, reachability),
+        rate_limiter=retrying_after_flood(game.observer) if rate_limiter else None,
     )
-    if rate_limiter:
-        builder = builder.rate_limiter(retrying_after_flood(game.observer))
+    builder: ApplicationBuilder[Any, Any, Any, Any, Any, Any] = (
+        Application.builder()
+        .bot(bot)
+        .concurrent_updates(ChatOrderedProcessor(game.locks))
+        .job_queue(None)  # the shell's timers are the loop's own (bot.telegram.timers)
+    )
     application = builder.build()
     game.install(application)
     return application

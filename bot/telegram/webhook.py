@@ -24,6 +24,7 @@ from telegram.ext import Application
 
 from bot.telegram.http import lean_update
 from bot.telegram.serving import handle_batch
+from bot.telegram.update_objects import update_of
 from bot.web.listener import DEFAULT_LIMITS, ListenerLimits, start_listening
 
 log = logging.getLogger(__name__)
@@ -108,6 +109,6 @@ class WebhookServer:
             return None
         lean_update(data)
         try:
-            return Update.de_json(data, application.bot)
+            return update_of(data, application.bot)
         except (TypeError, ValueError, KeyError, AttributeError):
             return None
