@@ -93,15 +93,27 @@ class PollWindow:
         self._start()
         return new
 
-    async def until(self, ready: Callable[[PollWindow], bool], stop: asyncio.Event) -> None:
-        """Wait until ``ready`` of this window (checked as each update is handled), or
-        until ``stop`` is set."""
+    async def until(
+        self,
+        ready: Callable[[PollWindow], bool],
+        stop: asyncio.Event,
+        *,
+        within: float | None = None,
+    ) -> None:
+        """Wait until ``ready`` of this window (checked as each update is handled), until
+        ``stop`` is set, or ``within`` seconds at most."""
+        deadline = None if within is None else asyncio.get_running_loop().time() + within
         while not ready(self) and not stop.is_set():
+            left = None if deadline is None else deadline - asyncio.get_running_loop().time()
+            if left is not None and left <= 0:
+                return
             self._changed.clear()
             changed = asyncio.ensure_future(self._changed.wait())
             stopping = asyncio.ensure_future(stop.wait())
             try:
-                await asyncio.wait({changed, stopping}, return_when=asyncio.FIRST_COMPLETED)
+                await asyncio.wait(
+                    {changed, stopping}, timeout=left, return_when=asyncio.FIRST_COMPLETED
+                )
             finally:
                 changed.cancel()
                 stopping.cancel()

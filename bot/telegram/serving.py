@@ -32,6 +32,11 @@ ALLOWED_UPDATES = [Update.MESSAGE, Update.CALLBACK_QUERY]
 AnyApplication = Application[Any, Any, Any, Any, Any, Any]
 
 
+#: The longest the poller waits for what it fetched to be handled before it asks for more:
+#: a handler stuck on a slow call holds up no other chat's updates for longer. Handling a
+#: turn takes far less under load (``bench/bench_real_groups.py``), so this adds no polls.
+HELD_UP_SECONDS = 1.0
+
 #: The most one ``getUpdates`` answers with (the Bot API's limit): fetched whole, so that
 #: a backlog drains at up to 100 updates per round trip to Telegram.
 TELEGRAM_MOST_PER_POLL = 100
@@ -74,7 +79,8 @@ async def poll(
     While a backlog lasts (an answer was full), the next request goes out once fewer than
     ``UPDATES_IN_HAND`` fetched updates wait for their turn: fetching overlaps handling,
     so neither the round trip to Telegram nor a slow update idles the loop. Past the
-    backlog, it waits until everything fetched was handled, then long-polls."""
+    backlog, it waits until everything fetched was handled (``HELD_UP_SECONDS`` at most),
+    then long-polls."""
     bot = application.bot
     observer = observer or Unobserved()
     window = window if window is not None else PollWindow(UPDATES_IN_HAND)
@@ -83,7 +89,8 @@ async def poll(
     # A webhook left from webhook mode would make every getUpdates fail.
     await _delete_webhook(application)
     while not stop.is_set():
-        await window.until(PollWindow.running_short if backlog else PollWindow.settled, stop)
+        ready = PollWindow.running_short if backlog else PollWindow.settled
+        await window.until(ready, stop, within=HELD_UP_SECONDS)
         if stop.is_set():
             break
         offset = window.confirm()

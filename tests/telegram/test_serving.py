@@ -22,7 +22,7 @@ from bot.fakegram import FakeTelegram
 from bot.telegram.http import UpdatesRequest
 from bot.telegram.ordering import ChatLocks, ChatOrderedProcessor
 from bot.telegram.poll_window import UPDATES_IN_HAND, PollWindow
-from bot.telegram.serving import TELEGRAM_MOST_PER_POLL, poll
+from bot.telegram.serving import HELD_UP_SECONDS, TELEGRAM_MOST_PER_POLL, poll
 from tests.helpers.telegram import eventually
 
 ANN = {"id": 11, "first_name": "Ann"}
@@ -127,6 +127,33 @@ async def test_a_slow_update_holds_up_neither_the_next_nor_its_own_confirmation(
         # The last request confirmed them all.
         assert polls(fake)[-1]["params"]["offset"] == str(rest[-1] + 1)
     assert sorted(handled) == [slow, *rest]
+
+
+async def test_an_update_sent_while_a_slow_one_is_in_hand_is_handled_without_it() -> None:
+    """Past a backlog the poller waits for what it fetched to be handled, but not for
+    longer than ``HELD_UP_SECONDS``: a handler stuck (on Telegram, say) holds up no other
+    chat's updates for longer than that."""
+    slow_one_may_end = asyncio.Event()
+    handled, note = noting(slow_one_may_end)
+    async with FakeTelegram() as fake:
+        window = PollWindow(UPDATES_IN_HAND)
+        slow = fake.post_message(-1001, ANN, "/slow")["update_id"]
+        application = application_for(fake, note, window)
+        stop = asyncio.Event()
+        async with application:
+            polling = asyncio.create_task(poll(application, stop, timeout=1, window=window))
+            await eventually(lambda: window.holds(slow))
+            later = fake.post_message(-1002, ANN, "/bet 5")["update_id"]
+            posted = time.monotonic()
+            await eventually(lambda: later in handled, within=HELD_UP_SECONDS + 3)
+            waited = time.monotonic() - posted
+            assert waited < HELD_UP_SECONDS + 1.5, waited
+            assert window.holds(slow) and slow not in handled  # still in hand
+            slow_one_may_end.set()
+            await eventually(lambda: slow in handled)
+            stop.set()
+            await polling
+        assert polls(fake)[-1]["params"]["offset"] == str(later + 1)
 
 
 async def test_updates_after_one_still_in_hand_come_again_after_a_crash_and_only_they() -> None:
