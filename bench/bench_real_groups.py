@@ -31,9 +31,9 @@ It prints:
    the bet, inside the transaction, so its commit is not included) minus the wall time
    just before the driver posted the ``/bet`` update; median, p99, max; and bets posted
    but not in the database;
-2. requests to Telegram that failed: the fake's call log (non-ok answers, by code; it does
-   not record durations) and the bot's log (lines naming ``TimedOut``/``NetworkError``,
-   and every WARNING/ERROR);
+2. requests to Telegram that failed: the fake's call log (non-ok answers, by code and the
+   start of their description; it does not record durations) and the bot's log (lines
+   naming ``TimedOut``/``NetworkError``, and every WARNING/ERROR);
 3. how late the group sees each deadline: the fake's transcript time of the board that
    shows a round's bidding / betting / grabbing (the first message or edit with that
    phase's buttons) and of the results message (the one revealing the round's seed)
@@ -756,7 +756,11 @@ async def report(
         level for line in log for level in ("WARNING", "ERROR", "CRITICAL") if f" {level} " in line
     )
     methods = Counter(c["method"] for c in calls)
-    failed = Counter(f"{c['method']} {c.get('error_code')}" for c in calls if not c.get("ok"))
+    failed = Counter(
+        f"{c['method']} {c.get('error_code')} ({str(c.get('description'))[:48]})"
+        for c in calls
+        if not c.get("ok")
+    )
 
     posted = sum(len(seen.bets) for seen in run.rounds)
     print(
