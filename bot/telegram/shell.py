@@ -349,8 +349,11 @@ class GameBot:
         self.forget_quiet()
 
     def abandon(self) -> None:
-        """Stop sending: drop the edits, answers and messages still waiting (a bench
-        that ends before they could go out; a real stop drains instead)."""
+        """Stop sending and timing: drop the edits, answers and messages still waiting,
+        and the timers (a bench that ends before they could go out, and closes the
+        database after; a real stop drains instead)."""
+        if self.timers is not None:
+            self.timers.stop()
         self.board.cancel_edits()
         self.replies.abandon()
         self.outbox.abandon()

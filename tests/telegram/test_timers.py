@@ -2,18 +2,24 @@
 with its data; one taken off never fires; taking off a fired one does nothing; stop takes
 off all those pending. A repeating timer runs every interval, never two runs at once, one
 that overran delaying the next; taken off or stopped, even mid-run, it runs no more.
-Through a running ``Application``, a failing timer reaches the error handlers."""
+Through a running ``Application``, a failing timer reaches the error handlers; a bot
+abandoned keeps none."""
 
 from __future__ import annotations
 
 import asyncio
 import itertools
 from collections.abc import Coroutine
+from pathlib import Path
+from shutil import copy
 from typing import Any
 
 from telegram.ext import ApplicationBuilder
 
+from bot.bootstrap import assemble
+from bot.config import Config
 from bot.fakegram.server import FakeTelegram
+from bot.telegram.serving import running
 from bot.telegram.telegram_needs import Timers
 from bot.telegram.timers import LoopTimers, TimerContext
 
@@ -139,3 +145,23 @@ async def test_a_failing_timer_reaches_the_applications_error_handlers() -> None
             await application.stop()  # waits for the timer's task, as for a job's
 
     assert [str(error) for error in errors] == ["deadline 9 failed"]
+
+
+async def test_a_bot_abandoned_times_nothing_more(tmp_path: Path, sqlite_template: Path) -> None:
+    """``GameBot.abandon`` (a bench ending, its database closed next) takes off the bot's
+    timers too: its sweep fired into the closed database before."""
+    copy(sqlite_template, tmp_path / "bot.db")
+    async with FakeTelegram() as fake:
+        config = Config(
+            database_url=f"sqlite+aiosqlite:///{tmp_path / 'bot.db'}",
+            telegram_token=fake.token,
+            telegram_base_url=fake.base_url,
+        )
+        assembly = assemble(config, rate_limiter=False)
+        timers = assembly.game.timers
+        assert timers is not None
+        async with running(assembly.application, assembly.game, polling=False):
+            assert len(timers) >= 2  # the sweep, and forgetting quiet chats
+            assembly.game.abandon()
+            assert len(timers) == 0
+        await assembly.database.dispose()
