@@ -309,11 +309,12 @@ class GameBot:
         reached now, or that something went wrong."""
         error = context.error
         unavailable = error is not None and database_unavailable_here(error)
+        what = "an update" if isinstance(update, Update) else "a job"
         if unavailable and error is not None:
-            what = "an update (its sender is told)" if isinstance(update, Update) else "a job"
-            self._outages.unavailable(what, error)
+            told = " (its sender is told)" if isinstance(update, Update) else ""
+            self._outages.unavailable(what + told, error)
         else:
-            log.error("error while handling an update", exc_info=error)
+            log.error("error while handling %s", what, exc_info=error)
         if isinstance(update, Update) and update.effective_chat is not None:
             key = "error.database_unavailable" if unavailable else "error.internal"
             text = self.chats.text_offline(update.effective_chat, update.effective_user, key)
