@@ -54,7 +54,8 @@ OWN_MESSAGE_FIELDS = frozenset(
 EDITED = b'{"ok":true,"result":true}'
 _EDITS = "/editMessage"
 
-#: The URLs whose request heads are kept (a bot's methods; past that, they start over).
+#: The URLs whose request heads and proxies are kept (a bot's methods; past that, they
+#: start over).
 _MOST_TARGETS = 256
 
 #: The headers of a request whose parameters go as a plain form (no file).
@@ -74,7 +75,7 @@ class BotApiRequest(BaseRequest):
     bounded by the sum of the four, with ``media_write_timeout`` as the write's: an
     upload the server stops taking fails as ``TimedOut``, as with httpx.
     A proxy comes from the environment (``HTTPS_PROXY``, ``NO_PROXY``), as httpx takes
-    it, looked up once per host: aiohttp's own lookup (``trust_env``) reads the
+    it, looked up once per URL: aiohttp's own lookup (``trust_env``) reads the
     environment at every call, which costs more than the rest of the call.
     """
 
@@ -101,7 +102,7 @@ class BotApiRequest(BaseRequest):
         self._kept_alive = KeptAliveConnections(connection_pool_size)
         #: Each URL's server and request head (a bot calls a few dozen methods).
         self._targets: dict[tuple[str, str, bool], tuple[Origin, str]] = {}
-        self._proxies: dict[tuple[str, str | None, int | None], _Proxy] = {}
+        self._proxies: dict[str, _Proxy] = {}
 
     @property
     def read_timeout(self) -> float | None:
@@ -225,15 +226,17 @@ class BotApiRequest(BaseRequest):
         return found
 
     def _proxy_for(self, url: str) -> _Proxy:
-        target = URL(url)
-        key = (target.scheme, target.host, target.port)
-        found = self._proxies.get(key)
+        """The proxy of ``url`` from the environment, looked up once per URL (a bot calls
+        a few dozen methods), so that a call parses no URL."""
+        found = self._proxies.get(url)
         if found is None:
             try:
-                found = get_env_proxy_for_url(target)
+                found = get_env_proxy_for_url(URL(url))
             except LookupError:  # none set, or NO_PROXY names the host
                 found = (None, None)
-            self._proxies[key] = found
+            if len(self._proxies) >= _MOST_TARGETS:
+                self._proxies.clear()
+            self._proxies[url] = found
         return found
 
 
