@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
+from shutil import copy
+from typing import Any
 
 from sqlalchemy import text
 from sqlalchemy.engine import make_url
 
+from bot.config import Config
+from bot.fakegram.server import FakeTelegram
 from bot.store.db import Database
 from bot.store.models import Base
 
@@ -47,3 +52,17 @@ async def truncate(url: str) -> None:
             await connection.execute(text(f"TRUNCATE {TABLES} RESTART IDENTITY CASCADE"))
     finally:
         await database.dispose()
+
+
+def config_on_fake(
+    fake: FakeTelegram, tmp_path: Path, sqlite_template: Path, **settings: Any
+) -> Config:
+    """A bot's config against ``fake`` on a fresh copy of the migrated SQLite template
+    (``tmp_path / "bot.db"``), with ``settings`` besides."""
+    copy(sqlite_template, tmp_path / "bot.db")
+    return Config(
+        database_url=f"sqlite+aiosqlite:///{tmp_path / 'bot.db'}",
+        telegram_token=fake.token,
+        telegram_base_url=fake.base_url,
+        **settings,
+    )

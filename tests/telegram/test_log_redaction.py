@@ -10,18 +10,18 @@ import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from shutil import copy
 
 import aiohttp
 import pytest
 
 from bot.bootstrap import assemble
-from bot.config import Config, WebConfig
+from bot.config import WebConfig
 from bot.fakegram.server import FakeTelegram
 from bot.telegram.runner import configure_logging
 from bot.telegram.serving import running
 from bot.telegram.webhook import SECRET_HEADER, WebhookServer
 from bot.web.signing import SIGNED_TOKEN
+from tests.helpers.databases import config_on_fake
 
 USER = 4343
 SECRET = "s3cret-token"
@@ -56,14 +56,9 @@ def _console_command() -> dict[str, object]:
 
 async def _send_a_link(tmp_path: Path, sqlite_template: Path, log_format: str) -> str:
     """Run the bot, have it answer ``/console`` with DEBUG logs on; the link it sent."""
-    copy(sqlite_template, tmp_path / "bot.db")
     async with FakeTelegram() as fake:
-        config = Config(
-            database_url=f"sqlite+aiosqlite:///{tmp_path / 'bot.db'}",
-            telegram_token=fake.token,
-            telegram_base_url=fake.base_url,
-            web=WebConfig(host="127.0.0.1", port=1, public_url="https://bot.example", console=True),
-        )
+        web = WebConfig(host="127.0.0.1", port=1, public_url="https://bot.example", console=True)
+        config = config_on_fake(fake, tmp_path, sqlite_template, web=web)
         configure_logging("DEBUG", [fake.token], log_format)
         assembly = assemble(config, rate_limiter=False)
         application = assembly.application

@@ -11,17 +11,16 @@ import asyncio
 import itertools
 from collections.abc import Coroutine
 from pathlib import Path
-from shutil import copy
 from typing import Any
 
 from telegram.ext import ApplicationBuilder
 
 from bot.bootstrap import assemble
-from bot.config import Config
 from bot.fakegram.server import FakeTelegram
 from bot.telegram.serving import running
 from bot.telegram.telegram_needs import Timers
 from bot.telegram.timers import LoopTimers, TimerContext
+from tests.helpers.databases import config_on_fake
 
 
 class Fired:
@@ -150,14 +149,8 @@ async def test_a_failing_timer_reaches_the_applications_error_handlers() -> None
 async def test_a_bot_abandoned_times_nothing_more(tmp_path: Path, sqlite_template: Path) -> None:
     """``GameBot.abandon`` (a bench ending, its database closed next) takes off the bot's
     timers too: its sweep fired into the closed database before."""
-    copy(sqlite_template, tmp_path / "bot.db")
     async with FakeTelegram() as fake:
-        config = Config(
-            database_url=f"sqlite+aiosqlite:///{tmp_path / 'bot.db'}",
-            telegram_token=fake.token,
-            telegram_base_url=fake.base_url,
-        )
-        assembly = assemble(config, rate_limiter=False)
+        assembly = assemble(config_on_fake(fake, tmp_path, sqlite_template), rate_limiter=False)
         timers = assembly.game.timers
         assert timers is not None
         async with running(assembly.application, assembly.game, polling=False):

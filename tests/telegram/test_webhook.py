@@ -6,17 +6,17 @@ import json
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
-from shutil import copy
 
 import aiohttp
 import pytest
 
 from bot.bootstrap import assemble
-from bot.config import Config, ConfigError, load_config
+from bot.config import ConfigError, load_config
 from bot.fakegram.server import FakeTelegram
 from bot.service.game import GameService
 from bot.telegram.serving import running
 from bot.telegram.webhook import SECRET_HEADER, WebhookServer, webhook_paths
+from tests.helpers.databases import config_on_fake
 
 OPERATOR = 4242
 GROUP = -1001234
@@ -39,15 +39,8 @@ def _open_command(update_id: int) -> dict[str, object]:
 
 @pytest.fixture
 async def webhook(tmp_path: Path, sqlite_template: Path) -> AsyncIterator[tuple[str, GameService]]:
-    copy(sqlite_template, tmp_path / "bot.db")
-    url = f"sqlite+aiosqlite:///{tmp_path / 'bot.db'}"
     async with FakeTelegram() as fake:
-        config = Config(
-            database_url=url,
-            telegram_token=fake.token,
-            telegram_base_url=fake.base_url,
-            operators=frozenset({OPERATOR}),
-        )
+        config = config_on_fake(fake, tmp_path, sqlite_template, operators=frozenset({OPERATOR}))
         assembly = assemble(config, rate_limiter=False)
         application, service = assembly.application, assembly.service
         async with running(application, assembly.game, polling=False):
