@@ -47,7 +47,11 @@ It prints:
    button's toast: the fake's time of the ``answerCallbackQuery`` for each Grab press
    minus the wall time just before the driver posted the press (target p99 300 ms),
    split at the fake's answer to the ``getUpdates`` that carried the press: how long the
-   press waited to be fetched, and how long the bot took from there to its toast;
+   press waited to be fetched, and how long the bot took from there to its toast. Beside
+   it the toasts' floor, after the bot stopped: the run's presses posted again at the same
+   moments (in the same bursts), answered by a bare poller the moment ``getUpdates``
+   brings each (what the driver, the fake and the round trips cost a toast on this
+   machine), and the difference of the p99s;
 4. the bot process's CPU (``/proc/<pid>/stat``) over the play, its main thread's (the
    event loop) apart from its other threads' (SQLite's connections: PostgreSQL's work is
    in its own server), per bet recorded and per player action (the bids, bets and
@@ -91,6 +95,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+import aiohttp
 from sqlalchemy import select
 from sqlalchemy.engine import make_url
 
@@ -218,6 +223,9 @@ class RoundSeen:
 class Run:
     rounds: list[RoundSeen] = field(default_factory=list)
     failures: Counter[str] = field(default_factory=Counter)
+    #: Every Grab press as posted, for the toasts' floor to post again at the same moments:
+    #: (wall time in s just before the post, chat, board message, presser, button data).
+    pressed: list[tuple[float, int, int, dict[str, Any], str]] = field(default_factory=list)
 
 
 class Driver:
@@ -312,6 +320,7 @@ class Driver:
             self.run.failures["grab: board message gone"] += 1
             return
         seen.presses.append((str(update["callback_query"]["id"]), before, update["update_id"]))
+        self.run.pressed.append((before, chat, board, who, data))
 
     async def group(self, group: int, start_at: float) -> None:
         chat = chat_of(group)
@@ -523,6 +532,62 @@ async def floor_posts(fake: FakeTelegramClient, args: argparse.Namespace) -> lis
     return times
 
 
+async def floor_toasts(
+    fake: FakeTelegramClient, base_url: str, pressed: list[tuple[float, int, int, Any, str]]
+) -> list[float]:
+    """The toasts' floor: the run's Grab presses posted again at the same moments from
+    its first one on (so in the same bursts), with no bot behind the fake but a bare poller
+    that answers each press the moment ``getUpdates`` brings it; ms from each post to the
+    fake's time of its answer. What the driver, the fake and one round trip cost a toast
+    on this machine at these moments, as the run's toasts are measured."""
+    if not pressed:
+        return []
+    posted: dict[str, float] = {}
+    done = asyncio.Event()
+
+    async def press(at: float, chat: int, board: int, who: Any, data: str) -> None:
+        await asyncio.sleep(max(0.0, at - time.time()))
+        before = time.time()
+        update = await fake.press_button(chat, board, who, data)
+        posted[str(update["callback_query"]["id"])] = before
+
+    async def poller(session: aiohttp.ClientSession) -> None:
+        offset: int | None = None
+        answering: set[asyncio.Task[Any]] = set()
+        while not done.is_set():
+            params: dict[str, Any] = {"timeout": 1, "allowed_updates": ["callback_query"]}
+            if offset is not None:
+                params["offset"] = offset
+            async with session.post(f"{base_url}{TOKEN}/getUpdates", json=params) as answer:
+                updates = (await answer.json())["result"]
+            for update in updates:
+                offset = update["update_id"] + 1
+                query = update.get("callback_query")
+                if query is not None:
+                    body = {"callback_query_id": query["id"]}
+                    call = session.post(f"{base_url}{TOKEN}/answerCallbackQuery", json=body)
+                    task = asyncio.create_task(_closed(call))
+                    answering.add(task)
+                    task.add_done_callback(answering.discard)
+        await asyncio.gather(*answering)
+
+    first = min(at for at, *_ in pressed)
+    shift = time.time() + 2.0 - first  # the poller first fetches what the bot left queued
+    async with aiohttp.ClientSession() as session:
+        polling = asyncio.create_task(poller(session))
+        await asyncio.gather(*(press(at + shift, *rest) for at, *rest in pressed))
+        await asyncio.sleep(1.0)
+        done.set()
+        await polling
+    answered = {a["callback_query_id"]: a["time"] for a in await fake.callback_answers()}
+    return [(answered[q] - at) * 1000 for q, at in posted.items() if q in answered]
+
+
+async def _closed(call: Any) -> None:
+    async with call as answer:
+        await answer.read()
+
+
 # -- the run --------------------------------------------------------------------------------
 
 
@@ -600,6 +665,7 @@ async def bench(args: argparse.Namespace, database_url: str, work: Path) -> None
                 toasts = await fake.callback_answers()
                 transcripts = {g: await fake.transcript(chat_of(g)) for g in range(args.groups)}
                 floor = await floor_posts(fake, args)
+                toast_floor = await floor_toasts(fake, base_url, run.pressed)
                 plain_url = None if database_url.startswith("sqlite") else database_url
                 cpu_floor = await action_floor(base_url, TOKEN, plain_url, work)
         if args.profile:
@@ -613,6 +679,7 @@ async def bench(args: argparse.Namespace, database_url: str, work: Path) -> None
             transcripts,
             bot_log,
             floor,
+            toast_floor,
             wall,
             (bot_cpu, bot_main, bot_wait),
             cpu_floor,
@@ -679,6 +746,7 @@ async def report(
     transcripts: dict[int, list[dict[str, Any]]],
     bot_log: Path,
     floor: list[float],
+    toast_floor: list[float],
     wall: float,
     bot_cpu_wait: tuple[float, float, float],
     cpu_floor: float,
@@ -829,6 +897,10 @@ async def report(
     ]
     print(f"      of which: posted -> fetched by getUpdates {stats([w * 1000 for w, _ in split])}")
     print(f"                fetched -> answered           {stats([b * 1000 for _, b in split])}")
+    print(f"      the floor: the presses again, a bare poller answering {stats(toast_floor)}")
+    if toast_ms and toast_floor:
+        difference = percentile(toast_ms, 99) - percentile(toast_floor, 99)
+        print(f"      p99 of the toasts minus the floor's: {difference:+.1f} ms")
     sent = sorted(c["time"] for c in calls if c["method"] in SENDS)
     if sent:
         seconds = Counter(int(t) for t in sent)
