@@ -61,7 +61,8 @@ class UpdateQueue:
         update: JsonDict = {"update_id": self._next_update_id, kind: payload}
         self._next_update_id += 1
         self._updates[update["update_id"]] = update
-        self._pending.append(_QueuedUpdate(copy.deepcopy(update), is_redelivery=False))
+        # Shared with the queue: neither changes an update once queued.
+        self._pending.append(_QueuedUpdate(update, is_redelivery=False))
         self._changes.bump()
         return copy.deepcopy(update)
 
@@ -70,7 +71,7 @@ class UpdateQueue:
         update = self._updates.get(update_id)
         if update is None:
             raise ValueError(f"no update {update_id} was ever queued")
-        self._pending.append(_QueuedUpdate(copy.deepcopy(update), is_redelivery=True))
+        self._pending.append(_QueuedUpdate(update, is_redelivery=True))
         self._changes.bump()
         return copy.deepcopy(update)
 
@@ -196,4 +197,5 @@ class UpdateQueue:
         for queued in batch:
             queued.delivered = True
         # Clients confirm with the last update's id + 1, so the batch must end with its largest.
-        return [copy.deepcopy(queued.update) for queued in sorted(batch, key=lambda q: q.update_id)]
+        # Not copied: the answer is only encoded to JSON.
+        return [queued.update for queued in sorted(batch, key=lambda q: q.update_id)]
