@@ -26,6 +26,8 @@ class _CallbackQuery:
     message_id: int
     user_id: int
     data: str
+    #: When the press was queued (wall time, s).
+    pressed_at: float
     answered: bool = False
 
 
@@ -51,7 +53,11 @@ class CallbackQueries:
         query_id = str(self._next_query_id)
         self._next_query_id += 1
         self._queries[query_id] = _CallbackQuery(
-            chat_id=chat_id, message_id=message_id, user_id=presser["id"], data=data
+            chat_id=chat_id,
+            message_id=message_id,
+            user_id=presser["id"],
+            data=data,
+            pressed_at=time.time(),
         )
         callback_query = {
             "id": query_id,
@@ -88,6 +94,7 @@ class CallbackQueries:
                 "url": params.optional_str("url"),
                 "cache_time": params.optional_int("cache_time") or 0,
                 "time": time.time(),
+                "pressed_at": query.pressed_at,
             }
         )
         return True

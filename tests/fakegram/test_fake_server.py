@@ -3,6 +3,7 @@
 import asyncio
 import datetime as dtm
 import json
+import time
 from typing import Any
 
 import aiohttp
@@ -385,7 +386,9 @@ async def test_button_press_arrives_as_callback_query(fake: FakeTelegram, bot: B
 
 async def test_answer_callback_query(fake: FakeTelegram, bot: Bot) -> None:
     sent = await bot.send_message(GROUP_ID, "round 1", reply_markup=GRAB_KEYBOARD)
+    before = time.time()
     query_id = fake.press_button(GROUP_ID, sent.message_id, ALICE, "grab")["callback_query"]["id"]
+    pressed = time.time()
 
     with pytest.raises(BadRequest, match=r"(?i)message_too_long"):
         await bot.answer_callback_query(query_id, text="x" * 201)
@@ -401,6 +404,8 @@ async def test_answer_callback_query(fake: FakeTelegram, bot: Bot) -> None:
     assert answer["message_id"] == sent.message_id
     assert answer["text"] == "You got 8.88"
     assert answer["show_alert"] is True
+    # When the press was queued, and when it was answered (after it).
+    assert before <= answer["pressed_at"] <= pressed <= answer["time"]
 
 
 async def test_pressing_a_button_of_no_bot_message_is_a_test_mistake(fake: FakeTelegram) -> None:
