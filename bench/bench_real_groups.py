@@ -551,8 +551,9 @@ async def floor_toasts(
     async def press(at: float, chat: int, board: int, who: Any, data: str) -> None:
         await asyncio.sleep(max(0.0, at - time.time()))
         before = time.time()
-        update = await fake.press_button(chat, board, who, data)
-        posted[str(update["callback_query"]["id"])] = before
+        with contextlib.suppress(ValueError):  # the board was deleted since: not pressed
+            update = await fake.press_button(chat, board, who, data)
+            posted[str(update["callback_query"]["id"])] = before
 
     async def poller(session: aiohttp.ClientSession) -> None:
         offset: int | None = None
@@ -594,6 +595,7 @@ async def floor_toasts(
 
 
 async def _closed(call: Any) -> None:
+    """Make the request ``call`` and read its answer whole."""
     async with call as answer:
         await answer.read()
 

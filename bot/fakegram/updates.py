@@ -86,7 +86,7 @@ class UpdateQueue:
         if self._webhook is None:
             return []
         taken, self._pending = self._pending, []
-        return [queued.update for queued in taken if self._is_allowed(queued.kind)]
+        return [copy.deepcopy(queued.update) for queued in taken if self._is_allowed(queued.kind)]
 
     # ------------------------------------------------------------ Bot API
 
