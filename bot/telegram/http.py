@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import json
 from http import HTTPStatus
-from typing import Any, TypeGuard
+from typing import Any, NamedTuple, TypeGuard
 
 import aiohttp
 from aiohttp.helpers import get_env_proxy_for_url
@@ -42,6 +42,16 @@ from bot.telegram.reachability import Reachability
 
 _Proxy = tuple[URL | None, aiohttp.BasicAuth | None]
 
+
+class _Target(NamedTuple):
+    """What a call to one URL needs besides its body: the server, the request's head but
+    its length, and the proxy from the environment."""
+
+    origin: Origin
+    head: str
+    proxy: _Proxy
+
+
 #: Connections to the Bot API kept at once (python-telegram-bot's default for its own).
 CONNECTIONS = 256
 #: What the bot reads of a message of its own that Telegram sends back: which message it
@@ -54,8 +64,7 @@ OWN_MESSAGE_FIELDS = frozenset(
 EDITED = b'{"ok":true,"result":true}'
 _EDITS = "/editMessage"
 
-#: The URLs whose request heads and proxies are kept (a bot's methods; past that, they
-#: start over).
+#: The URLs whose targets are kept (a bot's methods; past that, they start over).
 _MOST_TARGETS = 256
 
 #: The headers of a request whose parameters go as a plain form (no file).
@@ -100,9 +109,9 @@ class BotApiRequest(BaseRequest):
         self._media_write_timeout = media_write_timeout
         self._session: aiohttp.ClientSession | None = None
         self._kept_alive = KeptAliveConnections(connection_pool_size)
-        #: Each URL's server and request head (a bot calls a few dozen methods).
-        self._targets: dict[tuple[str, str, bool], tuple[Origin, str]] = {}
-        self._proxies: dict[str, _Proxy] = {}
+        #: Each URL's target (a bot calls a few dozen methods), so that a call parses no
+        #: URL and reads no environment.
+        self._targets: dict[tuple[str, str, bool], _Target] = {}
 
     @property
     def read_timeout(self) -> float | None:
@@ -146,7 +155,8 @@ class BotApiRequest(BaseRequest):
             # Encoded here, not by aiohttp's FormData: its machinery for a plain form cost
             # the event loop more than the encoding itself (bench/bench_http.py).
             body, headers = request_data.url_encoded_parameters().encode(), _FORM
-        proxy, proxy_auth = self._proxy_for(url)
+        target = self._target(method, url, headers)
+        proxy, proxy_auth = target.proxy
         try:
             if files or proxy is not None:
                 steps = (pool, connect, write, read)
@@ -169,7 +179,8 @@ class BotApiRequest(BaseRequest):
             else:
                 assert not isinstance(body, aiohttp.FormData)
                 status, payload = await self._kept_alive.call(
-                    *self._target(method, url, headers),
+                    target.origin,
+                    target.head,
                     body or b"",
                     Timeouts(pool=pool, connect=connect, answer=read),
                 )
@@ -202,8 +213,8 @@ class BotApiRequest(BaseRequest):
             _cut(result)
         return data
 
-    def _target(self, method: str, url: str, headers: dict[str, str] | None) -> tuple[Origin, str]:
-        """The server of ``url`` and the head of a request to it, but its length."""
+    def _target(self, method: str, url: str, headers: dict[str, str] | None) -> _Target:
+        """The target of a request to ``url`` (its proxy looked up as httpx looks it up)."""
         key = (method, url, headers is not None)
         found = self._targets.get(key)
         if found is None:
@@ -219,24 +230,15 @@ class BotApiRequest(BaseRequest):
                 f"User-Agent: {self.USER_AGENT}",
                 *(f"{name}: {value}" for name, value in (headers or {}).items()),
             ]
-            found = (target.scheme, target.host, target.port), "\r\n".join(lines)
+            try:
+                proxy: _Proxy = get_env_proxy_for_url(target)
+            except LookupError:  # none set, or NO_PROXY names the host
+                proxy = (None, None)
+            origin = (target.scheme, target.host, target.port)
+            found = _Target(origin, "\r\n".join(lines), proxy)
             if len(self._targets) >= _MOST_TARGETS:
                 self._targets.clear()
             self._targets[key] = found
-        return found
-
-    def _proxy_for(self, url: str) -> _Proxy:
-        """The proxy of ``url`` from the environment, looked up once per URL (a bot calls
-        a few dozen methods), so that a call parses no URL."""
-        found = self._proxies.get(url)
-        if found is None:
-            try:
-                found = get_env_proxy_for_url(URL(url))
-            except LookupError:  # none set, or NO_PROXY names the host
-                found = (None, None)
-            if len(self._proxies) >= _MOST_TARGETS:
-                self._proxies.clear()
-            self._proxies[url] = found
         return found
 
 

@@ -381,7 +381,7 @@ def test_a_plain_calls_host_header_names_the_port_only_when_not_the_schemes_own(
             "http://[::1]:8081/bot1:x/getMe",
         )
     }
-    assert [(origin, head.split("\r\n")[:2]) for origin, head in heads.values()] == [
+    assert [(origin, head.split("\r\n")[:2]) for origin, head, _ in heads.values()] == [
         (
             ("https", "api.telegram.org", 443),
             ["POST /bot1:x/getMe HTTP/1.1", "Host: api.telegram.org"],
