@@ -47,13 +47,15 @@ It prints:
    button's toast: the fake's time of the ``answerCallbackQuery`` for each Grab press
    minus the wall time just before the driver posted the press (target p99 300 ms),
    split at the fake's answer to the ``getUpdates`` that carried the press: how long the
-   press waited to be fetched, and how long the bot took from there to its toast; and
-   the toast from the moment the fake queued the press (as Telegram's servers would
-   measure it: the wait of a burst's posts for the fake's one event loop left out). Beside
+   press waited to be fetched, and how long the bot took from there to its toast; the
+   toast from the moment the press's request went out (the driver's own wait for one of
+   its connections to the fake left out, and that wait); and the toast from the moment
+   the fake queued the press (as Telegram's servers would measure it: the wait of a
+   burst's posts for the fake's one event loop left out). Beside
    them the toasts' floor, after the bot stopped: the run's presses posted again at the
    same moments (in the same bursts), answered by a bare poller the moment
    ``getUpdates`` brings each (what the driver, the fake and the round trips cost a toast
-   on this machine), measured both ways, and the difference of the p99s;
+   on this machine), measured the three ways, and the difference of the p99s;
 4. the bot process's CPU (``/proc/<pid>/stat``) over the play, its main thread's (the
    event loop) apart from its other threads' (SQLite's connections: PostgreSQL's work is
    in its own server), per bet recorded and per player action (the bids, bets and
@@ -93,6 +95,7 @@ import time
 import uuid
 from collections import Counter
 from collections.abc import AsyncIterator, Callable
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -217,8 +220,8 @@ class RoundSeen:
     #: Bids posted (the dealer's ``/bid``).
     bids: int = 0
     #: Grab presses: (callback query id, wall time in s just before the press was posted,
-    #: the update's id).
-    presses: list[tuple[str, float, int]] = field(default_factory=list)
+    #: the update's id, wall time in s its request went out: ``press_timed``).
+    presses: list[tuple[str, float, int, float]] = field(default_factory=list)
 
 
 @dataclass
@@ -228,6 +231,41 @@ class Run:
     #: Every Grab press as posted, for the toasts' floor to post again at the same moments:
     #: (wall time in s just before the post, chat, board message, presser, button data).
     pressed: list[tuple[float, int, int, dict[str, Any], str]] = field(default_factory=list)
+
+
+#: Where the press being posted in this task keeps the moment its request went out.
+_ON_THE_WIRE: ContextVar[list[float] | None] = ContextVar("on_the_wire", default=None)
+
+
+def wire_tracing() -> aiohttp.TraceConfig:
+    """aiohttp's tracing that keeps the moment each request's headers went out, in the
+    holder of the press that the posting task is making (``press_timed``)."""
+
+    async def sent(*_: object) -> None:
+        holder = _ON_THE_WIRE.get()
+        if holder is not None and not holder:
+            holder.append(time.time())
+
+    tracing = aiohttp.TraceConfig()
+    tracing.on_request_headers_sent.append(sent)
+    return tracing
+
+
+async def press_timed(
+    fake: FakeTelegramClient, chat: int, board: int, who: dict[str, Any], data: str
+) -> tuple[dict[str, Any], float, float]:
+    """Post a Grab press: its update, the wall time just before the post, and the moment
+    its request went out. Between the two the press waits for one of the driver's
+    connections to the fake (aiohttp's 100): in a burst, hundreds of people's presses
+    queue in this one process, as no person's phone would."""
+    holder: list[float] = []
+    token = _ON_THE_WIRE.set(holder)
+    try:
+        before = time.time()
+        update = await fake.press_button(chat, board, who, data)
+    finally:
+        _ON_THE_WIRE.reset(token)
+    return update, before, holder[0] if holder else before
 
 
 class Driver:
@@ -315,13 +353,13 @@ class Driver:
     async def press(
         self, chat: int, board: int, who: dict[str, Any], data: str, seen: RoundSeen
     ) -> None:
-        before = time.time()
         try:
-            update = await self.fake.press_button(chat, board, who, data)
+            update, before, sent = await press_timed(self.fake, chat, board, who, data)
         except ValueError:
             self.run.failures["grab: board message gone"] += 1
             return
-        seen.presses.append((str(update["callback_query"]["id"]), before, update["update_id"]))
+        query = str(update["callback_query"]["id"])
+        seen.presses.append((query, before, update["update_id"], sent))
         self.run.pressed.append((before, chat, board, who, data))
 
     async def group(self, group: int, start_at: float) -> None:
@@ -536,24 +574,24 @@ async def floor_posts(fake: FakeTelegramClient, args: argparse.Namespace) -> lis
 
 async def floor_toasts(
     fake: FakeTelegramClient, base_url: str, pressed: list[tuple[float, int, int, Any, str]]
-) -> list[tuple[float, float]]:
+) -> list[tuple[float, float, float]]:
     """The toasts' floor: the run's Grab presses posted again at the same moments from
     its first one on (so in the same bursts), with no bot behind the fake but a bare poller
     that answers each press the moment ``getUpdates`` brings it; ms from each post to the
-    fake's time of its answer, and from the fake's queueing of the press. What the driver,
+    fake's time of its answer, from the moment its request went out, and from the fake's
+    queueing of the press. What the driver,
     the fake and one round trip cost a toast on this machine at these moments, as the
     run's toasts are measured."""
     if not pressed:
         return []
-    posted: dict[str, float] = {}
+    posted: dict[str, tuple[float, float]] = {}
     done = asyncio.Event()
 
     async def press(at: float, chat: int, board: int, who: Any, data: str) -> None:
         await asyncio.sleep(max(0.0, at - time.time()))
-        before = time.time()
         with contextlib.suppress(ValueError):  # the board was deleted since: not pressed
-            update = await fake.press_button(chat, board, who, data)
-            posted[str(update["callback_query"]["id"])] = before
+            update, before, sent = await press_timed(fake, chat, board, who, data)
+            posted[str(update["callback_query"]["id"])] = (before, sent)
 
     async def poller(session: aiohttp.ClientSession) -> None:
         offset: int | None = None
@@ -586,10 +624,11 @@ async def floor_toasts(
     answered = {a["callback_query_id"]: a for a in await fake.callback_answers()}
     return [
         (
-            (answered[q]["time"] - at) * 1000,
+            (answered[q]["time"] - before) * 1000,
+            (answered[q]["time"] - sent) * 1000,
             (answered[q]["time"] - answered[q]["pressed_at"]) * 1000,
         )
-        for q, at in posted.items()
+        for q, (before, sent) in posted.items()
         if q in answered
     ]
 
@@ -618,7 +657,7 @@ async def bench(args: argparse.Namespace, database_url: str, work: Path) -> None
         print(f"setup: {args.groups} tables opened and credited in {time.monotonic() - t0:.1f} s")
         async with fake_process(work / "fake.log", args.round_trip_ms) as (fake_proc, base_url):
             root = base_url.rsplit("/bot", 1)[0]
-            async with FakeTelegramClient(root) as fake:
+            async with FakeTelegramClient(root, trace_configs=[wire_tracing()]) as fake:
                 profile = work / "bot.prof" if args.profile else None
                 bot = start_bot(config, base_url, database_url, bot_log, profile)
                 try:
@@ -758,7 +797,7 @@ async def report(
     transcripts: dict[int, list[dict[str, Any]]],
     bot_log: Path,
     floor: list[float],
-    toast_floor: list[tuple[float, float]],
+    toast_floor: list[tuple[float, float, float]],
     wall: float,
     bot_cpu_wait: tuple[float, float, float],
     cpu_floor: float,
@@ -893,11 +932,17 @@ async def report(
         )
     answered = {t["callback_query_id"]: t["time"] for t in toasts}
     pressed = [press for seen in run.rounds for press in seen.presses]
-    pressed_ids = {q for q, _, _ in pressed}
-    toast_ms = [(answered[q] - at) * 1000 for q, at, _ in pressed if q in answered]
+    pressed_ids = {q for q, *_ in pressed}
+    toast_ms = [(answered[q] - at) * 1000 for q, at, *_ in pressed if q in answered]
     print(
         f"    toast (press posted -> answerCallbackQuery) {stats(toast_ms)}, "
         f"unanswered {len(pressed) - len(toast_ms)} (target p99 <= 300 ms)"
+    )
+    wired = [(answered[q] - sent) * 1000 for q, _, _, sent in pressed if q in answered]
+    print(f"      from its request going out to the fake    {stats(wired)}")
+    print(
+        "        (before it, the press waited for one of the driver's connections "
+        f"{stats([(sent - at) * 1000 for _, at, _, sent in pressed])})"
     )
     fetched: dict[int, float] = {}
     for call in calls:
@@ -905,7 +950,7 @@ async def report(
             fetched.setdefault(update_id, call["time"])
     split = [
         (fetched[u] - at, answered[q] - fetched[u])
-        for q, at, u in pressed
+        for q, at, u, _ in pressed
         if u in fetched and q in answered
     ]
     print(f"      of which: posted -> fetched by getUpdates {stats([w * 1000 for w, _ in split])}")
@@ -916,9 +961,11 @@ async def report(
         if t["callback_query_id"] in pressed_ids
     ]
     print(f"      from the fake's queueing of the press     {stats(queued)}")
-    posted_floor = [from_post for from_post, _ in toast_floor]
-    queued_floor = [from_queued for _, from_queued in toast_floor]
+    posted_floor = [from_post for from_post, _, _ in toast_floor]
+    wired_floor = [from_wire for _, from_wire, _ in toast_floor]
+    queued_floor = [from_queued for _, _, from_queued in toast_floor]
     print(f"      the floor: the presses again, a bare poller answering {stats(posted_floor)}")
+    print(f"                 from its request going out to the fake   {stats(wired_floor)}")
     print(f"                 from the fake's queueing of the press    {stats(queued_floor)}")
     if toast_ms and toast_floor:
         difference = percentile(toast_ms, 99) - percentile(posted_floor, 99)

@@ -26,8 +26,12 @@ class FakeTelegramClient:
     Use as ``async with FakeTelegramClient(base) as fake:`` or call ``close`` when done.
     """
 
-    def __init__(self, base: str) -> None:
+    def __init__(
+        self, base: str, *, trace_configs: list[aiohttp.TraceConfig] | None = None
+    ) -> None:
         self.base = base.rstrip("/")
+        #: aiohttp's tracing of each request (a bench times when a press left it).
+        self.trace_configs = trace_configs
         self._session: aiohttp.ClientSession | None = None
 
     async def __aenter__(self) -> FakeTelegramClient:
@@ -195,7 +199,7 @@ class FakeTelegramClient:
 
     async def _request(self, method: str, path: str, **kwargs: Any) -> Any:
         if self._session is None:
-            self._session = aiohttp.ClientSession()
+            self._session = aiohttp.ClientSession(trace_configs=self.trace_configs)
         async with self._session.request(method, self.base + path, **kwargs) as response:
             if response.status == 400:
                 body = await response.json(content_type=None)

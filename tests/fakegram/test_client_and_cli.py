@@ -38,6 +38,26 @@ async def test_client_drives_a_conversation(fake: FakeTelegram, bot: Bot) -> Non
         assert (await bot.get_chat_member(GROUP_ID, BOB["id"])).status == "administrator"
 
 
+async def test_client_traces_its_requests(fake: FakeTelegram) -> None:
+    """A bench times when each press left the client: its trace configs see every request."""
+    paths: list[str] = []
+
+    async def headers_sent(
+        session: aiohttp.ClientSession,
+        context: object,
+        params: aiohttp.TraceRequestHeadersSentParams,
+    ) -> None:
+        paths.append(params.url.path)
+
+    tracing = aiohttp.TraceConfig()
+    tracing.on_request_headers_sent.append(headers_sent)
+    async with FakeTelegramClient(fake.root_url, trace_configs=[tracing]) as client:
+        await client.post_message(GROUP_ID, ALICE, "hi")
+        await client.transcript(GROUP_ID)
+
+    assert paths == ["/_fake/message", "/_fake/transcript"]
+
+
 async def test_client_waits_for_the_transcript(fake: FakeTelegram, bot: Bot) -> None:
     async with FakeTelegramClient(fake.root_url) as client:
         waiting = asyncio.create_task(
