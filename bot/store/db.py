@@ -192,6 +192,14 @@ IDLE_CONNECTION_SECONDS = 300.0
 #: shared plan looks worse), and for these reads planning costs more than running.
 _GENERIC_PLANS = {"plan_cache_mode": "force_generic_plan"}
 
+#: asyncpg learns an array type (a round's bets come as arrays of ids, flags and names)
+#: from the server at its first use on a connection, in a catalog query that takes some
+#: ms on a new server process. A connection of the pool asks for all of these at once
+#: when it opens, so that no player's command pays for it (``DriverPool.fill``).
+_ARRAY_TYPES = (
+    "SELECT NULL::int8[], NULL::int4[], NULL::int2[], NULL::bool[], NULL::varchar[], NULL::text[]"
+)
+
 
 class DriverPool:
     """The hot path's connections to PostgreSQL: bare asyncpg connections, at most
@@ -211,6 +219,7 @@ class DriverPool:
 
     def __init__(self, dsn: str, size: int) -> None:
         self._dsn = dsn
+        self._size = size
         self._turn = PriorityTurn(size, reserved=min(RESERVED_CONNECTIONS, (size - 1) // 2))
         #: Idle connections, each with when it was given back (``time.monotonic``).
         self._idle: list[tuple[asyncpg.Connection, float]] = []
@@ -227,13 +236,35 @@ class DriverPool:
         try:
             if self._closed:  # while this lease waited for its slot
                 raise asyncpg.InterfaceError("the driver pool is closed")
-            connection = self._reusable() or await asyncpg.connect(
-                self._dsn, server_settings=_GENERIC_PLANS
-            )
+            connection = self._reusable() or await self._open()
         except BaseException:
             self._turn.release()
             raise
         return connection
+
+    async def _open(self) -> asyncpg.Connection:
+        connection = await asyncpg.connect(self._dsn, server_settings=_GENERIC_PLANS)
+        try:
+            await connection.prepare(_ARRAY_TYPES)
+        except BaseException:
+            connection.terminate()
+            raise
+        return connection
+
+    async def fill(self) -> None:
+        """Open every connection not open yet (at start-up): those a burst of commands
+        would otherwise open in its midst, a server process each. A failure is logged
+        and left to the leases, which open connections as they need them."""
+        missing = self._size - len(self._idle)
+        opened = await asyncio.gather(
+            *(self._open() for _ in range(missing)), return_exceptions=True
+        )
+        failures = [each for each in opened if isinstance(each, BaseException)]
+        for each in opened:
+            if isinstance(each, asyncpg.Connection):
+                self._idle.append((each, time.monotonic()))
+        if failures:
+            log.warning("opening the database's connections failed: %s", failures[0])
 
     def _reusable(self) -> asyncpg.Connection | None:
         while self._idle:
@@ -592,6 +623,12 @@ class Database:
             return
         async with self._write_turn.turn(is_urgent()):
             yield
+
+    async def open_connections(self) -> None:
+        """Open the hot path's connections now (PostgreSQL's; at start-up), not in the
+        midst of the first burst of commands."""
+        if self.driver_pool is not None:
+            await self.driver_pool.fill()
 
     async def dispose(self) -> None:
         """Close every pooled connection."""

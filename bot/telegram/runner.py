@@ -209,6 +209,7 @@ async def serve(config: Config) -> None:
         if metrics is not None:
             web_server = _web_server(config, assemblies, metrics, intakes, limits)
             await web_server.start()
+        await assemblies[0].database.open_connections()
         async with contextlib.AsyncExitStack() as bots:
             stop, polls = asyncio.Event(), []
             for assembly, intake in zip(assemblies, intakes, strict=True):

@@ -35,6 +35,41 @@ async def test_a_connection_is_reused_lease_after_lease(pool: DriverPool) -> Non
     assert len({await _backend(pool) for _ in range(5)}) == 1
 
 
+async def test_filled_it_holds_its_size_and_knows_the_array_types(
+    pool: DriverPool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Filled at start-up, the pool opens no connection for a burst of commands, and none
+    of them waits for asyncpg to look an array type up in the server's catalog."""
+    await pool.fill()
+    opened: list[asyncpg.Connection] = []
+    open_one = pool._open
+
+    async def counted() -> asyncpg.Connection:
+        opened.append(await open_one())
+        return opened[-1]
+
+    monkeypatch.setattr(pool, "_open", counted)
+    asked: list[str] = []
+
+    async def lease() -> int:
+        async with pool.connection() as driver:
+            driver.add_query_logger(lambda record: asked.append(record.query))
+            assert await driver.fetchval("SELECT $1::int8[]", [7, 8]) == [7, 8]
+            assert await driver.fetchval("SELECT $1::bool[]", [True]) == [True]
+            assert await driver.fetchval("SELECT $1::varchar[]", ["a"]) == ["a"]
+            await asyncio.sleep(0.05)  # the three leases overlap
+            pid: int = driver.get_server_pid()
+            return pid
+
+    with urgent():  # all three slots (one is kept for urgent work)
+        pids = await asyncio.gather(lease(), lease(), lease())
+    await asyncio.sleep(0)  # asyncpg tells its query loggers on the loop's next turn
+    assert len(set(pids)) == 3
+    assert opened == []
+    assert len(asked) == 9
+    assert not [query for query in asked if "typeinfo" in query]
+
+
 async def test_never_more_connections_than_its_size_and_urgent_work_has_the_last(
     pool: DriverPool,
 ) -> None:
@@ -126,3 +161,16 @@ async def test_a_connection_idle_too_long_is_not_used_again(
     monkeypatch.setattr(db_module, "IDLE_CONNECTION_SECONDS", -1.0)
     # A firewall may have dropped it silently: a new connection instead.
     assert await _backend(pool) != first
+
+
+async def test_filling_with_the_server_away_is_left_to_the_leases(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # Port 1 refuses at once: the bot starts, and its leases open connections later.
+    pool = DriverPool("postgresql://postgres@127.0.0.1:1/nowhere", 2)
+    await pool.fill()
+    assert "opening the database's connections failed" in caplog.text
+    with pytest.raises(OSError):
+        async with pool.connection():
+            pass
+    await pool.close()
