@@ -51,11 +51,11 @@ It prints:
    toast from the moment the press's request went out (the driver's own wait for one of
    its connections to the fake left out, and that wait); and the toast from the moment
    the fake queued the press (as Telegram's servers would measure it: the wait of a
-   burst's posts for the fake's one event loop left out). Beside
-   them the toasts' floor, after the bot stopped: the run's presses posted again at the
-   same moments (in the same bursts), answered by a bare poller the moment
-   ``getUpdates`` brings each (what the driver, the fake and the round trips cost a toast
-   on this machine), measured the three ways, and the difference of the p99s;
+   burst's posts for the fake's one event loop left out). Beside them the toasts' floor,
+   after the bot stopped: the run's presses posted again at the same moments (in the
+   same bursts), answered by a bare poller the moment ``getUpdates`` brings each (what
+   the driver, the fake and the round trips cost a toast on this machine), measured the
+   three ways, and the difference of the p99s;
 4. the bot process's CPU (``/proc/<pid>/stat``) over the play, its main thread's (the
    event loop) apart from its other threads' (SQLite's connections: PostgreSQL's work is
    in its own server), per bet recorded and per player action (the bids, bets and
@@ -579,9 +579,8 @@ async def floor_toasts(
     its first one on (so in the same bursts), with no bot behind the fake but a bare poller
     that answers each press the moment ``getUpdates`` brings it; ms from each post to the
     fake's time of its answer, from the moment its request went out, and from the fake's
-    queueing of the press. What the driver,
-    the fake and one round trip cost a toast on this machine at these moments, as the
-    run's toasts are measured."""
+    queueing of the press. What the driver, the fake and one round trip cost a toast on
+    this machine at these moments, as the run's toasts are measured."""
     if not pressed:
         return []
     posted: dict[str, tuple[float, float]] = {}
