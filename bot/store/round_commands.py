@@ -11,9 +11,12 @@ and a player's command runs them without BEGIN and COMMIT (two round trips, not 
 the read is one statement, so one snapshot; the write is one statement, so atomic, and
 every part of it is conditioned on the compare-and-set of the version read. A command
 decided on a read that another writer has since overtaken changes nothing and is tried
-again (``StaleRound``), as in a transaction. A deadline's advance keeps its transaction:
-its read holds the round (``FOR UPDATE SKIP LOCKED``) so that another worker's sweep
-passes over it instead of applying it a second time in vain. Players' grabs on one round
+again (``StaleRound``), as in a transaction. A deadline's advance is such a command too:
+a second worker applying the same deadline at once writes nothing (the compare-and-set)
+and, tried again, finds it not due. Only a deadline that deals keeps a transaction: its
+write is checked against the shoe once the rest of it is written, so it reads the round
+again holding it (``FOR UPDATE SKIP LOCKED``: another worker's sweep passes over it) and
+writes in a transaction that the shoe's refusal rolls back. Players' grabs on one round
 that come while one of them is written are written together next
 (``bot.store.gatherings``): one read of the round whole, the engine given each grab in
 turn, one compare-and-set write of them all, so ten grabs cost two writes, not ten.
@@ -67,7 +70,8 @@ class Located:
 
     chat_id: int | None = None
     round_id: int | None = None
-    #: A deadline passes over a round another worker holds (PostgreSQL only).
+    #: A deadline: one that deals is written holding the round, and passes over a round
+    #: another worker holds (PostgreSQL only).
     skip_locked: bool = False
 
 
@@ -90,6 +94,11 @@ class _Job:
     user_row: Mapping[str, Any] | None
     clock: Callable[[], int]
     decide: Decide
+
+
+class _DealsHoldingTheRound(NotOnHotPath):
+    """A deadline's step deals: to be read again holding the round and written in a
+    transaction (``RoundCommands._run_postgres``)."""
 
 
 @contextmanager
@@ -218,14 +227,19 @@ class RoundCommands:
         assert self.db.driver_pool is not None
         with transient_postgres_errors():
             async with self.db.driver_pool.connection() as driver:
-                if not job.skip_locked:
+                try:
                     return await self._postgres_command(driver, job)
-                async with driver.transaction():
-                    return await self._postgres_command(driver, job)
+                except _DealsHoldingTheRound:
+                    async with driver.transaction():
+                        return await self._postgres_command(driver, job, holding=True)
 
-    async def _postgres_command(self, driver: Any, job: _Job) -> Applied | None:
+    async def _postgres_command(
+        self, driver: Any, job: _Job, *, holding: bool = False
+    ) -> Applied | None:
+        """The read and the write; ``holding``: in a transaction, the read holding the
+        round (a deadline that deals)."""
         update_id = job.params["update_id"]
-        read_statement = sql.POSTGRES_READS[(job.by_chat, job.skip_locked)]
+        read_statement = sql.POSTGRES_READS[(job.by_chat, holding)]
         row = await driver.fetchrow(read_statement.sql, *read_statement.arguments(job.params))
         if row is None:
             seen = sql.POSTGRES_SEEN
@@ -236,13 +250,17 @@ class RoundCommands:
             return None
         read = self._read(row, job)
         with failing_as_step(read.round.id):
-            return await self._postgres_step(driver, job, read)
+            return await self._postgres_step(driver, job, read, holding)
 
-    async def _postgres_step(self, driver: Any, job: _Job, read: RoundRead) -> Applied:
+    async def _postgres_step(
+        self, driver: Any, job: _Job, read: RoundRead, holding: bool
+    ) -> Applied:
         transition, write = self._decide(read, job)
-        if write.shoe is not None and not job.skip_locked:
-            # Only deadlines deal today, in a transaction; a command that dealt outside
-            # one could not undo its write if the shoe's check failed.
+        if write.shoe is not None and not holding:
+            # A write outside a transaction could not be undone if the shoe's check
+            # failed. Only deadlines deal today: in one; a command that dealt would not.
+            if job.skip_locked:
+                raise _DealsHoldingTheRound("a deadline deals")
             raise NotOnHotPath("a deal outside a deadline's transaction")
         envelope = Envelope.of(self.bot_id, job.params["update_id"], job.user_row)
         await run_asyncpg(driver, postgres_write(write, envelope))

@@ -98,9 +98,10 @@ def _read(json: Mapping[str, str], *, by_chat: bool, lock: str) -> str:
     return _READ.format(where=where, whole=whole, lock=lock, seen=_SEEN_ONE, **json)
 
 
-#: PostgreSQL's read by (by chat, skip locked). A command's read locks nothing (the write's
-#: compare-and-set is what keeps it right); a deadline's holds the round for its
-#: transaction, so that a second worker sweeping the same round passes over it.
+#: PostgreSQL's read by (by chat, holding the round). A command's read locks nothing (the
+#: write's compare-and-set is what keeps it right), nor does a deadline's; one that deals
+#: reads again holding the round for its transaction, so that a second worker sweeping the
+#: same round passes over it.
 POSTGRES_READS = {
     (True, False): Positional.of(_read(_POSTGRES_JSON, by_chat=True, lock="")),
     (False, False): Positional.of(_read(_POSTGRES_JSON, by_chat=False, lock="")),
