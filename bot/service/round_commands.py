@@ -106,11 +106,14 @@ class RoundCommandUseCases:
             joinable=True,
         )
 
-    async def advance(self, round_id: int) -> CommandResult:
-        """Apply a round's deadline if it has passed; nothing if not (a duplicate timer),
-        or if another worker is advancing it right now."""
+    async def advance(self, round_id: int, phase: Phase | None = None) -> CommandResult:
+        """Apply a round's deadline if it has passed; nothing if not (a duplicate timer, or
+        another worker applied it first). ``phase``: only that phase's deadline (a timer
+        set for it); nothing once the round has left it."""
 
         def decide(step: StepInput) -> Transition[RoundOrSeat]:
+            if phase is not None and step.round.phase is not phase:
+                raise NotDue("phase_over", phase=step.round.phase.value)
             return engine.advance(step.whole(), step.now_ms, player_seeds=step.player_seeds)
 
         try:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol, cast
 
-from bot.engine.round import RoundState
+from bot.engine.round import Phase, RoundState
 from bot.service.game import CommandResult
 from bot.telegram.telegram_needs import Timer, Timers
 
@@ -96,7 +96,10 @@ class Deadlines:
             return
         delay = max(0.0, (state.deadline_ms - self.clock()) / 1000)
         job = self._queue.run_once(
-            self._fire, when=delay, name=f"deadline:{state.id}", data=(state.id, state.chat_id)
+            self._fire,
+            when=delay,
+            name=f"deadline:{state.id}",
+            data=(state.id, state.chat_id, state.phase),
         )
         self._jobs[state.id] = (state.deadline_ms, job)
         if self.observer is not None:
@@ -104,10 +107,10 @@ class Deadlines:
 
     async def _fire(self, context: Any) -> None:
         assert context.job is not None and self._apply is not None
-        round_id, chat_id = cast(tuple[int, int], context.job.data)
+        round_id, chat_id, phase = cast(tuple[int, int, Phase], context.job.data)
         if self._jobs.get(round_id, (None, None))[1] is context.job:
             del self._jobs[round_id]
-        await self._apply(round_id, chat_id, by_timer=True)
+        await self._apply(round_id, chat_id, by_timer=True, phase=phase)
 
     async def _fire_start(self, context: Any) -> None:
         assert context.job is not None and self._start is not None

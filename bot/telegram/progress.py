@@ -14,6 +14,7 @@ from bot.engine.round import (
     CardsDealt,
     DealerChosen,
     GrabbingStarted,
+    Phase,
     Round,
     RoundSettled,
     RoundStarted,
@@ -145,18 +146,23 @@ class RoundProgress:
         else:
             self.board.refresh(state)
 
-    async def advance(self, round_id: int, chat_id: int, *, by_timer: bool = False) -> None:
+    async def advance(
+        self, round_id: int, chat_id: int, *, by_timer: bool = False, phase: Phase | None = None
+    ) -> None:
         """Apply a round's deadline under its chat's turn, before the chat's waiting
-        commands, and before other chats' commands waiting for the database."""
+        commands, and before other chats' commands waiting for the database; ``phase``:
+        only that phase's (a timer set for it)."""
         entered_ms = time.time_ns() / 1e6
         async with self.locks.turn(chat_id, urgent=True):
-            with urgent():
-                if await self.service.phase_unseen(round_id):
-                    # docs/rules.md §1: no board shows the phase yet (its worker died, or
-                    # Telegram is unreachable); it opens anew when one does.
-                    return
+            # A phase this process showed needs no look (one read less per deadline).
+            if phase is None or not self.board.shows(round_id, phase):
+                with urgent():
+                    if await self.service.phase_unseen(round_id):
+                        # docs/rules.md §1: no board shows the phase yet (its worker died,
+                        # or Telegram is unreachable); it opens anew when one does.
+                        return
             # GameService.advance is urgent itself (its database turn comes first too).
-            result = await self.service.advance(round_id)
+            result = await self.service.advance(round_id, phase)
             if self.observer is not None:
                 self.observer.advanced(
                     round_id,

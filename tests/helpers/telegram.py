@@ -339,6 +339,8 @@ class FakeService(BoardService, ProgressService, SettingsSource, NamesSource, Ch
         self.replaced: dict[int, int] = {}
         #: Rounds whose deadline waits for a board to show their phase.
         self.unseen: set[int] = set()
+        #: The phase each ``advance`` was limited to (None: whichever is due).
+        self.advanced_phases: list[Phase | None] = []
         #: The phase each round's board was recorded showing.
         self.board_phases: dict[int, Phase | None] = {}
         #: Awaited inside ``advance`` and ``unannounced`` (to hold them, or fail).
@@ -506,8 +508,9 @@ class FakeService(BoardService, ProgressService, SettingsSource, NamesSource, Ch
         self._note("phase_unseen", round_id)
         return round_id in self.unseen
 
-    async def advance(self, round_id: int) -> CommandResult:
+    async def advance(self, round_id: int, phase: Phase | None = None) -> CommandResult:
         self._note("advance", round_id)
+        self.advanced_phases.append(phase)
         if self.on_advance is not None:
             await self.on_advance(round_id)
         return self.advance_results.get(round_id, CommandResult())

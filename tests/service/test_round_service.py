@@ -128,6 +128,19 @@ async def test_a_duplicate_deadline_changes_nothing(service: GameService, clock:
     assert state is not None and state.phase is Phase.BETTING
 
 
+async def test_a_timer_set_for_a_phase_the_round_left_applies_no_later_deadline(
+    service: GameService, clock: Clock
+) -> None:
+    round_id = await _to_betting(service, clock)
+    clock.advance(40)  # betting's deadline passed too
+    late = await service.advance(round_id, Phase.BIDDING)
+    assert late.events == ()
+    state = await service.round(round_id)
+    assert state is not None and state.phase is Phase.BETTING
+    closed = await service.advance(round_id, Phase.BETTING)
+    assert closed.round is not None and closed.round.phase is not Phase.BETTING
+
+
 async def test_player_without_enough_chips_is_refused(
     service: GameService, db: Database, clock: Clock
 ) -> None:

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from bot.engine.round import RoundState
+from bot.engine.round import Phase, RoundState
 from bot.service.game import CommandResult
 from bot.telegram.deadlines import Deadlines
 from tests.helpers.telegram import (
@@ -76,7 +76,7 @@ def test_an_open_round_gets_one_timer_at_its_deadline(timers: Timers) -> None:
     (job,) = timers.queue.jobs
     assert job.when == 15.0
     assert job.name == "deadline:7"
-    assert job.data == (7, GROUP)
+    assert job.data == (7, GROUP, Phase.BIDDING)  # the phase whose deadline it is
     assert len(timers.deadlines) == 1
     assert timers.observer.scheduled_rounds == [(7, state.deadline_ms)]
 
@@ -150,7 +150,7 @@ def test_each_round_has_its_own_timer(timers: Timers) -> None:
     timers.deadlines.schedule(new_round(7).round)
     timers.deadlines.schedule(new_round(8, chat_id=-1002).round)
 
-    assert [job.data for job in timers.queue.active] == [(7, GROUP), (8, -1002)]
+    assert [job.data[:2] for job in timers.queue.active] == [(7, GROUP), (8, -1002)]
     assert len(timers.deadlines) == 2
 
 
@@ -159,7 +159,7 @@ async def test_a_timer_that_fires_applies_the_deadline_and_is_forgotten(timers: 
 
     await timers.queue.jobs[0].run()
 
-    assert timers.applied == [(7, GROUP, {"by_timer": True})]
+    assert timers.applied == [(7, GROUP, {"by_timer": True, "phase": Phase.BIDDING})]
     assert len(timers.deadlines) == 0
 
 
@@ -173,7 +173,7 @@ async def test_a_replaced_timer_that_fires_anyway_leaves_the_new_one(timers: Tim
 
     await old.run()
 
-    assert timers.applied == [(7, GROUP, {"by_timer": True})]
+    assert timers.applied == [(7, GROUP, {"by_timer": True, "phase": Phase.BIDDING})]
     assert len(timers.deadlines) == 1  # the new timer is still kept: it is dropped
     timers.deadlines.schedule(voided(state)[0])  # when the round ends
     assert new.removed

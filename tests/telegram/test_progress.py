@@ -503,10 +503,34 @@ async def test_a_deadline_whose_phase_no_board_shows_yet_waits(shell: ProgressSh
     assert [call.args for call in shell.service.called("advance")] == [(7,)]
 
 
+async def test_a_timers_deadline_of_a_phase_this_process_showed_needs_no_look(
+    shell: ProgressShell,
+) -> None:
+    bidding = with_bid(new_round(7).round, 11, 1_000)
+    shell.service.put(bidding)
+    shell.deadlines.schedule(bidding)
+    # Another phase recorded shown: the look is still made, and holds the deadline.
+    shell.service.unseen.add(7)
+    shell.board._memory.phase_recorded[7] = Phase.BETTING
+    await shell.queue.named("deadline:7").run()
+    assert [call.args for call in shell.service.called("phase_unseen")] == [(7,)]
+    assert shell.service.called("advance") == []
+
+    # Its own phase recorded shown by this process: applied without the look, for that
+    # phase only (a round that left it meanwhile is not moved on by this timer).
+    shell.board._memory.phase_recorded[7] = Phase.BIDDING
+    shell.deadlines.schedule(bidding)
+    await shell.queue.jobs[-1].run()
+    assert len(shell.service.called("phase_unseen")) == 1
+    assert [call.args for call in shell.service.called("advance")] == [(7,)]
+    assert shell.service.advanced_phases == [Phase.BIDDING]
+
+
 async def test_a_deadline_the_sweep_found_is_not_by_timer(shell: ProgressShell) -> None:
     await shell.progress.advance(7, GROUP)
 
     assert [entry[:2] for entry in shell.observer.advanced_rounds] == [(7, False)]
+    assert shell.service.advanced_phases == [None]  # whichever phase is due
 
 
 async def test_the_next_round_starts_as_urgent_work_and_its_board_is_delivered_as_urgent(

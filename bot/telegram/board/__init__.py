@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from bot.engine.round import Round, RoundSettled, RoundStarted, RoundState, RoundVoided
+from bot.engine.round import Phase, Round, RoundSettled, RoundStarted, RoundState, RoundVoided
 from bot.service.game import CommandResult
 from bot.telegram.board.closing import BoardClosing
 from bot.telegram.board.editing import BoardEditor
@@ -157,6 +157,11 @@ class Board:
         another has posted is reposted: one still being posted shows the phase anyway; nor
         one whose phase is over when its turn comes (what ended it shows itself)."""
         self._phases.show_phase(state.chat_id, state.id, state.phase)
+
+    def shows(self, round_id: int, phase: Phase) -> bool:
+        """Whether this process recorded the round's board showing ``phase``: then it is
+        shown (a board that replaces it shows the same phase, or a later one)."""
+        return self._memory.phase_recorded.get(round_id) is phase
 
     def pressed(self, round_id: int, message_id: int) -> None:
         """A bid, bet, cancel or Grab button of the round was pressed on ``message_id``:
