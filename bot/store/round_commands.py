@@ -258,7 +258,8 @@ class RoundCommands:
         transition, write = self._decide(read, job)
         if write.shoe is not None and not holding:
             # A write outside a transaction could not be undone if the shoe's check
-            # failed. Only deadlines deal today: in one; a command that dealt would not.
+            # failed: a deadline deals in one; a command (none deals today) would go
+            # the general path.
             if job.skip_locked:
                 raise _DealsHoldingTheRound("a deadline deals")
             raise NotOnHotPath("a deal outside a deadline's transaction")
