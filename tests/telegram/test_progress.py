@@ -506,21 +506,23 @@ async def test_a_deadline_whose_phase_no_board_shows_yet_waits(shell: ProgressSh
 async def test_a_timers_deadline_of_a_phase_this_process_showed_needs_no_look(
     shell: ProgressShell,
 ) -> None:
-    bidding = with_bid(new_round(7).round, 11, 1_000)
-    shell.service.put(bidding)
-    shell.deadlines.schedule(bidding)
-    # Another phase recorded shown: the look is still made, and holds the deadline.
-    shell.service.unseen.add(7)
-    shell.board._memory.phase_recorded[7] = Phase.BETTING
+    state, result = started()
+    shell.service.put(state)
+    shell.service.unseen.add(7)  # as the database would say, were the look made
+    # No board of it shown by this process (another worker's): the look is made, and
+    # holds the deadline.
+    shell.deadlines.schedule(state)
     await shell.queue.named("deadline:7").run()
     assert [call.args for call in shell.service.called("phase_unseen")] == [(7,)]
     assert shell.service.called("advance") == []
 
-    # Its own phase recorded shown by this process: applied without the look, for that
-    # phase only (a round that left it meanwhile is not moved on by this timer).
-    shell.board._memory.phase_recorded[7] = Phase.BIDDING
-    shell.deadlines.schedule(bidding)
-    await shell.queue.jobs[-1].run()
+    # Its board posted here, showing bidding: the timer applies bidding's deadline
+    # without the look (a round that left bidding meanwhile is not moved on by it).
+    shell.progress.publish(GROUP, result)
+    await shell.settle()
+    timer = shell.queue.jobs[-1]
+    assert timer.name == "deadline:7" and not timer.removed
+    await timer.run()
     assert len(shell.service.called("phase_unseen")) == 1
     assert [call.args for call in shell.service.called("advance")] == [(7,)]
     assert shell.service.advanced_phases == [Phase.BIDDING]
