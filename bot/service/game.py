@@ -40,6 +40,7 @@ from bot.service.group_bots import GroupBotUseCases
 from bot.service.group_sends import GroupSends as GroupSends
 from bot.service.reading import PlayerRound as PlayerRound
 from bot.service.reading import ReadingUseCases
+from bot.service.reading import RoundOnBoard as RoundOnBoard
 from bot.service.records import MAX_USER_ID as MAX_USER_ID
 from bot.service.records import AuditLine as AuditLine
 from bot.service.records import Balance as Balance
@@ -225,6 +226,7 @@ class GameService:
 
         reading = self.reading
         self.round = reading.round
+        self.round_on_board = reading.round_on_board
         self.current_round = reading.current_round
         self.current_phase = reading.current_phase
         self.shoe = reading.shoe

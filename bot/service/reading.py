@@ -18,6 +18,7 @@ from bot.service.records import (
 )
 from bot.store.console import RoundFilter, RoundRowView
 from bot.store.db import Database
+from bot.store.round_commands import RoundOnBoard as RoundOnBoard
 from bot.store.unit_of_work import Store
 
 
@@ -41,6 +42,11 @@ class ReadingUseCases:
     async def round(self, round_id: int) -> Round | None:
         """A round as stored (its seed is secret while it is open: callers must not show it)."""
         return await self.store.round_commands.whole(round_id)
+
+    async def round_on_board(self, round_id: int) -> RoundOnBoard | None:
+        """A round as stored, as ``round`` reads it, with its board's message id as recorded
+        in the same read."""
+        return await self.store.round_commands.on_board(round_id)
 
     async def current_round(self, chat_id: int) -> Round | None:
         """The chat's open round, if any, with every bet."""

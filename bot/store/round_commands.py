@@ -55,7 +55,15 @@ from bot.store.round_writers import Envelope, postgres_write, sqlite_write
 from bot.store.round_writes import RoundWrite, UnknownAccount, describe
 from bot.store.statements import run_asyncpg, run_sqlite
 
-__all__ = ["Applied", "Decide", "Located", "NotOnHotPath", "RoundCommands", "StepFailed"]
+__all__ = [
+    "Applied",
+    "Decide",
+    "Located",
+    "NotOnHotPath",
+    "RoundCommands",
+    "RoundOnBoard",
+    "StepFailed",
+]
 
 #: What a command asks of the engine, given what it decides on; the engine's answer.
 Decide = Callable[[StepInput], Transition[RoundOrSeat]]
@@ -82,6 +90,15 @@ class Applied:
 
     transition: Transition[RoundOrSeat]
     next_round_at_ms: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RoundOnBoard:
+    """A round as stored, whole, and the message id of its board as recorded in the same
+    read (``None``: not posted yet; ``BOARD_REFUSED``: Telegram refused it)."""
+
+    round: Round
+    board_message_id: int | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,14 +229,20 @@ class RoundCommands:
 
     async def whole(self, round_id: int) -> Round | None:
         """A round as stored, with every bet and grab, in one read that locks nothing (what
-        its board shows: the general path's load takes three statements)."""
+        its results show: the general path's load takes three statements)."""
+        found = await self.on_board(round_id)
+        return None if found is None else found.round
+
+    async def on_board(self, round_id: int) -> RoundOnBoard | None:
+        """A round whole, as ``whole`` reads it, with its board's message id: what an edit
+        of its board needs, in one statement."""
         params = {**sql.NOBODY, "round_id": round_id}
         row = await self.db.read_one(sql.SQLITE_WHOLE, sql.POSTGRES_WHOLE, params)
         if row is None:
             return None
         whole = parse_read(row, None, self.settings_of).round
         assert isinstance(whole, Round)  # a read by id is whole
-        return whole
+        return RoundOnBoard(whole, row["board_message_id"])
 
     # -- PostgreSQL ---------------------------------------------------------------------
 

@@ -26,7 +26,7 @@ SELECT r.id, r.chat_id, r.phase, r.version, r.deadline_ms, r.commitment, r.seed,
        CAST(r.settings AS text) AS settings, r.high_bidder, r.high_bid, r.bid_hold,
        r.dealer_id, r.pool, r.shares,
        r.void_reason, r.shoe_id, r.deal_offset, r.bet_count, r.grab_count,
-       r.fairness, r.client_seeds,
+       r.fairness, r.client_seeds, r.board_message_id,
        (SELECT s.seed FROM shoes AS s WHERE s.id = r.shoe_id) AS shoe_seed,
        CASE WHEN {whole} THEN (SELECT s.client_seeds FROM shoes AS s WHERE s.id = r.shoe_id)
        END AS shoe_client_seeds,

@@ -9,7 +9,7 @@ from typing import Protocol
 
 from bot.engine.round import Phase, Round, RoundSettled, RoundVoided
 from bot.engine.settings import Settings
-from bot.service.game import BoardClaim, CommandResult, Person
+from bot.service.game import BoardClaim, CommandResult, Person, RoundOnBoard
 
 
 class SettingsSource(Protocol):
@@ -34,6 +34,8 @@ class BoardService(Protocol):
     """Rounds' boards and results delivered under the service's claims (``Board``)."""
 
     async def round(self, round_id: int) -> Round | None: ...
+
+    async def round_on_board(self, round_id: int) -> RoundOnBoard | None: ...
 
     async def claim_board(
         self, round_id: int, *, lease_ms: int = ..., newest_known: int | None = ...

@@ -35,7 +35,7 @@ from bot.engine.round import Phase, Round, RoundSettled, RoundVoided, VoidReason
 from bot.engine.settings import Settings
 from bot.priority import is_urgent
 from bot.service.deliveries import DELIVERY_LEASE_MS, BoardClaim
-from bot.service.game import CommandResult, Person
+from bot.service.game import CommandResult, Person, RoundOnBoard
 from bot.telegram.retries import Retrying
 from bot.telegram.service_needs import (
     BoardService,
@@ -365,6 +365,11 @@ class FakeService(BoardService, ProgressService, SettingsSource, NamesSource, Ch
     async def round(self, round_id: int) -> Round | None:
         self._note("round", round_id)
         return self.rounds.get(round_id)
+
+    async def round_on_board(self, round_id: int) -> RoundOnBoard | None:
+        self._note("round", round_id)  # the same one read as ``round``, one column more
+        state = self.rounds.get(round_id)
+        return None if state is None else RoundOnBoard(state, self.board_messages.get(round_id))
 
     async def settings(self, chat_id: int) -> Settings:
         self._note("settings", chat_id)

@@ -278,6 +278,7 @@ async def test_several_refreshes_within_the_throttle_make_one_edit_with_the_late
     assert edit.args["chat_id"] == GROUP
     # The later change rode along with the edit on its way: one read of the round, not two.
     assert len(shell.service.called("round")) == 2  # the post's and the edit's
+    assert shell.service.called("board_message") == []  # its id came with the round
 
 
 async def test_after_an_edit_the_next_change_gets_an_edit_of_its_own(shell: BoardShell) -> None:

@@ -52,7 +52,7 @@ async def test_an_open_rounds_board_links_to_the_main_mini_app_with_the_group(
             with_bid(state, 11, 10_000), state.deadline_ms, player_seeds={}
         ).round
     service.put(state)
-    _, _, markup = await board.render(7)
+    markup = (await board.render(7)).markup
     link = f"https://t.me/{USERNAME}?startapp=g{-BOARD_GROUP}"
     assert url_buttons(markup) == [(translate("en", "button.table"), link)]
     assert markup is not None and markup.inline_keyboard[-1][0].url == link  # its own row
@@ -69,7 +69,7 @@ async def test_no_link_without_the_app_or_before_the_bot_knows_its_name(
 ) -> None:
     board, service = renderer(links)
     service.put(new_round(7).round)
-    _, _, markup = await board.render(7)
+    markup = (await board.render(7)).markup
     assert url_buttons(markup) == []
 
 

@@ -78,13 +78,15 @@ class BoardEditor:
         memory.edit_pending.discard(round_id)
         # A new phase's edit shows the phase to the group (its window opens now if late).
         showing = only_in is not None
-        state, text, markup = await self.renderer.render(round_id, shown_now=showing, phase=only_in)
+        # The message id is read with the round each time, never remembered: another
+        # worker may have posted the board anew.
+        state, text, markup, message_id = await self.renderer.render(
+            round_id, shown_now=showing, phase=only_in
+        )
         if not state.phase.is_open and not closing:
             return None
         if only_in is not None and state.phase is not only_in:
             return None
-        # Read each time, never remembered: another worker may have posted the board anew.
-        message_id = await self.service.board_message(round_id)
         shown = memory.shown.get(round_id)
         if not state.phase.is_open:  # the round's last edit: forget its board
             memory.shown.pop(round_id, None)

@@ -66,7 +66,9 @@ class BoardPosting:
 
         async def compose() -> Rendered | None:
             shown.clear()
-            state, text, markup = await self.renderer.render(round_id, shown_now=True, phase=phase)
+            state, text, markup, _ = await self.renderer.render(
+                round_id, shown_now=True, phase=phase
+            )
             if not state.phase.is_open or (phase is not None and state.phase is not phase):
                 return None
             shown.append(((text, markup), state.phase))

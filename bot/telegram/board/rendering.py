@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from typing import NamedTuple
 
 from telegram import InlineKeyboardMarkup
 
@@ -22,6 +23,16 @@ def board_people(state: Round) -> list[int]:
     ids = [bet.user_id for bet in state.bets]
     ids += [user for user in (state.high_bidder, state.dealer_id) if user is not None]
     return ids
+
+
+class RenderedBoard(NamedTuple):
+    """A round as read, its board's text and buttons, and the message id of its board
+    as recorded in the same read (``None``: not posted yet)."""
+
+    state: Round
+    text: str
+    markup: InlineKeyboardMarkup | None
+    message_id: int | None
 
 
 class BoardRenderer:
@@ -46,20 +57,21 @@ class BoardRenderer:
 
     async def render(
         self, round_id: int, *, shown_now: bool = False, phase: Phase | None = None
-    ) -> tuple[Round, str, InlineKeyboardMarkup | None]:
-        """The round as it is and its board. ``shown_now``: the board shows the round's
-        phase (if ``phase``, only that one) to the group now, so a window that opened
-        unseen opens now instead."""
-        state = await self.service.round(round_id)
-        if state is None:
+    ) -> RenderedBoard:
+        """The round as it is, its board, and the board's message as recorded in the same
+        read. ``shown_now``: the board shows the round's phase (if ``phase``, only that
+        one) to the group now, so a window that opened unseen opens now instead."""
+        found = await self.service.round_on_board(round_id)
+        if found is None:
             raise LookupError(f"round {round_id} is gone")
+        state = found.round
         if shown_now and (phase is None or state.phase is phase):
             state = await self.opened_when_seen(state, self.clock())
         views = Views(state.settings)  # a running round keeps the settings it started with
         people = await self.people.names(board_people(state))
         link = self.links.group_link(state.chat_id)
         text, markup = views.board(state, people, self.clock(), table_link=link)
-        return state, text, markup
+        return RenderedBoard(state, text, markup, found.board_message_id)
 
     async def opened_when_seen(self, state: Round, opens_at_ms: int) -> Round:
         """The round with its phase's window opening at ``opens_at_ms`` if it opened more
