@@ -501,6 +501,21 @@ class Database:
             status: str = await driver.execute(postgres.sql, *postgres.arguments(params))
         return int(status.rsplit(" ", 1)[1])
 
+    async def write_returning(
+        self, sqlite: str, postgres: Positional, params: dict[str, Any]
+    ) -> list[Any]:
+        """Run one statement that writes and returns rows (``RETURNING``), committed alone
+        as ``write_one`` runs one; the rows it returned."""
+        batches = self.sqlite_batches
+        if batches is not None:
+            rows: list[Any] = await batches.run(
+                lambda connection: connection.execute(sqlite, params).fetchall()
+            )
+            return rows
+        assert self.driver_pool is not None
+        async with self.driver_pool.connection() as driver:
+            return list(await driver.fetch(postgres.sql, *postgres.arguments(params)))
+
     async def write_each(
         self, sqlite: str, postgres: Positional, rows: Sequence[dict[str, Any]]
     ) -> None:

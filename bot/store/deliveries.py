@@ -18,12 +18,14 @@ buttons off such a copy, which came after it (``bot.telegram.strays``).
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
 from bot.store.chat_bots import served
 from bot.store.db import Database
+from bot.store.gatherings import Gathering
 from bot.store.models import OPEN_PHASES_SQL, REPLACED_BOARD_SQL, UNCLOSED_SQL
 from bot.store.statements import Positional
 
@@ -69,6 +71,31 @@ _LEASES = {
     (message, renew): _lease_statement(message, renew)
     for message in Message
     for renew in (False, True)
+}
+
+
+def _renewals_statement(message: Message, round_ids: str) -> str:
+    delivered, claimed_until = _COLUMNS[message]
+    return (
+        f"UPDATE rounds SET {claimed_until} = :claimed_until "
+        f"WHERE id IN ({round_ids}) AND {delivered} IS NULL RETURNING id"
+    )
+
+
+#: Several rounds' leases on one kind of message renewed in one statement, the rounds'
+#: ids as one JSON array (as ``bot.store.table_reads`` passes a list): those still to be
+#: sent are returned.
+_RENEWALS = {
+    message: (
+        _renewals_statement(message, "SELECT value FROM json_each(:round_ids)"),
+        Positional.of(
+            _renewals_statement(
+                message,
+                "SELECT CAST(jsonb_array_elements_text(CAST(:round_ids AS jsonb)) AS bigint)",
+            )
+        ),
+    )
+    for message in Message
 }
 #: A new board message is not closed yet, whatever the one it replaced was; nor to be taken
 #: down, if a press on it was recorded first (``_MARK_STRAY_BOARD``).
@@ -147,6 +174,15 @@ _POSTGRES = {
 }
 
 
+@dataclass(frozen=True, slots=True)
+class _Renewal:
+    """A lease renewed: of which message, of which round, until when."""
+
+    message: Message
+    round_id: int
+    claimed_until: int
+
+
 class DeliveryRecords:
     """The leases on a round's board and results and the records that Telegram has them:
     one ``UPDATE`` each, written as the hot path writes (SQLite: through the writer's
@@ -155,14 +191,36 @@ class DeliveryRecords:
 
     def __init__(self, db: Database) -> None:
         self.db = db
+        #: Renewals of one kind of lease that come while one is written, written together
+        #: next: a worker's messages waiting for their turn renew at the same ticks
+        #: (``bot.telegram.board.lease``), so a tick costs two statements, not one each.
+        self.renewals: Gathering[_Renewal, bool] = Gathering(self._renew_one, self._renew_many)
 
     async def lease(
         self, round_id: int, message: Message, *, now_ms: int, lease_ms: int, renew: bool
     ) -> bool:
         """Hold the job of sending ``message`` until ``now_ms + lease_ms`` if it is not
         delivered and (unless ``renew``) nobody holds a lease that has not run out."""
+        if renew:
+            return await self.renewals.run(message, _Renewal(message, round_id, now_ms + lease_ms))
         params = {"round_id": round_id, "now": now_ms, "claimed_until": now_ms + lease_ms}
-        return await self._update(_LEASES[message, renew], params) == 1
+        return await self._update(_LEASES[message, False], params) == 1
+
+    async def _renew_one(self, renewal: _Renewal) -> bool:
+        params = {"round_id": renewal.round_id, "claimed_until": renewal.claimed_until}
+        return await self._update(_LEASES[renewal.message, True], params) == 1
+
+    async def _renew_many(self, renewals: list[_Renewal]) -> list[bool]:
+        """Renewals of one kind of lease in one statement. They came within one write's
+        time of each other: each is held until the latest of the times asked (a few
+        milliseconds more than some asked, never less)."""
+        sqlite, postgres = _RENEWALS[renewals[0].message]
+        params = {
+            "round_ids": json.dumps([renewal.round_id for renewal in renewals]),
+            "claimed_until": max(renewal.claimed_until for renewal in renewals),
+        }
+        held = {row[0] for row in await self.db.write_returning(sqlite, postgres, params)}
+        return [renewal.round_id in held for renewal in renewals]
 
     async def claim_board(
         self, round_id: int, *, now_ms: int, lease_ms: int, newest_known: int | None

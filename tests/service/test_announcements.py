@@ -367,3 +367,37 @@ async def test_a_board_telegram_refused_holds_no_deadline(
     clock.advance(TEST_SETTINGS.bid_seconds)
     assert await service.phase_unseen(started.round.id) is False
     assert await service.phase_unseen(404) is False  # no such round
+
+
+async def test_board_renewals_that_come_together_are_written_together_each_told_its_own(
+    service: GameService, clock: Clock
+) -> None:
+    round_ids = []
+    for chat_id in (GROUP, GROUP - 1, GROUP - 2, GROUP - 3):
+        await open_table(service, chat_id)
+        started = await service.start_round(chat_id, actor=ADMIN)
+        assert started.round is not None
+        round_ids.append(started.round.id)
+        assert await service.claim_board(started.round.id, lease_ms=3_000)
+    await service.set_board_message(round_ids[2], 42)  # posted: nothing to renew
+    renewals = service.store.delivery_records.renewals
+    writes = renewals.writes
+    clock.advance(2)
+
+    held = await asyncio.gather(
+        *(service.renew_board_claim(round_id, lease_ms=3_000) for round_id in round_ids)
+    )
+
+    assert held == [True, True, False, True]
+    # The first is written alone, the three that came while it was, together.
+    assert renewals.writes == writes + 2
+    clock.advance(2)  # past the first leases, within the renewed ones
+    for round_id in round_ids:
+        assert await service.claim_board(round_id, lease_ms=3_000) is None
+    clock.advance(1)
+    assert [await service.claim_board(r, lease_ms=3_000) is not None for r in round_ids] == [
+        True,
+        True,
+        False,
+        True,
+    ]
