@@ -229,7 +229,7 @@ class RoundCommands:
 
     async def whole(self, round_id: int) -> Round | None:
         """A round as stored, with every bet and grab, in one read that locks nothing (what
-        its results show: the general path's load takes three statements)."""
+        is shown of it: the general path's load takes three statements)."""
         found = await self.on_board(round_id)
         return None if found is None else found.round
 
