@@ -57,21 +57,17 @@ _COLUMNS: dict[Message, tuple[str, str]] = {
 }
 
 
-def _lease_statement(message: Message, renew: bool) -> str:
+def _take_statement(message: Message) -> str:
     delivered, claimed_until = _COLUMNS[message]
-    free = "" if renew else f" AND ({claimed_until} IS NULL OR {claimed_until} <= :now)"
     return (
         f"UPDATE rounds SET {claimed_until} = :claimed_until "
-        f"WHERE id = :round_id AND {delivered} IS NULL{free}"
+        f"WHERE id = :round_id AND {delivered} IS NULL "
+        f"AND ({claimed_until} IS NULL OR {claimed_until} <= :now)"
     )
 
 
-#: The lease of each message, taken (``renew`` False) or renewed.
-_LEASES = {
-    (message, renew): _lease_statement(message, renew)
-    for message in Message
-    for renew in (False, True)
-}
+#: The lease of each message taken, unless someone holds one that has not run out.
+_TAKES = {message: _take_statement(message) for message in Message}
 
 
 def _renewals_statement(message: Message, round_ids: str) -> str:
@@ -82,9 +78,9 @@ def _renewals_statement(message: Message, round_ids: str) -> str:
     )
 
 
-#: Several rounds' leases on one kind of message renewed in one statement, the rounds'
-#: ids as one JSON array (as ``bot.store.table_reads`` passes a list): those still to be
-#: sent are returned.
+#: Rounds' leases on one kind of message renewed in one statement (one round's alike),
+#: the rounds' ids as one JSON array (as ``bot.store.table_reads`` passes a list): those
+#: still to be sent are returned.
 _RENEWALS = {
     message: (
         _renewals_statement(message, "SELECT value FROM json_each(:round_ids)"),
@@ -159,7 +155,7 @@ _BOARD_KNOWN_BEFORE = "SELECT board_known_before FROM rounds WHERE id = :round_i
 _POSTGRES = {
     statement: Positional.of(statement)
     for statement in (
-        *_LEASES.values(),
+        *_TAKES.values(),
         _FIRST_BOARD_CLAIM,
         _BOARD_KNOWN_BEFORE,
         _SET_BOARD_MESSAGE,
@@ -204,14 +200,14 @@ class DeliveryRecords:
         if renew:
             return await self.renewals.run(message, _Renewal(message, round_id, now_ms + lease_ms))
         params = {"round_id": round_id, "now": now_ms, "claimed_until": now_ms + lease_ms}
-        return await self._update(_LEASES[message, False], params) == 1
+        return await self._update(_TAKES[message], params) == 1
 
     async def _renew_one(self, renewal: _Renewal) -> bool:
-        params = {"round_id": renewal.round_id, "claimed_until": renewal.claimed_until}
-        return await self._update(_LEASES[renewal.message, True], params) == 1
+        (held,) = await self._renew_many([renewal])
+        return held
 
     async def _renew_many(self, renewals: list[_Renewal]) -> list[bool]:
-        """Renewals of one kind of lease in one statement. They came within one write's
+        """Renewals of one kind of lease in one statement. Several came within one write's
         time of each other: each is held until the latest of the times asked (a few
         milliseconds more than some asked, never less)."""
         sqlite, postgres = _RENEWALS[renewals[0].message]
@@ -237,7 +233,7 @@ class DeliveryRecords:
         }
         if await self._update(_FIRST_BOARD_CLAIM, params) == 1:
             return BoardClaim()
-        if await self._update(_LEASES[Message.BOARD, False], params) != 1:
+        if await self._update(_TAKES[Message.BOARD], params) != 1:
             return None
         row = await self.db.read_one(
             _BOARD_KNOWN_BEFORE, _POSTGRES[_BOARD_KNOWN_BEFORE], {"round_id": round_id}
